@@ -1,0 +1,127 @@
+# code-sandbox: a remote MCP server giving AI clients a persistent Linux
+# sandbox, as FastCGI programs behind lighttpd or Caddy.
+#
+#   make            build the programs into build/bin
+#   make run        install what is missing, start Docker, build the sandbox
+#                   image, create .env, and serve through lighttpd
+#   make test       the same set-up, then every test; last line "N passed, N failed"
+#   make bench      benchmarks, printed as ratios against the raw Docker API
+#   make install    PREFIX=/usr/local DESTDIR=
+#
+# SAN=1 builds with AddressSanitizer and UndefinedBehaviorSanitizer into
+# build/san (the tests use that build).
+
+PREFIX	?= /usr/local
+DESTDIR	?=
+CC	?= cc
+PKGS	 = fcgi json-c libcurl libcrypto sqlite3
+
+ifeq ($(SAN),1)
+BUILD	?= build/san
+SANFLAGS = -fsanitize=address,undefined -fno-sanitize-recover=undefined -fno-omit-frame-pointer
+else
+BUILD	?= build
+SANFLAGS =
+endif
+
+CFLAGS	?= -O2 -g
+CFLAGS	+= -std=c11 -D_GNU_SOURCE -Wall -Wextra -Werror -Wshadow -Wpointer-arith \
+	   -Wformat=2 -Wstrict-prototypes -Wmissing-prototypes -Wno-unused-parameter \
+	   -fstack-protector-strong -D_FORTIFY_SOURCE=2 $(SANFLAGS) \
+	   $(shell pkg-config --cflags $(PKGS) 2>/dev/null)
+LDFLAGS	+= $(SANFLAGS) -pthread
+LDLIBS	+= $(shell pkg-config --libs $(PKGS) 2>/dev/null) -pthread
+
+LIB_SRC	 = $(wildcard lib/*.c)
+LIB_OBJ	 = $(LIB_SRC:lib/%.c=$(BUILD)/lib/%.o) $(BUILD)/lib/schema.o
+PROG_SRC = $(wildcard cgi-bin/*.c)
+PROGS	 = $(PROG_SRC:cgi-bin/%.c=$(BUILD)/bin/%)
+UNIT_SRC = $(wildcard tests/unit/test_*.c)
+UNITS	 = $(UNIT_SRC:tests/unit/%.c=$(BUILD)/tests/%)
+SQL	 = $(sort $(wildcard sql/[0-9]*.sql))
+
+all: $(PROGS)
+
+$(BUILD)/lib/%.o: lib/%.c
+	@mkdir -p $(@D)
+	$(CC) $(CFLAGS) -MMD -MP -Ilib -c -o $@ $<
+
+# The schema files in sql/, compiled in as C strings (lib/schema.h).
+$(BUILD)/lib/schema.c: $(SQL) Makefile
+	@mkdir -p $(@D)
+	@{ echo '#include "schema.h"'; \
+	   echo 'const struct schema_step schema_steps[] = {'; \
+	   for f in $(SQL); do \
+	     n=$$(basename $$f | sed 's/^0*\([0-9][0-9]*\)-.*/\1/'); \
+	     echo "{ $$n, \"$$f\","; \
+	     sed -e 's/\\/\\\\/g' -e 's/"/\\"/g' -e 's/^/"/' -e 's/$$/\\n"/' $$f; \
+	     echo '},'; \
+	   done; \
+	   echo '{ 0, NULL, NULL } };'; } > $@
+
+$(BUILD)/lib/schema.o: $(BUILD)/lib/schema.c lib/schema.h
+	$(CC) $(CFLAGS) -Ilib -c -o $@ $<
+
+$(BUILD)/libcodesandbox.a: $(LIB_OBJ)
+	rm -f $@
+	ar rcs $@ $(LIB_OBJ)
+
+$(BUILD)/cgi-bin/%.o: cgi-bin/%.c
+	@mkdir -p $(@D)
+	$(CC) $(CFLAGS) -MMD -MP -Ilib -c -o $@ $<
+
+$(BUILD)/bin/%: $(BUILD)/cgi-bin/%.o $(BUILD)/libcodesandbox.a
+	@mkdir -p $(@D)
+	$(CC) $(LDFLAGS) -o $@ $< $(BUILD)/libcodesandbox.a $(LDLIBS)
+
+$(BUILD)/tests/%.o: tests/unit/%.c
+	@mkdir -p $(@D)
+	$(CC) $(CFLAGS) -MMD -MP -Ilib -c -o $@ $<
+
+$(BUILD)/tests/%: $(BUILD)/tests/%.o $(BUILD)/libcodesandbox.a
+	$(CC) $(LDFLAGS) -o $@ $< $(BUILD)/libcodesandbox.a $(LDLIBS)
+
+units: $(UNITS)
+
+-include $(LIB_OBJ:.o=.d) $(PROGS:$(BUILD)/bin/%=$(BUILD)/cgi-bin/%.d) $(UNITS:=.d)
+
+# Host set-up shared by run and test: Debian packages, a Docker engine,
+# the sandbox image and a .env with a fresh key.
+deps:
+	@tests/setup/packages.sh
+
+setup: deps
+	@containers/ensure-docker.sh
+	@containers/build-image.sh
+	@test -f .env || { umask 077; key=$$(head -c 32 /dev/urandom | base64 | tr '+/' '-_' | tr -d '=\n'); \
+	  printf 'SANDBOX_API_KEY=%s\n' "$$key" > .env; chmod 600 .env; \
+	  echo "created .env with a fresh SANDBOX_API_KEY (mode 600)"; }
+
+run: setup
+	@$(MAKE) --no-print-directory all
+	@tests/setup/serve.sh lighttpd
+
+test: deps
+	@$(MAKE) --no-print-directory setup
+	@$(MAKE) --no-print-directory SAN=1 all units
+	@tests/run.sh
+
+bench: setup
+	@$(MAKE) --no-print-directory all
+	@tests/bench/run.sh
+
+install: all
+	install -d $(DESTDIR)$(PREFIX)/lib/code-sandbox/cgi-bin $(DESTDIR)$(PREFIX)/share/code-sandbox/sql
+	install -m 755 $(PROGS) $(DESTDIR)$(PREFIX)/lib/code-sandbox/cgi-bin/
+	install -m 644 $(SQL) $(DESTDIR)$(PREFIX)/share/code-sandbox/sql/
+	install -m 644 lighttpd.conf $(DESTDIR)$(PREFIX)/share/code-sandbox/
+	install -d $(DESTDIR)$(PREFIX)/share/code-sandbox/caddy $(DESTDIR)$(PREFIX)/share/code-sandbox/containers
+	install -m 644 caddy/* $(DESTDIR)$(PREFIX)/share/code-sandbox/caddy/
+	install -m 644 containers/Dockerfile.* $(DESTDIR)$(PREFIX)/share/code-sandbox/containers/
+	install -m 755 containers/*.sh $(DESTDIR)$(PREFIX)/share/code-sandbox/containers/
+
+clean:
+	rm -rf build
+
+.PHONY: all units deps setup run test bench install clean
+.SECONDARY:

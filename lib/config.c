@@ -1,0 +1,576 @@
+/*
+ * config.c: settings from the env file and the environment.
+ *
+ * The table below is the single list of settings. Each entry names the
+ * variable, its default, how to parse it and where it goes in struct config.
+ */
+#include <ctype.h>
+#include <errno.h>
+#include <limits.h>
+#include <stddef.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "config.h"
+
+enum kind { K_STR, K_SECRET, K_URL, K_LONG, K_SIZE, K_CPUS, K_BOOL, K_PATH,
+	K_DOCKER_HOST, K_NAME };
+
+struct setting {
+	const char	*name;
+	enum kind	 kind;
+	const char	*def;		/* NULL: required */
+	long long	 min, max;	/* for numbers */
+	size_t		 off;		/* offset in struct config */
+	const char	*help;
+};
+
+#define OFF(f) offsetof(struct config, f)
+
+static const struct setting settings[] = {
+	{ "SANDBOX_API_KEY", K_SECRET, NULL, 16, 512, OFF(api_key),
+	  "Secret asked for on the sign-in page; also signs download links. Required." },
+	{ "SANDBOX_HOST", K_STR, "127.0.0.1", 1, 255, OFF(host),
+	  "Address the web server listens on." },
+	{ "SANDBOX_PORT", K_LONG, "8891", 1, 65535, OFF(port),
+	  "Port the web server listens on." },
+	{ "SANDBOX_PUBLIC_URL", K_URL, "", 0, 2048, OFF(public_url),
+	  "Public origin clients use (https://sandbox.example.com). Default http://SANDBOX_HOST:SANDBOX_PORT." },
+	{ "MAX_OUTPUT_BYTES", K_LONG, "50000", 256, 10000000, OFF(max_output_bytes),
+	  "Per-stream output kept from a command; above it the middle is cut." },
+	{ "FILE_TTL", K_LONG, "604800", 60, 315360000, OFF(file_ttl),
+	  "Seconds without change after which a top-level entry of /sandbox is removed." },
+	{ "LINK_TTL", K_LONG, "86400", 10, 31536000, OFF(link_ttl),
+	  "Seconds a share_file download link stays valid." },
+	{ "SANDBOX_IMAGE", K_STR, "code-sandbox:latest", 1, 255, OFF(image),
+	  "Docker image of the sandbox container." },
+	{ "SANDBOX_CONTAINER", K_NAME, "code-sandbox", 1, 128, OFF(container),
+	  "Name of the one long-lived sandbox container." },
+	{ "SANDBOX_VOLUME", K_NAME, "code-sandbox-data", 1, 128, OFF(volume),
+	  "Named volume mounted at /sandbox." },
+	{ "SANDBOX_MEMORY", K_SIZE, "2g", 6LL << 20, 1LL << 50, OFF(memory_bytes),
+	  "Container memory limit (bytes, or with k, m, g suffix); swap is not added." },
+	{ "SANDBOX_CPUS", K_CPUS, "2", 10000000LL, 1024000000000LL, OFF(nano_cpus),
+	  "Container CPU limit in CPUs (may be fractional: 0.5)." },
+	{ "SANDBOX_PIDS_LIMIT", K_LONG, "1024", 16, 4194304, OFF(pids_limit),
+	  "Maximum number of processes in the container." },
+	{ "SANDBOX_DB", K_PATH, "state.db", 1, PATH_MAX, OFF(db_path),
+	  "SQLite file for sessions, OAuth state and links (relative to the env file's folder)." },
+	{ "DOCKER_HOST", K_DOCKER_HOST, "unix:///var/run/docker.sock", 1, 1024, OFF(docker_host),
+	  "Docker engine: unix:///path/docker.sock, or tcp://host:port (TLS with DOCKER_TLS_VERIFY)." },
+	{ "DOCKER_TLS_VERIFY", K_BOOL, "0", 0, 1, OFF(docker_tls_verify),
+	  "Use TLS with client certificates for a tcp:// engine." },
+	{ "DOCKER_CERT_PATH", K_STR, "", 0, PATH_MAX, OFF(docker_cert_path),
+	  "Folder with ca.pem, cert.pem and key.pem for a TLS engine." },
+	{ "SANDBOX_PING_INTERVAL", K_LONG, "15", 1, 300, OFF(ping_interval),
+	  "Seconds between keep-alive pings on a streamed response." },
+	{ "SANDBOX_THREADS", K_LONG, "16", 1, 256, OFF(threads),
+	  "Requests each FastCGI process serves at once." },
+	{ "SANDBOX_MAX_TIMEOUT", K_LONG, "86400", 1, 2592000, OFF(max_timeout),
+	  "Largest timeout (seconds) execute accepts." },
+	{ "SANDBOX_SESSION_TTL", K_LONG, "86400", 60, 31536000, OFF(session_ttl),
+	  "Seconds an idle MCP session is kept." },
+	{ "SANDBOX_ALLOW_KEY_BEARER", K_BOOL, "0", 0, 1, OFF(allow_key_bearer),
+	  "Also accept SANDBOX_API_KEY itself as a bearer token on /mcp." },
+	{ "SANDBOX_ACCESS_TOKEN_TTL", K_LONG, "3600", 60, 31536000, OFF(access_token_ttl),
+	  "Lifetime of OAuth access tokens, seconds." },
+	{ "SANDBOX_REFRESH_TOKEN_TTL", K_LONG, "2592000", 300, 315360000, OFF(refresh_token_ttl),
+	  "Lifetime of OAuth refresh tokens, seconds." },
+	{ "SANDBOX_AUDIT_RETENTION", K_LONG, "7776000", 3600, 315360000, OFF(audit_retention),
+	  "Seconds audit log rows are kept." },
+	{ "SANDBOX_ALLOWED_ORIGINS", K_STR, "", 0, 4096, OFF(allowed_origins),
+	  "Extra browser origins allowed on /mcp, space-separated." },
+};
+
+#define NSETTINGS (sizeof(settings) / sizeof(settings[0]))
+
+int
+config_describe(int i, const char **name, const char **def, const char **help)
+{
+	if (i < 0 || (size_t)i >= NSETTINGS)
+		return 0;
+	*name = settings[i].name;
+	*def = settings[i].def;
+	*help = settings[i].help;
+	return 1;
+}
+
+/* One KEY=VALUE pair read from the env file. */
+struct pair {
+	char	*key;
+	char	*val;
+};
+
+struct envfile {
+	struct pair	*p;
+	size_t		 n;
+};
+
+static void
+envfile_free(struct envfile *ef)
+{
+	size_t i;
+
+	for (i = 0; i < ef->n; i++) {
+		free(ef->p[i].key);
+		if (ef->p[i].val != NULL) {
+			explicit_bzero(ef->p[i].val, strlen(ef->p[i].val));
+			free(ef->p[i].val);
+		}
+	}
+	free(ef->p);
+	ef->p = NULL;
+	ef->n = 0;
+}
+
+/*
+ * Parse a dotenv-style file: KEY=VALUE, optional "export ", '#' comments,
+ * values optionally in single or double quotes. A missing file is not an
+ * error (everything may come from the environment).
+ */
+static int
+envfile_read(const char *path, struct envfile *ef, struct error *err)
+{
+	FILE		*f;
+	char		 line[8192];
+	size_t		 lineno = 0;
+	int		 rc = -1;
+
+	if ((f = fopen(path, "r")) == NULL) {
+		if (errno == ENOENT)
+			return 0;
+		return error_set(err, "cannot read settings file %s: %s",
+		    path, strerror(errno));
+	}
+	while (fgets(line, sizeof(line), f) != NULL) {
+		char *s = line, *eq, *k, *v, *end;
+		struct pair *np;
+
+		lineno++;
+		if (strchr(line, '\n') == NULL && !feof(f)) {
+			error_set(err, "%s:%zu: line too long", path, lineno);
+			goto out;
+		}
+		s[strcspn(s, "\r\n")] = '\0';
+		while (isspace((unsigned char)*s))
+			s++;
+		if (*s == '\0' || *s == '#')
+			continue;
+		if (strncmp(s, "export ", 7) == 0)
+			s += 7;
+		if ((eq = strchr(s, '=')) == NULL) {
+			error_set(err, "%s:%zu: expected KEY=VALUE", path, lineno);
+			goto out;
+		}
+		*eq = '\0';
+		k = s;
+		for (end = eq; end > k && isspace((unsigned char)end[-1]); end--)
+			end[-1] = '\0';
+		v = eq + 1;
+		while (isspace((unsigned char)*v))
+			v++;
+		end = v + strlen(v);
+		while (end > v && isspace((unsigned char)end[-1]))
+			*--end = '\0';
+		if ((v[0] == '"' || v[0] == '\'') && end - v >= 2 && end[-1] == v[0]) {
+			end[-1] = '\0';
+			v++;
+		}
+		np = reallocarray(ef->p, ef->n + 1, sizeof(*ef->p));
+		if (np == NULL) {
+			error_set(err, "out of memory");
+			goto out;
+		}
+		ef->p = np;
+		ef->p[ef->n].key = strdup(k);
+		ef->p[ef->n].val = strdup(v);
+		ef->n++;
+		if (ef->p[ef->n - 1].key == NULL || ef->p[ef->n - 1].val == NULL) {
+			error_set(err, "out of memory");
+			goto out;
+		}
+	}
+	rc = 0;
+out:
+	explicit_bzero(line, sizeof(line));
+	fclose(f);
+	return rc;
+}
+
+static const char *
+lookup(const struct envfile *ef, const char *name)
+{
+	const char	*v;
+	size_t		 i;
+
+	if ((v = getenv(name)) != NULL)
+		return v;
+	for (i = ef->n; i > 0; i--)
+		if (strcmp(ef->p[i - 1].key, name) == 0)
+			return ef->p[i - 1].val;
+	return NULL;
+}
+
+static int
+parse_ll(const char *s, long long *out)
+{
+	char		*end;
+	long long	 v;
+
+	errno = 0;
+	if (*s == '\0' || isspace((unsigned char)*s))
+		return -1;
+	v = strtoll(s, &end, 10);
+	if (errno != 0 || *end != '\0')
+		return -1;
+	*out = v;
+	return 0;
+}
+
+/* "2g", "512m", "1048576": bytes. */
+static int
+parse_size(const char *s, long long *out)
+{
+	char		*end;
+	long long	 v, mul = 1;
+
+	errno = 0;
+	if (!isdigit((unsigned char)*s))
+		return -1;
+	v = strtoll(s, &end, 10);
+	if (errno != 0)
+		return -1;
+	switch (tolower((unsigned char)*end)) {
+	case '\0': break;
+	case 'k': mul = 1LL << 10; end++; break;
+	case 'm': mul = 1LL << 20; end++; break;
+	case 'g': mul = 1LL << 30; end++; break;
+	case 't': mul = 1LL << 40; end++; break;
+	default: return -1;
+	}
+	if (*end == 'b' || *end == 'B')
+		end++;
+	if (*end != '\0' || v > LLONG_MAX / mul)
+		return -1;
+	*out = v * mul;
+	return 0;
+}
+
+/* "1.5" CPUs to nano-CPUs, without floating point surprises. */
+static int
+parse_cpus(const char *s, long long *out)
+{
+	long long	 whole = 0, frac = 0, scale = 1000000000LL;
+	int		 digits = 0;
+
+	if (!isdigit((unsigned char)*s))
+		return -1;
+	while (isdigit((unsigned char)*s)) {
+		whole = whole * 10 + (*s++ - '0');
+		if (whole > 100000)
+			return -1;
+	}
+	if (*s == '.') {
+		s++;
+		while (isdigit((unsigned char)*s)) {
+			if (++digits > 9)
+				return -1;
+			scale /= 10;
+			frac += (*s++ - '0') * scale;
+		}
+	}
+	if (*s != '\0')
+		return -1;
+	*out = whole * 1000000000LL + frac;
+	return 0;
+}
+
+static int
+parse_bool(const char *s, bool *out)
+{
+	if (strcmp(s, "1") == 0 || strcasecmp(s, "true") == 0 ||
+	    strcasecmp(s, "yes") == 0 || strcasecmp(s, "on") == 0)
+		*out = true;
+	else if (strcmp(s, "0") == 0 || strcasecmp(s, "false") == 0 ||
+	    strcasecmp(s, "no") == 0 || strcasecmp(s, "off") == 0 || *s == '\0')
+		*out = false;
+	else
+		return -1;
+	return 0;
+}
+
+/* Docker and container names: [a-zA-Z0-9][a-zA-Z0-9_.-]* */
+static bool
+valid_name(const char *s)
+{
+	if (!isalnum((unsigned char)*s))
+		return false;
+	for (; *s != '\0'; s++)
+		if (!isalnum((unsigned char)*s) && strchr("_.-", *s) == NULL)
+			return false;
+	return true;
+}
+
+static bool
+printable(const char *s)
+{
+	for (; *s != '\0'; s++)
+		if ((unsigned char)*s < 0x20 || *s == 0x7f)
+			return false;
+	return true;
+}
+
+/*
+ * Validate an absolute http(s) URL with no query or fragment and strip a
+ * trailing slash. Sets *origin to scheme://authority.
+ */
+static int
+parse_public_url(const char *s, char **url, char **origin)
+{
+	const char	*auth, *p;
+	size_t		 len;
+
+	if (strncmp(s, "https://", 8) == 0)
+		auth = s + 8;
+	else if (strncmp(s, "http://", 7) == 0)
+		auth = s + 7;
+	else
+		return -1;
+	if (*auth == '\0' || *auth == '/')
+		return -1;
+	for (p = s; *p != '\0'; p++)
+		if (!isgraph((unsigned char)*p) || *p == '?' || *p == '#' ||
+		    *p == '"' || *p == '<' || *p == '>' || *p == '\\')
+			return -1;
+	len = strlen(s);
+	while (len > 0 && s[len - 1] == '/')
+		len--;
+	if ((*url = strndup(s, len)) == NULL)
+		return -1;
+	p = strchr(auth, '/');
+	len = (p == NULL) ? strlen(s) : (size_t)(p - s);
+	if (memchr(auth, '@', len - (size_t)(auth - s)) != NULL ||
+	    (*origin = strndup(s, len)) == NULL) {
+		free(*url);
+		*url = NULL;
+		return -1;
+	}
+	return 0;
+}
+
+static char *
+dir_of(const char *path)
+{
+	const char *slash = strrchr(path, '/');
+
+	if (slash == NULL)
+		return strdup(".");
+	if (slash == path)
+		return strdup("/");
+	return strndup(path, (size_t)(slash - path));
+}
+
+/* Make a path absolute against base (a folder). */
+static char *
+absolutize(const char *base, const char *path)
+{
+	char	*out;
+	size_t	 n;
+
+	if (path[0] == '/')
+		return strdup(path);
+	n = strlen(base) + strlen(path) + 2;
+	if ((out = malloc(n)) == NULL)
+		return NULL;
+	snprintf(out, n, "%s/%s", base, path);
+	return out;
+}
+
+static int
+apply(struct config *c, const struct setting *s, const char *v,
+    const char *envdir, struct error *err)
+{
+	char		*base = (char *)c;
+	long long	 n;
+	bool		 b;
+	char		*str = NULL, *origin = NULL;
+	size_t		 len = strlen(v);
+
+	switch (s->kind) {
+	case K_STR:
+	case K_NAME:
+	case K_SECRET:
+	case K_DOCKER_HOST:
+		if ((long long)len < s->min || (long long)len > s->max)
+			return error_set(err, "%s: must be %lld to %lld characters",
+			    s->name, s->min, s->max);
+		if (!printable(v))
+			return error_set(err, "%s: contains control characters",
+			    s->name);
+		if (s->kind == K_NAME && !valid_name(v))
+			return error_set(err, "%s: use letters, digits, '_', '.' "
+			    "and '-' only", s->name);
+		if (s->kind == K_SECRET && strpbrk(v, " \t") != NULL)
+			return error_set(err, "%s: must not contain spaces", s->name);
+		if (s->kind == K_DOCKER_HOST && strncmp(v, "unix:///", 8) != 0 &&
+		    strncmp(v, "tcp://", 6) != 0)
+			return error_set(err, "%s: expected unix:///path or "
+			    "tcp://host:port", s->name);
+		if ((str = strdup(v)) == NULL)
+			return error_set(err, "out of memory");
+		*(char **)(base + s->off) = str;
+		return 0;
+	case K_PATH:
+		if (len == 0 || len > PATH_MAX || !printable(v))
+			return error_set(err, "%s: not a valid path", s->name);
+		if ((str = absolutize(envdir, v)) == NULL)
+			return error_set(err, "out of memory");
+		*(char **)(base + s->off) = str;
+		return 0;
+	case K_URL:
+		if (len == 0)
+			return 0;	/* derived from host and port below */
+		if (len > (size_t)s->max || parse_public_url(v, &str, &origin) == -1)
+			return error_set(err, "%s: expected an absolute http(s) URL "
+			    "without query, fragment or user info", s->name);
+		c->public_url = str;
+		c->public_origin = origin;
+		return 0;
+	case K_LONG:
+		if (parse_ll(v, &n) == -1 || n < s->min || n > s->max)
+			return error_set(err, "%s: expected an integer from %lld "
+			    "to %lld", s->name, s->min, s->max);
+		*(long *)(base + s->off) = (long)n;
+		return 0;
+	case K_SIZE:
+		if (parse_size(v, &n) == -1 || n < s->min || n > s->max)
+			return error_set(err, "%s: expected a size such as 512m "
+			    "or 2g (at least 6m)", s->name);
+		*(long long *)(base + s->off) = n;
+		return 0;
+	case K_CPUS:
+		if (parse_cpus(v, &n) == -1 || n < s->min || n > s->max)
+			return error_set(err, "%s: expected a number of CPUs "
+			    "such as 1 or 0.5", s->name);
+		*(long long *)(base + s->off) = n;
+		return 0;
+	case K_BOOL:
+		if (parse_bool(v, &b) == -1)
+			return error_set(err, "%s: expected 1/0, true/false, "
+			    "yes/no or on/off", s->name);
+		*(bool *)(base + s->off) = b;
+		return 0;
+	}
+	return error_set(err, "%s: unknown setting kind", s->name);
+}
+
+int
+config_load(struct config **out, struct error *err)
+{
+	struct config	*c = NULL;
+	struct envfile	 ef = { NULL, 0 };
+	const char	*path, *v;
+	char		 cwd[PATH_MAX], *envdir = NULL, *abspath = NULL;
+	size_t		 i, n;
+	int		 rc = -1;
+
+	*out = NULL;
+	if ((c = calloc(1, sizeof(*c))) == NULL)
+		return error_set(err, "out of memory");
+	if ((path = getenv("SANDBOX_ENV_FILE")) == NULL || *path == '\0')
+		path = ".env";
+	if (path[0] == '/')
+		abspath = strdup(path);
+	else if (getcwd(cwd, sizeof(cwd)) != NULL)
+		abspath = absolutize(cwd, path);
+	if (abspath == NULL || (envdir = dir_of(abspath)) == NULL) {
+		error_set(err, "SANDBOX_ENV_FILE: cannot resolve %s", path);
+		goto out;
+	}
+	if (envfile_read(abspath, &ef, err) == -1)
+		goto out;
+	c->env_file = abspath;
+	abspath = NULL;
+
+	for (i = 0; i < NSETTINGS; i++) {
+		v = lookup(&ef, settings[i].name);
+		if (v == NULL)
+			v = settings[i].def;
+		if (v == NULL) {
+			error_set(err, "%s: required setting is missing (set it "
+			    "in %s or the environment)", settings[i].name,
+			    c->env_file);
+			goto out;
+		}
+		if (apply(c, &settings[i], v, envdir, err) == -1)
+			goto out;
+	}
+
+	if (c->public_url == NULL) {
+		n = strlen(c->host) + 32;
+		if ((c->public_url = malloc(n)) == NULL)
+			goto oom;
+		if (strchr(c->host, ':') != NULL)
+			snprintf(c->public_url, n, "http://[%s]:%ld", c->host, c->port);
+		else
+			snprintf(c->public_url, n, "http://%s:%ld", c->host, c->port);
+		if ((c->public_origin = strdup(c->public_url)) == NULL)
+			goto oom;
+	}
+	n = strlen(c->public_url) + 5;
+	if ((c->mcp_url = malloc(n)) == NULL)
+		goto oom;
+	snprintf(c->mcp_url, n, "%s/mcp", c->public_url);
+	if (strncmp(c->docker_host, "tcp://", 6) == 0 && c->docker_tls_verify &&
+	    c->docker_cert_path[0] == '\0') {
+		error_set(err, "DOCKER_CERT_PATH: required with DOCKER_TLS_VERIFY");
+		goto out;
+	}
+	*out = c;
+	c = NULL;
+	rc = 0;
+	goto out;
+oom:
+	error_set(err, "out of memory");
+out:
+	envfile_free(&ef);
+	free(envdir);
+	free(abspath);
+	config_free(c);
+	return rc;
+}
+
+void
+config_free(struct config *c)
+{
+	size_t i;
+
+	if (c == NULL)
+		return;
+	if (c->api_key != NULL)
+		explicit_bzero(c->api_key, strlen(c->api_key));
+	for (i = 0; i < NSETTINGS; i++) {
+		switch (settings[i].kind) {
+		case K_STR: case K_NAME: case K_SECRET: case K_PATH:
+		case K_DOCKER_HOST:
+			free(*(char **)((char *)c + settings[i].off));
+			break;
+		default:
+			break;
+		}
+	}
+	free(c->public_url);
+	free(c->public_origin);
+	free(c->mcp_url);
+	free(c->env_file);
+	free(c);
+}
+
+bool
+config_host_is_loopback(const struct config *c)
+{
+	return strcmp(c->host, "localhost") == 0 ||
+	    strncmp(c->host, "127.", 4) == 0 || strcmp(c->host, "::1") == 0;
+}

@@ -1,0 +1,62 @@
+/*
+ * config.h: the server's settings.
+ *
+ * Settings come from an env file (KEY=VALUE lines; the path is
+ * SANDBOX_ENV_FILE, default ".env") and each may be overridden by an
+ * environment variable of the same name. Every setting has a validator; the
+ * first bad or missing one makes config_load fail with a message naming it.
+ * The table in config.c is the one list of settings; README.md documents it.
+ */
+#ifndef CS_CONFIG_H
+#define CS_CONFIG_H
+
+#include <stdbool.h>
+
+#include "error.h"
+
+struct config {
+	char		*env_file;	/* absolute path of the env file read, or NULL */
+	char		*api_key;	/* SANDBOX_API_KEY: secret, never log */
+	char		*public_url;	/* SANDBOX_PUBLIC_URL, no trailing slash */
+	char		*public_origin;	/* scheme://host[:port] of public_url */
+	char		*mcp_url;	/* public_url + "/mcp": the OAuth resource */
+	char		*host;		/* SANDBOX_HOST */
+	long		 port;		/* SANDBOX_PORT */
+	long		 max_output_bytes; /* MAX_OUTPUT_BYTES, per stream */
+	long		 file_ttl;	/* FILE_TTL, seconds */
+	long		 link_ttl;	/* LINK_TTL, seconds */
+	char		*image;		/* SANDBOX_IMAGE */
+	char		*container;	/* SANDBOX_CONTAINER */
+	char		*volume;	/* SANDBOX_VOLUME */
+	long long	 memory_bytes;	/* SANDBOX_MEMORY */
+	long long	 nano_cpus;	/* SANDBOX_CPUS, as 1e-9 CPUs */
+	long		 pids_limit;	/* SANDBOX_PIDS_LIMIT */
+	char		*db_path;	/* SANDBOX_DB, absolute */
+	char		*docker_host;	/* DOCKER_HOST: unix:///path or tcp://host:port */
+	bool		 docker_tls_verify; /* DOCKER_TLS_VERIFY */
+	char		*docker_cert_path; /* DOCKER_CERT_PATH: ca.pem cert.pem key.pem */
+	long		 ping_interval;	/* SANDBOX_PING_INTERVAL, seconds */
+	long		 threads;	/* SANDBOX_THREADS, per FastCGI process */
+	long		 max_timeout;	/* SANDBOX_MAX_TIMEOUT, seconds */
+	long		 session_ttl;	/* SANDBOX_SESSION_TTL, idle seconds */
+	bool		 allow_key_bearer; /* SANDBOX_ALLOW_KEY_BEARER */
+	long		 access_token_ttl; /* SANDBOX_ACCESS_TOKEN_TTL, seconds */
+	long		 refresh_token_ttl; /* SANDBOX_REFRESH_TOKEN_TTL, seconds */
+	long		 audit_retention; /* SANDBOX_AUDIT_RETENTION, seconds */
+	char		*allowed_origins; /* SANDBOX_ALLOWED_ORIGINS: extra, space-separated */
+};
+
+/*
+ * Load settings. Returns 0 and a new config in *out (free with
+ * config_free), or -1 with a one-line message naming the bad setting.
+ */
+int	config_load(struct config **out, struct error *err);
+void	config_free(struct config *);
+
+/* Is the server bound to a loopback address (SANDBOX_HOST)? */
+bool	config_host_is_loopback(const struct config *);
+
+/* Iterate over the settings table for documentation: returns 0 past the end. */
+int	config_describe(int i, const char **name, const char **def, const char **help);
+
+#endif

@@ -1,0 +1,31 @@
+/*
+ * form.h: application/x-www-form-urlencoded and query strings.
+ *
+ * A parsed form owns decoded copies of every name and value. Parsing refuses
+ * malformed percent escapes, embedded NUL, more than FORM_MAX_FIELDS fields,
+ * and repeated names (OAuth: RFC 6749 §3.1 parameters must not repeat).
+ */
+#ifndef CS_FORM_H
+#define CS_FORM_H
+
+#include <stddef.h>
+
+#include "error.h"
+
+#define FORM_MAX_FIELDS	64
+
+struct form;
+
+/* Parse s[0..len). Returns a new form or NULL with err set. */
+struct form	*form_parse(const char *s, size_t len, struct error *err);
+void		 form_free(struct form *);
+/* Decoded value of name, or NULL if absent. */
+const char	*form_get(const struct form *, const char *name);
+
+/*
+ * Percent-encode s for a URL query component (RFC 3986 unreserved kept)
+ * into out (size outsz). Returns the length, or -1 if it does not fit.
+ */
+long		 form_encode(const char *s, char *out, size_t outsz);
+
+#endif

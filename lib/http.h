@@ -1,0 +1,78 @@
+/*
+ * http.h: one HTTP request and its response, over FastCGI (or plain CGI).
+ *
+ * http_serve runs the accept loop of a FastCGI program: a pool of threads,
+ * each serving one request at a time, with SIGTERM handled so that the
+ * program stops accepting, lets running requests finish and exits. When fd 0
+ * is not a socket the same binary serves one plain CGI request.
+ *
+ * Everything read from a request is untrusted. Header values returned here
+ * are as the web server passed them; callers validate before use.
+ * Values are valid until the handler returns.
+ */
+#ifndef CS_HTTP_H
+#define CS_HTTP_H
+
+#include <stdbool.h>
+#include <stddef.h>
+
+struct json_object;
+struct http_req;
+
+/* A request handler. Its return value is ignored; it must answer the request. */
+typedef void	(*http_handler)(struct http_req *, void *arg);
+
+/*
+ * Serve requests with nthreads threads until SIGTERM/SIGINT. Returns 0 on a
+ * clean stop, 1 on a start-up failure (reported on stderr).
+ */
+int	http_serve(http_handler, void *arg, int nthreads);
+
+/* True once SIGTERM or SIGINT was received: long handlers end early. */
+bool	http_stopping(void);
+
+/* Request. */
+const char	*http_method(struct http_req *);	/* "GET", "POST", ... */
+const char	*http_path(struct http_req *);	/* request path, no query */
+const char	*http_query(struct http_req *);	/* raw query string, "" if none */
+/* A request header by its HTTP name ("Authorization"); NULL if absent. */
+const char	*http_header(struct http_req *, const char *name);
+/* A raw CGI parameter ("REMOTE_ADDR", "CONTENT_TYPE"); NULL if absent. */
+const char	*http_param(struct http_req *, const char *name);
+/* The client's address as the web server saw it ("" if unknown). */
+const char	*http_remote_addr(struct http_req *);
+
+/*
+ * Read the whole request body, at most max bytes, NUL-terminated. Returns 0
+ * with *body (owned by the request; freed after the handler) and *len, or -1
+ * with *status set: 413 when larger than max, 400 when malformed or cut.
+ * A body of unknown length (chunked) is read until EOF, still capped.
+ */
+int	http_body(struct http_req *, size_t max, const char **body, size_t *len,
+	    int *status);
+
+/* Response. Status and headers are sent with the first write. */
+void	http_status(struct http_req *, int status);
+/* Add a header; values with CR, LF or NUL are dropped (and logged). */
+void	http_header_add(struct http_req *, const char *name, const char *value);
+/* Write body bytes (sending status and headers first). 0, or -1 once the client is gone. */
+int	http_write(struct http_req *, const void *buf, size_t len);
+int	http_puts(struct http_req *, const char *s);
+/* Push buffered bytes to the web server now. 0, or -1 once the client is gone. */
+int	http_flush(struct http_req *);
+/* Has the client gone (a write or flush failed)? */
+bool	http_gone(struct http_req *);
+/* Have status and headers been sent? */
+bool	http_started(struct http_req *);
+
+/* Whole responses. Content-Length is set, Cache-Control: no-store for JSON. */
+int	http_send(struct http_req *, int status, const char *ctype,
+	    const void *body, size_t len);
+int	http_send_json(struct http_req *, int status, struct json_object *);
+/* A short text/plain error page: "<status> <reason>\n<detail>\n". */
+int	http_send_error(struct http_req *, int status, const char *detail);
+
+/* The standard reason phrase of a status code. */
+const char	*http_reason(int status);
+
+#endif

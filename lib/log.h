@@ -1,0 +1,24 @@
+/*
+ * log.h: one line per event on stderr (the web server's error log).
+ *
+ * Untrusted bytes must go through log_escape before they are logged: it
+ * escapes control and non-ASCII bytes and cuts the value short. Secrets are
+ * never passed here.
+ */
+#ifndef CS_LOG_H
+#define CS_LOG_H
+
+#include <stddef.h>
+
+void	log_init(const char *progname);
+void	log_info(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+void	log_warn(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+
+/*
+ * Write an escaped, length-limited copy of src[0..len) into dst (size n,
+ * at least 8), NUL-terminated; returns dst. Bytes outside 0x20-0x7e become
+ * \xHH; a value longer than fits ends with "...".
+ */
+char	*log_escape(char *dst, size_t n, const char *src, size_t len);
+
+#endif
