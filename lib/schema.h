@@ -5,6 +5,8 @@
 #ifndef CS_SCHEMA_H
 #define CS_SCHEMA_H
 
+#include <stddef.h>
+
 struct schema_step {
 	int		 version;	/* NNN of sql/NNN-name.sql */
 	const char	*file;

@@ -1,0 +1,169 @@
+/* form.c: see form.h. */
+#include <stdlib.h>
+#include <string.h>
+
+#include "form.h"
+
+struct field {
+	char	*name;
+	char	*value;
+};
+
+struct form {
+	struct field	 f[FORM_MAX_FIELDS];
+	size_t		 n;
+};
+
+static int
+hexval(int c)
+{
+	if (c >= '0' && c <= '9')
+		return c - '0';
+	if (c >= 'a' && c <= 'f')
+		return c - 'a' + 10;
+	if (c >= 'A' && c <= 'F')
+		return c - 'A' + 10;
+	return -1;
+}
+
+/* Decode s[0..len) ('+' is a space); NULL on a bad escape or NUL. */
+static char *
+decode(const char *s, size_t len)
+{
+	char	*out;
+	size_t	 i, o = 0;
+
+	if ((out = malloc(len + 1)) == NULL)
+		return NULL;
+	for (i = 0; i < len; i++) {
+		int hi, lo;
+
+		if (s[i] == '+') {
+			out[o++] = ' ';
+		} else if (s[i] == '%') {
+			if (i + 2 >= len || (hi = hexval((unsigned char)s[i + 1])) < 0 ||
+			    (lo = hexval((unsigned char)s[i + 2])) < 0)
+				goto bad;
+			if (hi == 0 && lo == 0)
+				goto bad;
+			out[o++] = (char)(hi << 4 | lo);
+			i += 2;
+		} else if (s[i] == '\0') {
+			goto bad;
+		} else {
+			out[o++] = s[i];
+		}
+	}
+	out[o] = '\0';
+	return out;
+bad:
+	free(out);
+	return NULL;
+}
+
+struct form *
+form_parse(const char *s, size_t len, struct error *err)
+{
+	struct form	*f;
+	size_t		 i = 0;
+
+	if ((f = calloc(1, sizeof(*f))) == NULL) {
+		error_set(err, "out of memory");
+		return NULL;
+	}
+	while (i < len) {
+		size_t	 end = i, eq;
+		char	*name, *value;
+
+		while (end < len && s[end] != '&')
+			end++;
+		if (end == i) {
+			i = end + 1;
+			continue;
+		}
+		for (eq = i; eq < end && s[eq] != '='; eq++)
+			;
+		name = decode(s + i, eq - i);
+		value = eq < end ? decode(s + eq + 1, end - eq - 1) : strdup("");
+		if (name == NULL || value == NULL) {
+			free(name);
+			free(value);
+			error_set(err, "malformed form encoding");
+			goto fail;
+		}
+		if (form_get(f, name) != NULL) {
+			error_set(err, "parameter '%.64s' given more than once", name);
+			free(name);
+			free(value);
+			goto fail;
+		}
+		if (f->n == FORM_MAX_FIELDS) {
+			free(name);
+			free(value);
+			error_set(err, "too many parameters");
+			goto fail;
+		}
+		f->f[f->n].name = name;
+		f->f[f->n].value = value;
+		f->n++;
+		i = end + 1;
+	}
+	return f;
+fail:
+	form_free(f);
+	return NULL;
+}
+
+void
+form_free(struct form *f)
+{
+	size_t i;
+
+	if (f == NULL)
+		return;
+	for (i = 0; i < f->n; i++) {
+		free(f->f[i].name);
+		free(f->f[i].value);
+	}
+	free(f);
+}
+
+const char *
+form_get(const struct form *f, const char *name)
+{
+	size_t i;
+
+	for (i = 0; i < f->n; i++)
+		if (strcmp(f->f[i].name, name) == 0)
+			return f->f[i].value;
+	return NULL;
+}
+
+long
+form_encode(const char *s, char *out, size_t outsz)
+{
+	static const char hex[] = "0123456789ABCDEF";
+	size_t o = 0;
+
+	for (; *s != '\0'; s++) {
+		unsigned char c = (unsigned char)*s;
+
+		if ((c >= 'A' && c <= 'Z') || (c >= 'a' && c <= 'z') ||
+		    (c >= '0' && c <= '9') || c == '-' || c == '.' || c == '_' ||
+		    c == '~') {
+			if (o + 1 >= outsz)
+				return -1;
+			out[o++] = (char)c;
+		} else {
+			if (o + 3 >= outsz)
+				return -1;
+			out[o++] = '%';
+			out[o++] = hex[c >> 4];
+			out[o++] = hex[c & 15];
+		}
+	}
+	if (o >= outsz)
+		return -1;
+	out[o] = '\0';
+	return (long)o;
+}

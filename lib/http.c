@@ -1,0 +1,553 @@
+/*
+ * http.c: requests and responses over libfcgi, and the accept loop.
+ *
+ * Concurrency: nthreads threads each loop on FCGX_Accept_r with a mutex
+ * around accept (as libfcgi's threaded example does), so a long streamed
+ * response blocks only its own thread. Signals: SIGTERM and SIGINT are
+ * blocked everywhere and taken by a sigwait thread, which sets the stop flag
+ * and shuts the listening socket down to wake the thread blocked in accept
+ * (libfcgi's own handler would let a streaming request run forever).
+ */
+#include <ctype.h>
+#include <errno.h>
+#include <limits.h>
+#include <pthread.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stdatomic.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include <fcgiapp.h>
+
+#include "http.h"
+#include "js.h"
+#include "log.h"
+
+#define MAX_HEADERS	32
+
+struct http_req {
+	FCGX_Request	 fcgx;
+	FCGX_Stream	*in, *out;
+	FCGX_ParamArray	 envp;
+	int		 status;
+	char		*hname[MAX_HEADERS];
+	char		*hvalue[MAX_HEADERS];
+	size_t		 nheaders;
+	bool		 started;
+	bool		 gone;
+	char		*body;
+	char		*path;
+};
+
+static atomic_bool	 stopping;
+static pthread_mutex_t	 accept_lock = PTHREAD_MUTEX_INITIALIZER;
+
+struct serve_ctx {
+	http_handler	 handler;
+	void		*arg;
+};
+
+bool
+http_stopping(void)
+{
+	return atomic_load(&stopping);
+}
+
+const char *
+http_param(struct http_req *r, const char *name)
+{
+	return FCGX_GetParam(name, r->envp);
+}
+
+const char *
+http_method(struct http_req *r)
+{
+	const char *m = http_param(r, "REQUEST_METHOD");
+
+	return m != NULL ? m : "GET";
+}
+
+const char *
+http_path(struct http_req *r)
+{
+	const char	*uri;
+	size_t		 n;
+
+	if (r->path != NULL)
+		return r->path;
+	if ((uri = http_param(r, "REQUEST_URI")) == NULL) {
+		/* Plain CGI servers may not pass REQUEST_URI. */
+		const char *sn = http_param(r, "SCRIPT_NAME");
+		const char *pi = http_param(r, "PATH_INFO");
+		size_t a = sn ? strlen(sn) : 0, b = pi ? strlen(pi) : 0;
+
+		if ((r->path = malloc(a + b + 1)) == NULL)
+			return "/";
+		memcpy(r->path, sn ? sn : "", a);
+		memcpy(r->path + a, pi ? pi : "", b);
+		r->path[a + b] = '\0';
+		return r->path;
+	}
+	n = strcspn(uri, "?#");
+	if ((r->path = strndup(uri, n)) == NULL)
+		return "/";
+	return r->path;
+}
+
+const char *
+http_query(struct http_req *r)
+{
+	const char *q = http_param(r, "QUERY_STRING");
+
+	return q != NULL ? q : "";
+}
+
+const char *
+http_header(struct http_req *r, const char *name)
+{
+	char	 key[128];
+	size_t	 i, o;
+
+	if (strcasecmp(name, "Content-Type") == 0)
+		return http_param(r, "CONTENT_TYPE");
+	if (strcasecmp(name, "Content-Length") == 0)
+		return http_param(r, "CONTENT_LENGTH");
+	memcpy(key, "HTTP_", 5);
+	for (i = 0, o = 5; name[i] != '\0' && o < sizeof(key) - 1; i++, o++)
+		key[o] = name[i] == '-' ? '_' : (char)toupper((unsigned char)name[i]);
+	key[o] = '\0';
+	return http_param(r, key);
+}
+
+const char *
+http_remote_addr(struct http_req *r)
+{
+	const char *a = http_param(r, "REMOTE_ADDR");
+
+	return a != NULL ? a : "";
+}
+
+int
+http_body(struct http_req *r, size_t max, const char **body, size_t *len,
+    int *status)
+{
+	const char	*cl = http_param(r, "CONTENT_LENGTH");
+	char		*buf, *end;
+	long long	 want = -1;
+	size_t		 have = 0, cap;
+	int		 n;
+
+	*body = NULL;
+	*len = 0;
+	if (max >= INT_MAX)
+		max = INT_MAX - 1;
+	if (cl != NULL && *cl != '\0') {
+		errno = 0;
+		want = strtoll(cl, &end, 10);
+		if (errno != 0 || *end != '\0' || want < -1) {
+			*status = 400;
+			return -1;
+		}
+		if (want > (long long)max) {
+			*status = 413;
+			return -1;
+		}
+	}
+	cap = want >= 0 ? (size_t)want + 1 : (max < 65536 ? max + 1 : 65536);
+	if ((buf = malloc(cap)) == NULL) {
+		*status = 500;
+		return -1;
+	}
+	for (;;) {
+		if (have + 1 >= cap) {
+			char *nb;
+
+			if (want >= 0 || cap > max) {
+				/* Known length: read one more byte to see a lie. */
+				break;
+			}
+			cap = cap * 2 > max + 1 ? max + 2 : cap * 2;
+			if ((nb = realloc(buf, cap)) == NULL) {
+				free(buf);
+				*status = 500;
+				return -1;
+			}
+			buf = nb;
+		}
+		n = FCGX_GetStr(buf + have, (int)(cap - 1 - have), r->in);
+		if (n <= 0)
+			break;
+		have += (size_t)n;
+		if (have > max) {
+			free(buf);
+			*status = 413;
+			return -1;
+		}
+	}
+	if (want >= 0 && (long long)have != want) {
+		free(buf);
+		*status = 400;
+		return -1;
+	}
+	buf[have] = '\0';
+	r->body = buf;
+	*body = buf;
+	*len = have;
+	return 0;
+}
+
+void
+http_status(struct http_req *r, int status)
+{
+	r->status = status;
+}
+
+static bool
+header_safe(const char *s)
+{
+	for (; *s != '\0'; s++)
+		if (*s == '\r' || *s == '\n')
+			return false;
+	return true;
+}
+
+void
+http_header_add(struct http_req *r, const char *name, const char *value)
+{
+	if (r->started || r->nheaders >= MAX_HEADERS) {
+		log_warn("header %s dropped (%s)", name,
+		    r->started ? "already sent" : "too many");
+		return;
+	}
+	if (!header_safe(name) || !header_safe(value)) {
+		log_warn("header %s dropped: CR or LF in value", name);
+		return;
+	}
+	r->hname[r->nheaders] = strdup(name);
+	r->hvalue[r->nheaders] = strdup(value);
+	if (r->hname[r->nheaders] == NULL || r->hvalue[r->nheaders] == NULL) {
+		free(r->hname[r->nheaders]);
+		free(r->hvalue[r->nheaders]);
+		return;
+	}
+	r->nheaders++;
+}
+
+static int
+put(struct http_req *r, const void *buf, size_t len)
+{
+	const char *p = buf;
+
+	if (r->gone)
+		return -1;
+	while (len > 0) {
+		int chunk = len > 65536 ? 65536 : (int)len;
+
+		if (FCGX_PutStr(p, chunk, r->out) != chunk) {
+			r->gone = true;
+			return -1;
+		}
+		p += chunk;
+		len -= (size_t)chunk;
+	}
+	return 0;
+}
+
+static int
+start(struct http_req *r)
+{
+	char	 line[64];
+	size_t	 i;
+
+	if (r->started)
+		return r->gone ? -1 : 0;
+	r->started = true;
+	snprintf(line, sizeof(line), "Status: %d %s\r\n", r->status,
+	    http_reason(r->status));
+	if (put(r, line, strlen(line)) == -1)
+		return -1;
+	for (i = 0; i < r->nheaders; i++) {
+		if (put(r, r->hname[i], strlen(r->hname[i])) == -1 ||
+		    put(r, ": ", 2) == -1 ||
+		    put(r, r->hvalue[i], strlen(r->hvalue[i])) == -1 ||
+		    put(r, "\r\n", 2) == -1)
+			return -1;
+	}
+	return put(r, "\r\n", 2);
+}
+
+int
+http_write(struct http_req *r, const void *buf, size_t len)
+{
+	if (start(r) == -1)
+		return -1;
+	return put(r, buf, len);
+}
+
+int
+http_puts(struct http_req *r, const char *s)
+{
+	return http_write(r, s, strlen(s));
+}
+
+int
+http_flush(struct http_req *r)
+{
+	if (start(r) == -1)
+		return -1;
+	if (FCGX_FFlush(r->out) != 0) {
+		r->gone = true;
+		return -1;
+	}
+	return 0;
+}
+
+bool
+http_gone(struct http_req *r)
+{
+	return r->gone;
+}
+
+bool
+http_started(struct http_req *r)
+{
+	return r->started;
+}
+
+int
+http_send(struct http_req *r, int status, const char *ctype, const void *body,
+    size_t len)
+{
+	char n[32];
+
+	http_status(r, status);
+	if (ctype != NULL)
+		http_header_add(r, "Content-Type", ctype);
+	snprintf(n, sizeof(n), "%zu", len);
+	http_header_add(r, "Content-Length", n);
+	if (strcmp(http_method(r), "HEAD") == 0)
+		return start(r);
+	return http_write(r, body, len);
+}
+
+int
+http_send_json(struct http_req *r, int status, struct json_object *obj)
+{
+	const char	*text;
+	size_t		 len;
+
+	text = js_text(obj, &len);
+	http_header_add(r, "Cache-Control", "no-store");
+	return http_send(r, status, "application/json", text, len);
+}
+
+int
+http_send_error(struct http_req *r, int status, const char *detail)
+{
+	char	 buf[1024];
+	int	 n;
+
+	n = snprintf(buf, sizeof(buf), "%d %s\n%s%s", status, http_reason(status),
+	    detail != NULL ? detail : "", detail != NULL ? "\n" : "");
+	if (n < 0)
+		n = 0;
+	if ((size_t)n >= sizeof(buf))
+		n = (int)sizeof(buf) - 1;
+	http_header_add(r, "Cache-Control", "no-store");
+	http_header_add(r, "X-Content-Type-Options", "nosniff");
+	return http_send(r, status, "text/plain; charset=utf-8", buf, (size_t)n);
+}
+
+const char *
+http_reason(int status)
+{
+	switch (status) {
+	case 200: return "OK";
+	case 201: return "Created";
+	case 202: return "Accepted";
+	case 204: return "No Content";
+	case 206: return "Partial Content";
+	case 302: return "Found";
+	case 303: return "See Other";
+	case 304: return "Not Modified";
+	case 400: return "Bad Request";
+	case 401: return "Unauthorized";
+	case 403: return "Forbidden";
+	case 404: return "Not Found";
+	case 405: return "Method Not Allowed";
+	case 406: return "Not Acceptable";
+	case 409: return "Conflict";
+	case 410: return "Gone";
+	case 411: return "Length Required";
+	case 412: return "Precondition Failed";
+	case 413: return "Content Too Large";
+	case 415: return "Unsupported Media Type";
+	case 416: return "Range Not Satisfiable";
+	case 429: return "Too Many Requests";
+	case 500: return "Internal Server Error";
+	case 502: return "Bad Gateway";
+	case 503: return "Service Unavailable";
+	case 504: return "Gateway Timeout";
+	default: return "Unknown";
+	}
+}
+
+/* Reset per-request state after the handler ran. */
+static void
+req_reset(struct http_req *r)
+{
+	size_t i;
+
+	for (i = 0; i < r->nheaders; i++) {
+		free(r->hname[i]);
+		free(r->hvalue[i]);
+	}
+	r->nheaders = 0;
+	free(r->body);
+	free(r->path);
+	r->body = r->path = NULL;
+	r->status = 200;
+	r->started = r->gone = false;
+}
+
+static void
+run_handler(struct serve_ctx *ctx, struct http_req *r)
+{
+	ctx->handler(r, ctx->arg);
+	if (!r->started)
+		http_send_error(r, 500, "The handler sent no response.");
+	if (!r->gone)
+		FCGX_FFlush(r->out);
+	req_reset(r);
+}
+
+static void *
+worker(void *arg)
+{
+	struct serve_ctx	*ctx = arg;
+	struct http_req		*r;
+
+	if ((r = calloc(1, sizeof(*r))) == NULL)
+		return NULL;
+	r->status = 200;
+	if (FCGX_InitRequest(&r->fcgx, 0, 0) != 0) {
+		free(r);
+		return NULL;
+	}
+	for (;;) {
+		int rc;
+
+		pthread_mutex_lock(&accept_lock);
+		rc = http_stopping() ? -1 : FCGX_Accept_r(&r->fcgx);
+		pthread_mutex_unlock(&accept_lock);
+		if (rc < 0 || http_stopping()) {
+			if (rc >= 0)
+				FCGX_Finish_r(&r->fcgx);
+			break;
+		}
+		r->in = r->fcgx.in;
+		r->out = r->fcgx.out;
+		r->envp = r->fcgx.envp;
+		run_handler(ctx, r);
+		FCGX_Finish_r(&r->fcgx);
+	}
+	FCGX_Free(&r->fcgx, 1);
+	free(r);
+	return NULL;
+}
+
+static void *
+signal_thread(void *arg)
+{
+	sigset_t	*set = arg;
+	int		 sig;
+
+	for (;;) {
+		if (sigwait(set, &sig) != 0)
+			continue;
+		if (sig == SIGTERM || sig == SIGINT || sig == SIGHUP) {
+			atomic_store(&stopping, true);
+			/* Wake the thread blocked in accept(). */
+			shutdown(0, SHUT_RDWR);
+			return NULL;
+		}
+	}
+}
+
+/* Plain CGI: the request is this process's environment, stdin and stdout. */
+static int
+serve_cgi(struct serve_ctx *ctx)
+{
+	struct http_req	*r;
+	FCGX_Stream	*err;
+
+	if ((r = calloc(1, sizeof(*r))) == NULL)
+		return 1;
+	r->status = 200;
+	if (FCGX_Accept(&r->in, &r->out, &err, &r->envp) < 0) {
+		free(r);
+		return 1;
+	}
+	run_handler(ctx, r);
+	FCGX_Finish();
+	free(r);
+	return 0;
+}
+
+int
+http_serve(http_handler handler, void *arg, int nthreads)
+{
+	struct serve_ctx	 ctx = { handler, arg };
+	pthread_t		*tids = NULL, sigtid;
+	sigset_t		 set;
+	int			 i, started = 0, rc = 1;
+
+	if (FCGX_Init() != 0) {
+		log_warn("FCGX_Init failed");
+		return 1;
+	}
+	if (FCGX_IsCGI())
+		return serve_cgi(&ctx);
+
+	sigemptyset(&set);
+	sigaddset(&set, SIGTERM);
+	sigaddset(&set, SIGINT);
+	sigaddset(&set, SIGHUP);
+	pthread_sigmask(SIG_BLOCK, &set, NULL);
+	signal(SIGPIPE, SIG_IGN);
+	if (pthread_create(&sigtid, NULL, signal_thread, &set) != 0) {
+		log_warn("cannot start the signal thread");
+		return 1;
+	}
+	pthread_detach(sigtid);
+
+	if (nthreads < 1)
+		nthreads = 1;
+	if ((tids = calloc((size_t)nthreads, sizeof(*tids))) == NULL)
+		goto out;
+	for (i = 0; i < nthreads; i++) {
+		pthread_attr_t attr;
+
+		pthread_attr_init(&attr);
+		pthread_attr_setstacksize(&attr, 512 * 1024);
+		if (pthread_create(&tids[i], &attr, worker, &ctx) != 0) {
+			pthread_attr_destroy(&attr);
+			log_warn("started only %d of %d threads", i, nthreads);
+			break;
+		}
+		pthread_attr_destroy(&attr);
+		started++;
+	}
+	if (started == 0)
+		goto out;
+	for (i = 0; i < started; i++)
+		pthread_join(tids[i], NULL);
+	rc = 0;
+out:
+	free(tids);
+	return rc;
+}
