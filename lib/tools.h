@@ -1,0 +1,57 @@
+/*
+ * tools.h: the MCP tools (spec: server/tools).
+ *
+ * Each tool lives in its own file, lib/tool_NAME.c, and is listed once in
+ * the table in mcp.c. A tool describes itself (the tools/list entry, with
+ * inputSchema, outputSchema and annotations) and runs a call.
+ */
+#ifndef CS_TOOLS_H
+#define CS_TOOLS_H
+
+#include <stdbool.h>
+
+struct auth_info;
+struct config;
+struct db;
+struct json_object;
+struct mcp_stream;
+struct sandbox;
+
+/* What a running tool may use. */
+struct tool_ctx {
+	const struct config	*cfg;
+	struct db		*db;
+	struct sandbox		*sandbox;
+	const struct auth_info	*who;
+	/*
+	 * The request's stream when the client accepts SSE, else NULL: a tool
+	 * may send progress notifications and pings on it (mcp.h).
+	 */
+	struct mcp_stream	*stream;
+	struct json_object	*progress_token;	/* _meta.progressToken or NULL */
+	struct json_object	*request_id;		/* the JSON-RPC id */
+};
+
+struct tool {
+	const char		*name;
+	/* A new tools/list entry. */
+	struct json_object	*(*describe)(const struct config *);
+	/*
+	 * Run the call. args is the "arguments" object (never NULL). Returns a
+	 * new CallToolResult (content, structuredContent, isError). Failures,
+	 * including bad argument values, are results with isError true and a
+	 * message a model can act on (spec: tools "Error Handling").
+	 */
+	struct json_object	*(*call)(struct tool_ctx *, struct json_object *args);
+};
+
+extern const struct tool tool_execute;
+
+/* A CallToolResult with one text block, structuredContent (taken, may be NULL) and isError. */
+struct json_object	*tool_result(const char *text, struct json_object *structured,
+			    bool is_error);
+/* An isError result with a formatted message. */
+struct json_object	*tool_error(const char *fmt, ...)
+			    __attribute__((format(printf, 1, 2)));
+
+#endif
