@@ -1,0 +1,45 @@
+#!/bin/sh
+# Install what code-sandbox needs to build, serve and test, when missing:
+# Debian packages (apt-get update only when something is missing), and the
+# end-to-end tests' Node packages (tests/e2e, from package-lock.json).
+# Idempotent: a second run installs nothing and prints nothing.
+set -eu
+
+top=$(cd "$(dirname "$0")/../.." && pwd)
+
+pkgs="build-essential pkg-config libfcgi-dev libfcgi-bin libjson-c-dev
+libcurl4-openssl-dev libssl-dev libsqlite3-dev sqlite3 lighttpd caddy
+spawn-fcgi docker.io debootstrap curl ca-certificates chromium"
+
+missing=
+for p in $pkgs; do
+	if ! dpkg-query -W -f='${Status}\n' "$p" 2>/dev/null | grep -q ' installed$'; then
+		missing="$missing $p"
+	fi
+done
+# Node.js and npm may come from another packaging of Node (its npm is then
+# not a Debian package): only install Debian's when the commands are missing.
+command -v node >/dev/null 2>&1 || missing="$missing nodejs"
+command -v npm >/dev/null 2>&1 || missing="$missing npm"
+
+if [ -n "$missing" ]; then
+	if [ "$(id -u)" != 0 ]; then
+		echo "packages: missing:$missing (run as root to install them)" >&2
+		exit 1
+	fi
+	echo "packages: installing$missing"
+	export DEBIAN_FRONTEND=noninteractive
+	apt-get update -qq
+	# shellcheck disable=SC2086
+	apt-get install -y -qq --no-install-recommends $missing >/dev/null
+fi
+
+# The e2e tests' packages (the MCP SDK client, playwright-core). Reinstall
+# when node_modules is missing or older than the lock file.
+e2e="$top/tests/e2e"
+stamp="$e2e/node_modules/.package-lock.json"
+if [ ! -f "$stamp" ] || [ "$e2e/package-lock.json" -nt "$stamp" ] ||
+   [ "$e2e/package.json" -nt "$stamp" ]; then
+	echo "packages: installing tests/e2e node modules"
+	(cd "$e2e" && npm ci --no-audit --no-fund --loglevel=error >/dev/null)
+fi

@@ -1,0 +1,70 @@
+#!/bin/sh
+# Serve code-sandbox in the foreground: tests/setup/serve.sh lighttpd
+#
+# Environment (all optional):
+#   CS_BIN            folder with the programs (default build/bin)
+#   CS_RUN            runtime folder for sockets and logs (default /run/code-sandbox)
+#   SANDBOX_ENV_FILE  settings file (default .env at the top of the tree)
+#   SANDBOX_HOST, SANDBOX_PORT  override the settings file (default 127.0.0.1:8891)
+set -eu
+
+top=$(cd "$(dirname "$0")/../.." && pwd)
+server=${1:-lighttpd}
+
+abspath() {
+	case "$1" in
+		/*) printf '%s\n' "$1" ;;
+		*) printf '%s/%s\n' "$(pwd)" "$1" ;;
+	esac
+}
+
+cd "$top"
+CS_BIN=$(abspath "${CS_BIN:-build/bin}")
+CS_RUN=$(abspath "${CS_RUN:-/run/code-sandbox}")
+SANDBOX_ENV_FILE=$(abspath "${SANDBOX_ENV_FILE:-.env}")
+export CS_BIN CS_RUN SANDBOX_ENV_FILE
+
+if [ ! -f "$SANDBOX_ENV_FILE" ]; then
+	echo "serve: no settings file $SANDBOX_ENV_FILE (make setup creates .env)" >&2
+	exit 1
+fi
+if [ ! -x "$CS_BIN/mcp" ]; then
+	echo "serve: $CS_BIN/mcp is missing (run make)" >&2
+	exit 1
+fi
+
+# One setting from the environment, else the settings file (last one wins,
+# as the programs read it), else a default. Only ever used for non-secrets.
+setting() {
+	eval "v=\${$1:-}"
+	if [ -z "$v" ]; then
+		v=$(sed -n "s/^[[:space:]]*\(export[[:space:]]\{1,\}\)\{0,1\}$1[[:space:]]*=[[:space:]]*//p" \
+			"$SANDBOX_ENV_FILE" | tail -n 1 | sed -e 's/[[:space:]]*$//' \
+			-e "s/^\"\(.*\)\"\$/\1/" -e "s/^'\(.*\)'\$/\1/")
+	fi
+	printf '%s\n' "${v:-$2}"
+}
+SANDBOX_HOST=$(setting SANDBOX_HOST 127.0.0.1)
+SANDBOX_PORT=$(setting SANDBOX_PORT 8891)
+export SANDBOX_HOST SANDBOX_PORT
+
+mkdir -p "$CS_RUN/empty"
+chmod 700 "$CS_RUN"
+
+case "$SANDBOX_HOST" in
+	*:*) url="http://[$SANDBOX_HOST]:$SANDBOX_PORT/mcp" ;;
+	*) url="http://$SANDBOX_HOST:$SANDBOX_PORT/mcp" ;;
+esac
+
+case "$server" in
+lighttpd)
+	echo "code-sandbox: serving $url through lighttpd"
+	echo "code-sandbox: the API key is SANDBOX_API_KEY in $SANDBOX_ENV_FILE"
+	echo "code-sandbox: programs from $CS_BIN; logs in $CS_RUN (lighttpd.log, programs.log)"
+	exec lighttpd -D -f "$top/lighttpd.conf"
+	;;
+*)
+	echo "usage: $0 lighttpd" >&2
+	exit 2
+	;;
+esac
