@@ -137,7 +137,7 @@ do_initialize(struct http_req *r, const struct config *cfg, struct db *db,
 		snprintf(info, sizeof(info), "%s%s%s", n ? n : "?",
 		    v ? " " : "", v ? v : "");
 	}
-	if (session_create(db, version, info, sid, sizeof(sid), &err) == -1) {
+	if (session_create(db, cfg->session_ttl, version, info, sid, sizeof(sid), &err) == -1) {
 		log_warn("initialize: %s", err.msg);
 		rpc_fail(r, 500, id, RPC_INTERNAL_ERROR, "Internal error");
 		return;

@@ -23,12 +23,13 @@ session_id_valid(const char *s)
 }
 
 int
-session_create(struct db *db, const char *version, const char *client_info,
-    char *id, size_t idsz, struct error *err)
+session_create(struct db *db, long ttl, const char *version,
+    const char *client_info, char *id, size_t idsz, struct error *err)
 {
 	char		hash[CRYPTO_SHA256_HEX];
 	long long	now = (long long)time(NULL);
 
+	db_exec(db, STMT_SESSION_PRUNE, "i", now - ttl);
 	if (crypto_token(id, idsz, 32) == -1)
 		return error_set(err, "cannot make a session id");
 	crypto_sha256_hex(id, strlen(id), hash);

@@ -16,8 +16,11 @@ struct db;
 
 #define SESSION_ID_MAX	64	/* longest id accepted from a client */
 
-/* Create a session; writes its id (NUL-terminated) into id. 0 or -1. */
-int	session_create(struct db *, const char *protocol_version,
+/*
+ * Create a session; writes its id (NUL-terminated) into id. Sessions idle
+ * for more than ttl seconds are removed on the way. 0 or -1.
+ */
+int	session_create(struct db *, long ttl, const char *protocol_version,
 	    const char *client_info, char *id, size_t idsz, struct error *);
 
 /*
