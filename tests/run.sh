@@ -44,7 +44,7 @@ run_units() {
 		f=$(count '^not ok - ' "$tmp/unit.out")
 		if [ "$rc" -ne 0 ] || [ "$f" -ne 0 ]; then
 			# Show what the failing binary printed (sanitizer reports, asserts).
-			grep -v '^ok - ' "$tmp/unit.out" | tail -n 60 | sed 's/^/#   /'
+			grep -v -e '^ok - ' -e '^not ok - ' "$tmp/unit.out" | tail -n 60 | sed 's/^/#   /'
 		fi
 		if [ "$rc" -ne 0 ] && [ "$f" -eq 0 ]; then
 			echo "not ok - unit/$name: exited with status $rc"
