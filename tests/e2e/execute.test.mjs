@@ -5,7 +5,7 @@
 import { describe, it, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { startServer, dockerExec, waitFor } from './lib/server.mjs';
-import { connect, resultText, openSession, call } from './lib/client.mjs';
+import { connect, resultText, openSession, call, parseSse } from './lib/client.mjs';
 
 const MAX = 1000; // MAX_OUTPUT_BYTES for this server
 
@@ -54,7 +54,7 @@ describe('execute', () => {
   let conn;
 
   before(async () => {
-    srv = await startServer({ name: 'execute', settings: { MAX_OUTPUT_BYTES: MAX } });
+    srv = await startServer({ name: 'execute', settings: { MAX_OUTPUT_BYTES: MAX, SANDBOX_PING_INTERVAL: 1 } });
     conn = await connect(srv);
   });
   after(async () => {
@@ -157,6 +157,37 @@ describe('execute', () => {
     assert.equal(s.timed_out, false);
     assert.equal(s.stdout, 'ok\n');
     assert.ok(s.duration_ms >= 900, `duration_ms ${s.duration_ms}`);
+  });
+
+  it('a client that accepts SSE gets keep-alive pings while the command runs, streamed through lighttpd', async () => {
+    const sess = await openSession(srv);
+    const t0 = Date.now();
+    const res = await fetch(srv.mcpUrl, {
+      method: 'POST',
+      headers: {
+        authorization: `Bearer ${srv.key}`,
+        'content-type': 'application/json',
+        accept: 'application/json, text/event-stream',
+        'mcp-session-id': sess.session,
+        'mcp-protocol-version': sess.version,
+      },
+      body: JSON.stringify({ jsonrpc: '2.0', id: 'sse-1', method: 'tools/call', params: { name: 'execute', arguments: { command: 'sleep 6; echo slept' } } }),
+    });
+    assert.equal(res.status, 200);
+    assert.match(res.headers.get('content-type'), /^text\/event-stream/);
+    const chunks = [];
+    const dec = new TextDecoder();
+    for await (const c of res.body) chunks.push({ at: Date.now() - t0, text: dec.decode(c, { stream: true }) });
+    const end = chunks.at(-1).at;
+    const body = chunks.map((c) => c.text).join('');
+    assert.match(body, /^: ping$/m, 'keep-alive comments on the stream');
+    // With SANDBOX_PING_INTERVAL=1 the first ping is due after about a second;
+    // a buffered response would arrive all at once when the command ends.
+    assert.ok(end - chunks[0].at >= 2000, `first bytes at ${chunks[0].at} ms, last at ${end} ms: streamed, not buffered`);
+    const msgs = parseSse(body);
+    const final = msgs.find((m) => m.id === 'sse-1');
+    assert.ok(final, body);
+    assert.equal(final.result.structuredContent.stdout, 'slept\n');
   });
 
   it('long output keeps the beginning and the end and counts the bytes cut', async () => {
