@@ -81,7 +81,7 @@ describe('execute', () => {
 
   it('exit code 0 and empty streams', async () => {
     const res = await conn.execute({ command: 'true' });
-    assert.notEqual(res.isError, true);
+    assert.notEqual(res.isError, true, resultText(res));
     const s = sc(res);
     assert.equal(s.exit_code, 0);
     assert.equal(s.stdout, '');
@@ -91,7 +91,7 @@ describe('execute', () => {
 
   it('a missing program is an ordinary result with exit code 127', async () => {
     const res = await conn.execute({ command: 'no-such-program-xyz' });
-    assert.notEqual(res.isError, true);
+    assert.notEqual(res.isError, true, resultText(res));
     const s = sc(res);
     assert.equal(s.exit_code, 127);
     assert.match(s.stderr, /no-such-program-xyz/);
@@ -130,7 +130,7 @@ describe('execute', () => {
       timeout: 2,
     });
     const took = Date.now() - started;
-    assert.equal(res.isError, true, 'a timeout is an error result');
+    assert.equal(res.isError, true, `a timeout is an error result: ${JSON.stringify(res).slice(0, 600)}`);
     const s = sc(res);
     assert.equal(s.timed_out, true);
     assert.ok(s.exit_code === null || Number.isInteger(s.exit_code));
@@ -152,7 +152,7 @@ describe('execute', () => {
 
   it('a command that ends before its timeout is not marked timed out', async () => {
     const res = await conn.execute({ command: 'sleep 1; echo ok', timeout: 20 });
-    assert.notEqual(res.isError, true);
+    assert.notEqual(res.isError, true, resultText(res));
     const s = sc(res);
     assert.equal(s.timed_out, false);
     assert.equal(s.stdout, 'ok\n');
@@ -193,7 +193,7 @@ describe('execute', () => {
   it('long output keeps the beginning and the end and counts the bytes cut', async () => {
     // ~9 KB on stdout, ~6 KB on stderr: both above MAX_OUTPUT_BYTES (1000).
     const res = await conn.execute({ command: 'echo BEGIN; seq 1 2000; echo END; seq 5000 6200 >&2' });
-    assert.notEqual(res.isError, true);
+    assert.notEqual(res.isError, true, resultText(res));
     const s = sc(res);
     const out = 'BEGIN\n' + Array.from({ length: 2000 }, (_, i) => `${i + 1}\n`).join('') + 'END\n';
     const err = Array.from({ length: 1201 }, (_, i) => `${5000 + i}\n`).join('');
