@@ -14,6 +14,7 @@
 #include <curl/curl.h>
 
 #include "auth.h"
+#include "cleanup.h"
 #include "config.h"
 #include "db.h"
 #include "http.h"
@@ -346,6 +347,7 @@ handle(struct http_req *r, void *arg)
 	}
 	if (auth_bearer(r, cfg, db, &who) == -1)
 		return;
+	cleanup_maybe(cfg);	/* FILE_TTL pass, hourly, in the background */
 	if (strcmp(method, "POST") == 0)
 		do_post(r, cfg, db, &who);
 	else if (strcmp(method, "DELETE") == 0)
@@ -378,6 +380,7 @@ main(int argc, char *argv[])
 	}
 	c.cfg = cfg;
 	rc = http_serve(handle, &c, (int)cfg->threads);
+	cleanup_shutdown();
 	curl_global_cleanup();
 	config_free(cfg);
 	return rc;

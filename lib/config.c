@@ -79,7 +79,9 @@ static const struct setting settings[] = {
 	{ "SANDBOX_REFRESH_TOKEN_TTL", K_LONG, "2592000", 300, 315360000, OFF(refresh_token_ttl),
 	  "Lifetime of OAuth refresh tokens, seconds." },
 	{ "SANDBOX_AUDIT_RETENTION", K_LONG, "7776000", 3600, 315360000, OFF(audit_retention),
-	  "Seconds audit log rows are kept." },
+	  "Seconds audit log rows (the run table) are kept; stored command results go after a day." },
+	{ "SANDBOX_CLEANUP_INTERVAL", K_LONG, "3600", 60, 31536000, OFF(cleanup_interval),
+	  "Seconds between automatic clean-up passes (FILE_TTL, audit pruning), started by requests." },
 	{ "SANDBOX_ALLOWED_ORIGINS", K_STR, "", 0, 4096, OFF(allowed_origins),
 	  "Extra browser origins allowed on /mcp, space-separated." },
 };

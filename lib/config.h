@@ -43,6 +43,7 @@ struct config {
 	long		 access_token_ttl; /* SANDBOX_ACCESS_TOKEN_TTL, seconds */
 	long		 refresh_token_ttl; /* SANDBOX_REFRESH_TOKEN_TTL, seconds */
 	long		 audit_retention; /* SANDBOX_AUDIT_RETENTION, seconds */
+	long		 cleanup_interval; /* SANDBOX_CLEANUP_INTERVAL, seconds */
 	char		*allowed_origins; /* SANDBOX_ALLOWED_ORIGINS: extra, space-separated */
 };
 

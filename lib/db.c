@@ -32,6 +32,83 @@ static const char *const sql[STMT__MAX] = {
 	    "DELETE FROM session WHERE id_hash = ?",
 	[STMT_SESSION_PRUNE] =
 	    "DELETE FROM session WHERE last_used < ?",
+
+	/* ops */
+	[STMT_TABLE_EXISTS] =
+	    "SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = ?",
+	[STMT_CLEANUP_LEASE_GET] =
+	    "SELECT last_run, lease_until, holder FROM cleanup_lease WHERE id = 1",
+	[STMT_CLEANUP_LEASE_TAKE] =
+	    "UPDATE cleanup_lease SET last_run = ?1, lease_until = ?2, "
+	    "holder = ?3 WHERE id = 1 AND lease_until <= ?1 "
+	    "AND (?4 OR last_run <= ?1 - ?5)",
+	[STMT_CLEANUP_LEASE_RELEASE] =
+	    "UPDATE cleanup_lease SET lease_until = 0, holder = NULL "
+	    "WHERE id = 1 AND holder = ?",
+	[STMT_CLEANUP_INSERT] =
+	    "INSERT INTO cleanup_run (started, trigger, file_ttl) VALUES (?, ?, ?)",
+	[STMT_CLEANUP_FINISH] =
+	    "UPDATE cleanup_run SET finished = ?, state = ?, removed = ?, "
+	    "kept = ?, failed = ?, bytes = ?, runs_pruned = ?, "
+	    "results_cleared = ?, names = ?, message = ? WHERE id = ?",
+	[STMT_CLEANUP_STALE] =
+	    "UPDATE cleanup_run SET state = 'interrupted', finished = ? "
+	    "WHERE state = 'running' AND id != ?",
+	[STMT_CLEANUP_LIST] =
+	    "SELECT id, started, finished, trigger, state, removed, kept, "
+	    "failed, bytes, runs_pruned, results_cleared, names, message "
+	    "FROM cleanup_run ORDER BY id DESC LIMIT ?",
+	[STMT_CLEANUP_PRUNE] =
+	    "DELETE FROM cleanup_run WHERE started < ?",
+	/* A row still running is pruned only 30 days (the longest timeout) late. */
+	[STMT_RUN_PRUNE] =
+	    "DELETE FROM run WHERE coalesce(finished, started + 2592000) < ?",
+	[STMT_RUN_CLEAR_RESULTS] =
+	    "UPDATE run SET result = NULL WHERE result IS NOT NULL "
+	    "AND finished IS NOT NULL AND finished < ?",
+	[STMT_AUDIT_LIST] =
+	    "SELECT id, started, client_id, client_name, state, exit_code, "
+	    "duration_ms, stdout_bytes, stderr_bytes, substr(command, 1, ?), "
+	    "finished FROM run ORDER BY started DESC, rowid DESC LIMIT ?",
+	[STMT_COUNT_SESSIONS] =
+	    "SELECT coalesce(sum(last_used >= ?), 0), count(*) FROM session",
+	[STMT_COUNT_RUNS] =
+	    "SELECT count(*), coalesce(sum(state = 'running'), 0), min(started) "
+	    "FROM run",
+	[STMT_COUNT_LINKS] =
+	    "SELECT count(*), coalesce(sum(revoked IS NULL AND expires > ?), 0) "
+	    "FROM link",
+	[STMT_COUNT_CLIENTS] =
+	    "SELECT count(*) FROM oauth_client",
+	[STMT_COUNT_GRANTS] =
+	    "SELECT count(DISTINCT grant_id) FROM oauth_token "
+	    "WHERE rotated IS NULL AND expires > ?",
+	[STMT_OPS_CLIENT_LIST] =
+	    "SELECT c.client_id, c.name, c.auth_method, c.cimd, c.created, "
+	    "c.last_used, (SELECT count(*) FROM oauth_grant g "
+	    "WHERE g.client_id = c.client_id) FROM oauth_client c "
+	    "ORDER BY c.created, c.client_id",
+	[STMT_OPS_CLIENT_DELETE] =
+	    "DELETE FROM oauth_client WHERE client_id = ?",
+	[STMT_OPS_GRANT_LIST] =
+	    "SELECT g.id, g.client_id, c.name, g.created, g.last_used, "
+	    "count(t.token_hash), max(t.expires) FROM oauth_grant g "
+	    "JOIN oauth_client c ON c.client_id = g.client_id "
+	    "LEFT JOIN oauth_token t ON t.grant_id = g.id AND t.rotated IS NULL "
+	    "AND t.expires > ?1 GROUP BY g.id ORDER BY g.created, g.id",
+	[STMT_OPS_GRANT_DELETE] =
+	    "DELETE FROM oauth_grant WHERE id = ?",
+	[STMT_OPS_GRANT_DELETE_CLIENT] =
+	    "DELETE FROM oauth_grant WHERE client_id = ?",
+	[STMT_OPS_GRANT_DELETE_ALL] =
+	    "DELETE FROM oauth_grant",
+	[STMT_OPS_LINK_LIST] =
+	    "SELECT id, CASE WHEN revoked IS NOT NULL THEN 'revoked' "
+	    "WHEN expires <= ?1 THEN 'expired' ELSE 'active' END, path, size, "
+	    "client_id, created, expires, downloads, last_download FROM link "
+	    "ORDER BY created DESC, id LIMIT ?2",
+	[STMT_OPS_LINK_REVOKE] =
+	    "UPDATE link SET revoked = ? WHERE id = ? AND revoked IS NULL",
 };
 
 struct db_q {

@@ -26,6 +26,40 @@ enum db_stmt {
 	STMT_SESSION_TOUCH,	/* now, id_hash */
 	STMT_SESSION_DELETE,	/* id_hash */
 	STMT_SESSION_PRUNE,	/* min_last_used */
+	/* ops: clean-up, audit log, sandboxctl */
+	STMT_TABLE_EXISTS,	/* name -> 1 when the table exists */
+	STMT_CLEANUP_LEASE_GET,	/* -> last_run, lease_until, holder */
+	STMT_CLEANUP_LEASE_TAKE, /* now, lease_until, holder, force, interval */
+	STMT_CLEANUP_LEASE_RELEASE, /* holder */
+	STMT_CLEANUP_INSERT,	/* started, trigger, file_ttl */
+	STMT_CLEANUP_FINISH,	/* finished, state, removed, kept, failed, bytes,
+				   runs_pruned, results_cleared, names, message, id */
+	STMT_CLEANUP_STALE,	/* now, id: older 'running' rows are interrupted */
+	STMT_CLEANUP_LIST,	/* limit -> id, started, finished, trigger, state,
+				   removed, kept, failed, bytes, runs_pruned,
+				   results_cleared, names, message */
+	STMT_CLEANUP_PRUNE,	/* min_started */
+	STMT_RUN_PRUNE,		/* min_finished */
+	STMT_RUN_CLEAR_RESULTS,	/* min_finished */
+	STMT_AUDIT_LIST,	/* command_max, limit -> id, started, client_id,
+				   client_name, state, exit_code, duration_ms,
+				   stdout_bytes, stderr_bytes, command, finished */
+	STMT_COUNT_SESSIONS,	/* min_last_used -> live, all */
+	STMT_COUNT_RUNS,	/* -> all, running, oldest started */
+	STMT_COUNT_LINKS,	/* now -> all, active */
+	STMT_COUNT_CLIENTS,	/* -> all */
+	STMT_COUNT_GRANTS,	/* now -> grants with a live token */
+	STMT_OPS_CLIENT_LIST,	/* -> client_id, name, auth_method, cimd, created,
+				   last_used, grants */
+	STMT_OPS_CLIENT_DELETE,	/* client_id */
+	STMT_OPS_GRANT_LIST,	/* now -> id, client_id, client_name, created,
+				   last_used, live tokens, latest expiry */
+	STMT_OPS_GRANT_DELETE,	/* id */
+	STMT_OPS_GRANT_DELETE_CLIENT, /* client_id */
+	STMT_OPS_GRANT_DELETE_ALL,
+	STMT_OPS_LINK_LIST,	/* now, limit -> id, state, path, size, client_id,
+				   created, expires, downloads, last_download */
+	STMT_OPS_LINK_REVOKE,	/* now, id */
 	STMT__MAX
 };
 

@@ -71,6 +71,19 @@ struct sandbox {
 };
 
 /*
+ * oomc sets $o to the container's count of processes killed by the memory
+ * limit (cgroup v2 memory.events, v1 memory.oom_control: "oom_kill N"),
+ * empty when neither can be read. Builtins only: no fork.
+ */
+#define OOM_COUNT \
+    "oomc() { o=; local f k v\n" \
+    "  for f in /sys/fs/cgroup/memory.events" \
+    " /sys/fs/cgroup/memory/memory.oom_control; do\n" \
+    "    [ -r \"$f\" ] || continue\n" \
+    "    while read -r k v; do [ \"$k\" = oom_kill ] && o=$v; done <\"$f\"\n" \
+    "    return; done; }\n"
+
+/*
  * The wrapper; $1 timeout seconds, $2 run id, $3... the command, split in
  * chunks when longer than one argument may be (then it runs from a file).
  * Keep it to bash builtins on the common path: each fork costs time.
@@ -78,6 +91,8 @@ struct sandbox {
 static const char WRAPPER[] =
     "d=" RUN_DIR " t=$1 id=$2\n"
     "end=$((EPOCHSECONDS + t))\n"
+    OOM_COUNT
+    "oomc; o0=$o\n"
     "[ -d \"$d\" ] || mkdir -p \"$d\" || exit 125\n"
     "shift 2\n"
     "if [ $# -gt 1 ]; then\n"
@@ -91,14 +106,18 @@ static const char WRAPPER[] =
     "p=$!\n"
     /* From here on the wrapper's own messages (job reports) are dropped. */
     "exec 2>/dev/null\n"
-    "echo \"$p\" >\"$d/$id\"\n"
+    "echo \"$p $o0\" >\"$d/$id\"\n"
     "(sleep \"$t\"; : >\"$d/$id.timeout\"; kill -KILL -- \"-$p\")"
     " </dev/null >/dev/null &\n"
     "w=$!\n"
     "wait \"$p\"; s=$?\n"
     "kill -KILL -- \"-$w\"\n"
     "rm -f \"$d/$id\" \"$d/$id.sh\"\n"
-    "[ \"$s\" = 137 ] || rm -f \"$d/$id.timeout\" \"$d/$id.cancel\"\n"
+    "if [ \"$s\" = 137 ]; then\n"
+    "  oomc; [ \"${o:-0}\" -gt \"${o0:-0}\" ] && : >\"$d/$id.oom\"\n"
+    "else\n"
+    "  rm -f \"$d/$id.timeout\" \"$d/$id.cancel\"\n"
+    "fi\n"
     "if kill -0 -- \"-$p\"; then\n"
     "  (while [ \"$EPOCHSECONDS\" -lt \"$end\" ] && kill -0 -- \"-$p\"\n"
     "   do sleep 1; done\n"
@@ -109,17 +128,27 @@ static const char WRAPPER[] =
 /* Kill run $1's group, leaving marker $1.$2 first; 0 if it already ended. */
 static const char KILLER[] =
     "d=" RUN_DIR "\n"
-    "read -r p <\"$d/$1\" 2>/dev/null || exit 0\n"
+    "read -r p _ <\"$d/$1\" 2>/dev/null || exit 0\n"
     "case $p in ''|*[!0-9]*) exit 0;; esac\n"
     ": >\"$d/$1.$2\"\n"
     "kill -KILL -- \"-$p\" 2>/dev/null\n"
     "exit 0\n";
 
-/* Print and remove the markers of run $1. */
+/*
+ * Print and remove the markers of run $1. A pid file still there means the
+ * wrapper itself was killed (the memory limit picks the largest process,
+ * but not always the command): compare the OOM kill count with the one the
+ * wrapper saw at the start.
+ */
 static const char MARKERS[] =
     "d=" RUN_DIR "\n"
-    "for m in timeout cancel; do [ -e \"$d/$1.$m\" ] && echo \"$m\"; done\n"
-    "rm -f \"$d/$1.timeout\" \"$d/$1.cancel\"\n"
+    OOM_COUNT
+    "if read -r p o0 <\"$d/$1\" 2>/dev/null; then\n"
+    "  oomc; [ \"${o:-0}\" -gt \"${o0:-0}\" ] && : >\"$d/$1.oom\"\n"
+    "  rm -f \"$d/$1\" \"$d/$1.sh\"\n"
+    "fi\n"
+    "for m in timeout cancel oom; do [ -e \"$d/$1.$m\" ] && echo \"$m\"; done\n"
+    "rm -f \"$d/$1.timeout\" \"$d/$1.cancel\" \"$d/$1.oom\"\n"
     "exit 0\n";
 
 static const char *const EXEC_ENV[] = {
@@ -571,22 +600,20 @@ small_output(void *arg, int stream, const char *buf, size_t len)
 }
 
 /*
- * Run bash -c script with args in the container and collect its stdout.
+ * Run bash -c script with args in the container, reporting output to cb.
  * -1 with err->status 404/409 when the container does not run.
  */
 static int
-run_helper(struct sandbox *sb, const char *script, const char *const args[],
-    struct small_out *o, int *exit_code, struct error *err)
+run_script(struct sandbox *sb, const char *script, const char *const args[],
+    const struct docker_exec_cb *cb, bool *stopped, int *exit_code,
+    struct error *err)
 {
-	struct docker_exec_cb	 cb = { small_output, NULL, o };
 	struct json_object	*cmd;
 	char			*id = NULL;
-	bool			 stopped;
 	int			 rc = -1;
 
-	o->len = 0;
-	o->buf[0] = '\0';
 	*exit_code = -1;
+	*stopped = false;
 	cmd = json_object_new_array();
 	json_object_array_add(cmd, json_object_new_string("bash"));
 	json_object_array_add(cmd, json_object_new_string("-c"));
@@ -596,15 +623,85 @@ run_helper(struct sandbox *sb, const char *script, const char *const args[],
 		json_object_array_add(cmd, json_object_new_string(*args));
 	if (exec_create(sb, cmd, false, &id, err) == -1)
 		goto out;
-	if (docker_exec_start(sb->docker, id, &cb, &stopped, err) == -1)
+	if (docker_exec_start(sb->docker, id, cb, stopped, err) == -1)
 		goto out;
-	if (exec_wait_exit(sb, id, exit_code, err) == -1)
+	if (!*stopped && exec_wait_exit(sb, id, exit_code, err) == -1)
 		goto out;
 	rc = 0;
 out:
 	json_object_put(cmd);
 	free(id);
 	return rc;
+}
+
+/* run_script collecting stdout in o (cut at its size). */
+static int
+run_helper(struct sandbox *sb, const char *script, const char *const args[],
+    struct small_out *o, int *exit_code, struct error *err)
+{
+	struct docker_exec_cb	 cb = { small_output, NULL, o };
+	bool			 stopped;
+
+	o->len = 0;
+	o->buf[0] = '\0';
+	return run_script(sb, script, args, &cb, &stopped, exit_code, err);
+}
+
+/* Output of sandbox_script: stdout into the caller's buffer. */
+struct script_out {
+	char		*buf;
+	size_t		 len, size;
+	bool		 cut;
+	bool		(*cancel)(void *);
+	void		*arg;
+};
+
+static void
+script_output(void *arg, int stream, const char *buf, size_t len)
+{
+	struct script_out	*o = arg;
+	size_t			 n;
+
+	if (stream != 1)
+		return;
+	n = o->size - 1 - o->len;
+	if (n > len)
+		n = len;
+	else if (n < len)
+		o->cut = true;
+	memcpy(o->buf + o->len, buf, n);
+	o->len += n;
+	o->buf[o->len] = '\0';
+}
+
+static int
+script_tick(void *arg)
+{
+	struct script_out *o = arg;
+
+	return o->cancel != NULL && o->cancel(o->arg);
+}
+
+int
+sandbox_script(struct sandbox *sb, const char *script, const char *const args[],
+    char *out, size_t outsz, bool (*cancel)(void *), void *arg,
+    int *exit_code, struct error *err)
+{
+	struct script_out	 o = { out, 0, outsz, false, cancel, arg };
+	struct docker_exec_cb	 cb = { script_output, script_tick, &o };
+	bool			 stopped;
+
+	*exit_code = -1;
+	if (outsz < 2)
+		return error_set(err, "sandbox_script: output buffer too small");
+	out[0] = '\0';
+	if (run_script(sb, script, args, &cb, &stopped, exit_code, err) == -1)
+		return -1;
+	if (stopped)
+		return error_set(err, "stopped before the script ended");
+	if (o.cut)
+		log_warn("sandbox script output cut at %zu bytes", outsz - 1);
+	return 0;
 }
 
 /* Kill run_id's group, leaving marker "cancel" or "timeout". */
@@ -802,6 +899,8 @@ sandbox_exec(struct sandbox *sb, const char *command, long timeout_s,
 				res->timed_out = true;
 			if (strstr(marks.buf, "cancel\n") != NULL)
 				res->killed = true;
+			if (strstr(marks.buf, "oom\n") != NULL)
+				res->oom_killed = true;
 		} else if (res->duration_ms >= timeout_s * 1000)
 			res->timed_out = true;
 	}
@@ -830,4 +929,162 @@ exec_result_free(struct exec_result *res)
 	free(res->err.text);
 	res->out.text = res->err.text = NULL;
 	res->out.len = res->err.len = 0;
+}
+
+/* Volume usage: bytes used under /sandbox (du, one file system), then the
+ * file system's available and total bytes (df). */
+static const char USAGE[] =
+    "set -- $(du -sx -B1 /sandbox 2>/dev/null); u=$1\n"
+    "set -- $(df -P -B1 /sandbox 2>/dev/null | tail -n 1)\n"
+    "echo \"${u:--1} ${4:--1} ${2:--1}\"\n";
+
+static long long
+parse_count(const char **p)
+{
+	char		*end;
+	long long	 v;
+
+	while (**p == ' ')
+		(*p)++;
+	v = strtoll(*p, &end, 10);
+	if (end == *p)
+		return -1;
+	*p = end;
+	return v;
+}
+
+/* GET path; the 200 body in *resp, else NULL. 0, or -1 when no answer. */
+static int
+get_json(struct sandbox *sb, const char *path, long *status,
+    struct json_object **resp, struct error *err)
+{
+	*resp = NULL;
+	if (docker_request(sb->docker, "GET", path, NULL, status, resp,
+	    err) == -1)
+		return -1;
+	if (*status != 200) {
+		json_object_put(*resp);
+		*resp = NULL;
+	}
+	return 0;
+}
+
+static void
+copy_member(struct json_object *to, const char *key, struct json_object *from,
+    const char *fkey)
+{
+	struct json_object *v;
+
+	if (from != NULL && json_object_object_get_ex(from, fkey, &v))
+		js_set(to, key, json_object_get(v));
+}
+
+int
+sandbox_status(struct sandbox *sb, struct json_object **out, struct error *err)
+{
+	struct json_object	*st, *engine, *image, *cont, *vol, *resp = NULL;
+	struct json_object	*state, *host;
+	const char *const	 noargs[] = { NULL };
+	char			 path[512], usage[128];
+	const char		*p;
+	struct error		 e;
+	long			 status;
+	int			 code;
+	bool			 running = false;
+
+	*out = NULL;
+	if ((st = json_object_new_object()) == NULL)
+		return error_set(err, "out of memory");
+	engine = json_object_new_object();
+	image = json_object_new_object();
+	cont = json_object_new_object();
+	vol = json_object_new_object();
+	js_set(st, "engine", engine);
+	js_set(st, "image", image);
+	js_set(st, "container", cont);
+	js_set(st, "volume", vol);
+
+	js_set_str(engine, "host", docker_host(sb->docker));
+	if (get_json(sb, "/version", &status, &resp, &e) == -1) {
+		js_set_bool(engine, "reachable", false);
+		js_set_str(engine, "error", e.msg);
+		*out = st;
+		return 0;
+	}
+	js_set_bool(engine, "reachable", true);
+	copy_member(engine, "version", resp, "Version");
+	copy_member(engine, "api_version", resp, "ApiVersion");
+	copy_member(engine, "os", resp, "Os");
+	copy_member(engine, "kernel", resp, "KernelVersion");
+	json_object_put(resp);
+
+	js_set_str(image, "name", sb->image);
+	if (fmt_path(path, sizeof(path), err, "/images/%s/json", sb->image) == -1)
+		goto fail;
+	if (get_json(sb, path, &status, &resp, err) == -1)
+		goto fail;
+	js_set_bool(image, "present", resp != NULL);
+	copy_member(image, "id", resp, "Id");
+	copy_member(image, "created", resp, "Created");
+	copy_member(image, "size", resp, "Size");
+	json_object_put(resp);
+
+	js_set_str(cont, "name", sb->container);
+	if (fmt_path(path, sizeof(path), err, "/containers/%s/json",
+	    sb->container) == -1)
+		goto fail;
+	if (get_json(sb, path, &status, &resp, err) == -1)
+		goto fail;
+	js_set_bool(cont, "exists", resp != NULL);
+	if (resp != NULL) {
+		state = js_get(resp, "State", json_type_object);
+		host = js_get(resp, "HostConfig", json_type_object);
+		js_bool(state, "Running", &running);
+		copy_member(cont, "id", resp, "Id");
+		copy_member(cont, "image", js_get(resp, "Config",
+		    json_type_object), "Image");
+		copy_member(cont, "state", state, "Status");
+		copy_member(cont, "running", state, "Running");
+		copy_member(cont, "started_at", state, "StartedAt");
+		copy_member(cont, "finished_at", state, "FinishedAt");
+		copy_member(cont, "oom_killed", state, "OOMKilled");
+		copy_member(cont, "exit_code", state, "ExitCode");
+		copy_member(cont, "restart_count", resp, "RestartCount");
+		copy_member(cont, "memory", host, "Memory");
+		copy_member(cont, "nano_cpus", host, "NanoCpus");
+		copy_member(cont, "pids_limit", host, "PidsLimit");
+	}
+	json_object_put(resp);
+	resp = NULL;
+
+	js_set_str(vol, "name", sb->volume);
+	if (fmt_path(path, sizeof(path), err, "/volumes/%s", sb->volume) == -1)
+		goto fail;
+	if (get_json(sb, path, &status, &resp, err) == -1)
+		goto fail;
+	js_set_bool(vol, "exists", resp != NULL);
+	copy_member(vol, "created", resp, "CreatedAt");
+	json_object_put(resp);
+	resp = NULL;
+	if (running && sandbox_script(sb, USAGE, noargs, usage, sizeof(usage),
+	    NULL, NULL, &code, &e) == 0 && code == 0) {
+		long long used, avail, total;
+
+		p = usage;
+		used = parse_count(&p);
+		avail = parse_count(&p);
+		total = parse_count(&p);
+		if (used >= 0)
+			js_set_int(vol, "used_bytes", used);
+		if (avail >= 0)
+			js_set_int(vol, "fs_available_bytes", avail);
+		if (total >= 0)
+			js_set_int(vol, "fs_size_bytes", total);
+	}
+	*out = st;
+	return 0;
+fail:
+	json_object_put(resp);
+	json_object_put(st);
+	return -1;
 }

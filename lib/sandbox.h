@@ -16,6 +16,7 @@
 #include "error.h"
 
 struct config;
+struct json_object;
 struct sandbox;
 
 /* Called while a command runs; any member may be NULL. */
@@ -39,6 +40,11 @@ struct exec_result {
 	int			 exit_code;	/* -1 when unknown */
 	bool			 timed_out;	/* killed at the deadline */
 	bool			 killed;	/* killed by sandbox_kill (cancelled) */
+	/*
+	 * Ended by SIGKILL (137) while the container's count of processes
+	 * killed by its memory limit (SANDBOX_MEMORY) went up: out of memory.
+	 */
+	bool			 oom_killed;
 	long long		 duration_ms;
 };
 
@@ -60,6 +66,31 @@ int	sandbox_exec(struct sandbox *, const char *command, long timeout_s,
 	    const char *run_id, const struct exec_observer *,
 	    struct exec_result *res, struct error *);
 void	exec_result_free(struct exec_result *);
+
+/*
+ * Run `bash -c script code-sandbox args...` in the running container (no
+ * wrapper, no deadline, the container is not started or created) and put
+ * its stdout, cut to outsz - 1 bytes, NUL-terminated, in out. cancel (may
+ * be NULL) is asked about once a second; true stops reading (the script
+ * goes on in the container). Returns 0 with *exit_code set, or -1
+ * (err->status 404/409 when the container is missing or not running).
+ */
+int	sandbox_script(struct sandbox *, const char *script,
+	    const char *const args[], char *out, size_t outsz,
+	    bool (*cancel)(void *), void *arg, int *exit_code, struct error *);
+
+/*
+ * What the engine says about the sandbox, for operators: a new JSON object
+ * { engine: {host, reachable, version, api_version, error?},
+ *   image: {name, present, id, created, size},
+ *   container: {name, exists, state, running, started_at, oom_killed,
+ *     restart_count, memory, nano_cpus, pids_limit, ...},
+ *   volume: {name, exists, used_bytes, fs_available_bytes, fs_size_bytes} }
+ * An unreachable engine is a result (reachable false), not an error. 0 with
+ * *out (the caller puts it), or -1.
+ */
+int	sandbox_status(struct sandbox *, struct json_object **out,
+	    struct error *);
 
 /* Kill the process tree of a running command. 0 (also when it already ended) or -1. */
 int	sandbox_kill(struct sandbox *, const char *run_id, struct error *);

@@ -176,6 +176,10 @@ render(const struct exec_result *r, long timeout)
 	if (r->timed_out)
 		snprintf(head, sizeof(head), "Timed out after %ld s: the command "
 		    "and everything it started were killed. Output so far:", timeout);
+	else if (r->oom_killed)
+		snprintf(head, sizeof(head), "Killed (exit code %d) after %.1f s: "
+		    "out of memory, the sandbox's memory limit was reached.",
+		    r->exit_code, (double)r->duration_ms / 1000);
 	else if (r->exit_code >= 0)
 		snprintf(head, sizeof(head), "Exit code %d after %.1f s.",
 		    r->exit_code, (double)r->duration_ms / 1000);
