@@ -1,0 +1,970 @@
+/*
+ * sandboxctl: the operator's command (not an endpoint; see sandboxctl.8).
+ *
+ *   sandboxctl [-e envfile] [--json] status
+ *   sandboxctl ... audit [--limit N]
+ *   sandboxctl ... cleanup
+ *   sandboxctl ... clients list | clients revoke CLIENT_ID
+ *   sandboxctl ... tokens list | tokens revoke GRANT_ID | --client ID | --all
+ *   sandboxctl ... links list [--limit N] | links revoke LINK_ID
+ *   sandboxctl ... rotate-key [--revoke-tokens] [--show-key]
+ *
+ * It reads the same settings as the programs (config_load) and works on the
+ * same SQLite file and Docker engine. Every command builds one JSON object;
+ * --json prints it, otherwise it is shown as text for people, with every
+ * value that came from clients (names, commands, paths) escaped so that it
+ * cannot drive the terminal. Exit status: 0 done, 1 failed, 2 usage.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <curl/curl.h>
+
+#include "cleanup.h"
+#include "config.h"
+#include "crypto.h"
+#include "db.h"
+#include "js.h"
+#include "log.h"
+#include "sandbox.h"
+
+#define LIMIT_DEFAULT	20
+#define LIMIT_MAX	10000
+#define COMMAND_SHOWN	4096	/* audit --json: the whole stored command */
+#define ENVFILE_MAX	(1024 * 1024)
+#define KEY_BYTES	32
+
+struct ctl {
+	struct config	*cfg;
+	struct db	*db;
+	bool		 json;
+	long		 limit;
+	int		 argc;
+	char		**argv;
+};
+
+static void
+usage(void)
+{
+	fprintf(stderr,
+	    "usage: sandboxctl [-e envfile] [--json] command\n"
+	    "  status                       engine, image, container, volume, database\n"
+	    "  audit [--limit N]            recent commands, newest first\n"
+	    "  cleanup                      run the FILE_TTL clean-up now\n"
+	    "  clients list | clients revoke CLIENT_ID\n"
+	    "  tokens list | tokens revoke GRANT_ID | --client CLIENT_ID | --all\n"
+	    "  links list [--limit N] | links revoke LINK_ID\n"
+	    "  rotate-key [--revoke-tokens] [--show-key]\n");
+}
+
+/* Text from the database or a client, made safe for a terminal. */
+static const char *
+esc(char *buf, size_t n, const char *s)
+{
+	if (s == NULL)
+		return "-";
+	return log_escape(buf, n, s, strlen(s));
+}
+
+static const char *
+when(char *buf, size_t n, long long t)
+{
+	struct tm	tm;
+	time_t		tt = (time_t)t;
+
+	if (t <= 0 || gmtime_r(&tt, &tm) == NULL)
+		return "-";
+	strftime(buf, n, "%Y-%m-%d %H:%M:%SZ", &tm);
+	return buf;
+}
+
+static void
+print_json(struct json_object *o)
+{
+	puts(json_object_to_json_string_ext(o, JSON_C_TO_STRING_PRETTY |
+	    JSON_C_TO_STRING_NOSLASHESCAPE));
+}
+
+static bool
+table_exists(struct db *db, const char *name)
+{
+	struct db_q	*q;
+	bool		 yes = false;
+
+	if ((q = db_query(db, STMT_TABLE_EXISTS, "t", name)) != NULL) {
+		yes = db_step(q) == DB_ROW;
+		db_done(q);
+	}
+	return yes;
+}
+
+static int
+need_table(struct ctl *c, const char *table, const char *what)
+{
+	if (table_exists(c->db, table))
+		return 0;
+	fprintf(stderr, "sandboxctl: this database (schema version %d) has no "
+	    "%s: that part is not in this build\n", db_version(c->db), what);
+	return -1;
+}
+
+/* Column col as a JSON value: NULL, integer or string. */
+static struct json_object *
+col_value(struct db_q *q, int col, bool integer)
+{
+	if (db_null(q, col))
+		return NULL;
+	if (integer)
+		return json_object_new_int64(db_int(q, col));
+	return json_object_new_string(db_text(q, col));
+}
+
+/* Run a one-row count query into obj as named integers. */
+static void
+counts(struct db *db, enum db_stmt st, const char *types, long long arg,
+    struct json_object *obj, const char *const names[])
+{
+	struct db_q	*q;
+	int		 i;
+
+	q = types[0] != '\0' ? db_query(db, st, types, arg) :
+	    db_query(db, st, "");
+	if (q == NULL)
+		return;
+	if (db_step(q) == DB_ROW)
+		for (i = 0; names[i] != NULL; i++)
+			js_set(obj, names[i], col_value(q, i, true));
+	db_done(q);
+}
+
+static long long
+member_int(struct json_object *o, const char *key)
+{
+	long long v;
+
+	return js_int(o, key, &v) == 0 ? v : -1;
+}
+
+static const char *
+member_str(struct json_object *o, const char *key)
+{
+	const char *s = js_str(o, key);
+
+	return s != NULL ? s : "-";
+}
+
+static void
+human_bytes(char *buf, size_t n, long long b)
+{
+	if (b < 0)
+		snprintf(buf, n, "-");
+	else if (b >= 1LL << 30)
+		snprintf(buf, n, "%.1f GiB", (double)b / (1LL << 30));
+	else if (b >= 1LL << 20)
+		snprintf(buf, n, "%.1f MiB", (double)b / (1LL << 20));
+	else if (b >= 1LL << 10)
+		snprintf(buf, n, "%.1f KiB", (double)b / (1LL << 10));
+	else
+		snprintf(buf, n, "%lld B", b);
+}
+
+static int
+cmd_status(struct ctl *c)
+{
+	static const char *const sess[] = { "live", "total", NULL };
+	static const char *const runs[] = { "total", "running", "oldest", NULL };
+	static const char *const links[] = { "total", "active", NULL };
+	static const char *const clients[] = { "total", NULL };
+	static const char *const grants[] = { "live", NULL };
+	struct json_object	*st = NULL, *dbo, *o, *eng, *img, *con, *vol;
+	struct sandbox		*sb = NULL;
+	struct db_q		*q;
+	struct error		 err;
+	struct stat		 sbuf;
+	long long		 now = (long long)time(NULL);
+	char			 b1[256], b2[64], b3[64];
+	bool			 yes;
+	int			 rc = 1;
+
+	if (sandbox_open(c->cfg, &sb, &err) == -1 ||
+	    sandbox_status(sb, &st, &err) == -1) {
+		fprintf(stderr, "sandboxctl: %s\n", err.msg);
+		goto out;
+	}
+	js_set_str(st, "env_file", c->cfg->env_file);
+	js_set_str(st, "public_url", c->cfg->public_url);
+	dbo = json_object_new_object();
+	js_set(st, "database", dbo);
+	js_set_str(dbo, "path", c->cfg->db_path);
+	js_set_int(dbo, "schema_version", db_version(c->db));
+	if (stat(c->cfg->db_path, &sbuf) == 0)
+		js_set_int(dbo, "size_bytes", (long long)sbuf.st_size);
+	o = json_object_new_object();
+	counts(c->db, STMT_COUNT_SESSIONS, "i", now - c->cfg->session_ttl, o, sess);
+	js_set(dbo, "sessions", o);
+	if (table_exists(c->db, "run")) {
+		o = json_object_new_object();
+		counts(c->db, STMT_COUNT_RUNS, "", 0, o, runs);
+		js_set(dbo, "runs", o);
+	}
+	if (table_exists(c->db, "link")) {
+		o = json_object_new_object();
+		counts(c->db, STMT_COUNT_LINKS, "i", now, o, links);
+		js_set(dbo, "links", o);
+	}
+	if (table_exists(c->db, "oauth_client")) {
+		o = json_object_new_object();
+		counts(c->db, STMT_COUNT_CLIENTS, "", 0, o, clients);
+		counts(c->db, STMT_COUNT_GRANTS, "i", now, o, grants);
+		js_set(dbo, "oauth_clients", o);
+	}
+	if ((q = db_query(c->db, STMT_CLEANUP_LIST, "i", 1LL)) != NULL) {
+		if (db_step(q) == DB_ROW) {
+			o = json_object_new_object();
+			js_set(o, "started", col_value(q, 1, true));
+			js_set(o, "state", col_value(q, 4, false));
+			js_set(o, "removed", col_value(q, 5, true));
+			js_set(o, "bytes", col_value(q, 8, true));
+			js_set(o, "message", col_value(q, 12, false));
+			js_set(dbo, "last_cleanup", o);
+		}
+		db_done(q);
+	}
+
+	if (c->json) {
+		print_json(st);
+		rc = 0;
+		goto out;
+	}
+	eng = js_get(st, "engine", json_type_object);
+	img = js_get(st, "image", json_type_object);
+	con = js_get(st, "container", json_type_object);
+	vol = js_get(st, "volume", json_type_object);
+	printf("settings   %s\n", esc(b1, sizeof(b1), c->cfg->env_file));
+	printf("public URL %s/mcp\n", esc(b1, sizeof(b1), c->cfg->public_url));
+	js_bool(eng, "reachable", &yes);
+	if (yes)
+		printf("engine     %s: Docker %s (API %s)\n",
+		    esc(b1, sizeof(b1), member_str(eng, "host")),
+		    member_str(eng, "version"), member_str(eng, "api_version"));
+	else
+		printf("engine     UNREACHABLE: %s\n", member_str(eng, "error"));
+	yes = false;
+	js_bool(img, "present", &yes);
+	if (js_get(img, "present", json_type_boolean) != NULL)
+		printf("image      %s: %s\n", member_str(img, "name"), yes ?
+		    "present" : "MISSING (containers/build-image.sh builds it)");
+	yes = false;
+	js_bool(con, "exists", &yes);
+	if (js_get(con, "exists", json_type_boolean) == NULL)
+		;
+	else if (!yes)
+		printf("container  %s: absent (created on the next call)\n",
+		    member_str(con, "name"));
+	else {
+		human_bytes(b2, sizeof(b2), member_int(con, "memory"));
+		printf("container  %s: %s since %s, memory %s, CPUs %.2f, "
+		    "pids %lld, restarts %lld%s\n", member_str(con, "name"),
+		    member_str(con, "state"), member_str(con, "started_at"), b2,
+		    (double)member_int(con, "nano_cpus") / 1e9,
+		    member_int(con, "pids_limit"),
+		    member_int(con, "restart_count"),
+		    json_object_get_boolean(js_get(con, "oom_killed",
+		    json_type_boolean)) ? ", last stopped by OOM" : "");
+	}
+	if (js_get(vol, "used_bytes", json_type_int) != NULL) {
+		human_bytes(b2, sizeof(b2), member_int(vol, "used_bytes"));
+		human_bytes(b3, sizeof(b3), member_int(vol, "fs_available_bytes"));
+		printf("volume     %s: %s used in /sandbox, %s free on its file "
+		    "system\n", member_str(vol, "name"), b2, b3);
+	} else if (js_get(vol, "exists", json_type_boolean) != NULL)
+		printf("volume     %s: %s\n", member_str(vol, "name"),
+		    json_object_get_boolean(js_get(vol, "exists",
+		    json_type_boolean)) ? "exists (usage needs a running "
+		    "container)" : "absent");
+	human_bytes(b2, sizeof(b2), member_int(dbo, "size_bytes"));
+	printf("database   %s: schema %lld, %s\n", esc(b1, sizeof(b1),
+	    c->cfg->db_path), member_int(dbo, "schema_version"), b2);
+	o = js_get(dbo, "sessions", json_type_object);
+	printf("  sessions %lld live, %lld stored\n", member_int(o, "live"),
+	    member_int(o, "total"));
+	if ((o = js_get(dbo, "runs", json_type_object)) != NULL)
+		printf("  runs     %lld in the audit log, %lld running\n",
+		    member_int(o, "total"), member_int(o, "running"));
+	if ((o = js_get(dbo, "links", json_type_object)) != NULL)
+		printf("  links    %lld active of %lld\n", member_int(o, "active"),
+		    member_int(o, "total"));
+	if ((o = js_get(dbo, "oauth_clients", json_type_object)) != NULL)
+		printf("  oauth    %lld clients, %lld grants with live tokens\n",
+		    member_int(o, "total"), member_int(o, "live"));
+	if ((o = js_get(dbo, "last_cleanup", json_type_object)) != NULL)
+		printf("  cleanup  last %s: %s, %lld entries removed%s%s\n",
+		    when(b2, sizeof(b2), member_int(o, "started")),
+		    member_str(o, "state"), member_int(o, "removed"),
+		    js_str(o, "message") != NULL ? ": " : "",
+		    js_str(o, "message") != NULL ? esc(b1, sizeof(b1),
+		    js_str(o, "message")) : "");
+	else
+		printf("  cleanup  never ran\n");
+	rc = 0;
+out:
+	json_object_put(st);
+	sandbox_close(sb);
+	return rc;
+}
+
+static int
+cmd_audit(struct ctl *c)
+{
+	struct json_object	*arr, *o;
+	struct db_q		*q;
+	char			 b1[64], b2[128], b3[160], b4[32], b5[24];
+	enum db_step		 s;
+	int			 rc = 1;
+
+	if (need_table(c, "run", "audit log (run table)") == -1)
+		return 1;
+	arr = json_object_new_array();
+	if ((q = db_query(c->db, STMT_AUDIT_LIST, "ii", (long long)COMMAND_SHOWN,
+	    (long long)c->limit)) == NULL)
+		goto out;
+	while ((s = db_step(q)) == DB_ROW) {
+		o = json_object_new_object();
+		js_set(o, "id", col_value(q, 0, false));
+		js_set(o, "started", col_value(q, 1, true));
+		js_set(o, "finished", col_value(q, 10, true));
+		js_set(o, "client_id", col_value(q, 2, false));
+		js_set(o, "client_name", col_value(q, 3, false));
+		js_set(o, "state", col_value(q, 4, false));
+		js_set(o, "exit_code", col_value(q, 5, true));
+		js_set(o, "duration_ms", col_value(q, 6, true));
+		js_set(o, "stdout_bytes", col_value(q, 7, true));
+		js_set(o, "stderr_bytes", col_value(q, 8, true));
+		js_set(o, "command", col_value(q, 9, false));
+		json_object_array_add(arr, o);
+	}
+	db_done(q);
+	if (s == DB_ERROR)
+		goto out;
+	if (c->json)
+		print_json(arr);
+	else {
+		size_t i, n = json_object_array_length(arr);
+
+		printf("%-20s %-8s %5s %9s  %-20s %s\n", "STARTED (UTC)", "STATE",
+		    "EXIT", "SECONDS", "CLIENT", "COMMAND");
+		for (i = 0; i < n; i++) {
+			const char *cmd;
+			long long ms;
+
+			o = json_object_array_get_idx(arr, i);
+			cmd = js_str(o, "command");
+			ms = member_int(o, "duration_ms");
+			if (member_int(o, "exit_code") >= 0)
+				snprintf(b4, sizeof(b4), "%lld",
+				    member_int(o, "exit_code"));
+			else
+				snprintf(b4, sizeof(b4), "-");
+			printf("%-20s %-8s %5s %9s  %-20s %s\n",
+			    when(b1, sizeof(b1), member_int(o, "started")),
+			    member_str(o, "state"), b4, ms >= 0 ?
+			    (snprintf(b2, sizeof(b2), "%.1f", (double)ms / 1000), b2) :
+			    "-", esc(b5, sizeof(b5), js_str(o, "client_name") != NULL ?
+			    js_str(o, "client_name") : js_str(o, "client_id")),
+			    cmd != NULL ? log_escape(b3, 100, cmd, strlen(cmd)) : "");
+		}
+	}
+	rc = 0;
+out:
+	json_object_put(arr);
+	return rc;
+}
+
+static int
+cmd_cleanup(struct ctl *c)
+{
+	struct cleanup_report	 r;
+	struct json_object	*o;
+	struct error		 err;
+	char			 b[64];
+
+	if (cleanup_run(c->cfg, "sandboxctl", true, &r, &err) == -1) {
+		fprintf(stderr, "sandboxctl: %s\n", err.msg);
+		return 1;
+	}
+	if (c->json) {
+		o = json_object_new_object();
+		js_set_bool(o, "ran", r.ran);
+		if (r.ran) {
+			js_set_int(o, "id", r.id);
+			js_set_str(o, "state", r.state);
+			js_set_int(o, "removed", r.removed);
+			js_set_int(o, "kept", r.kept);
+			js_set_int(o, "failed", r.failed);
+			js_set_int(o, "bytes", r.bytes);
+			js_set_int(o, "runs_pruned", r.runs_pruned);
+			js_set_int(o, "results_cleared", r.results_cleared);
+			if (r.message[0] != '\0')
+				js_set_str(o, "message", r.message);
+			if (r.names != NULL)
+				js_set(o, "names", json_tokener_parse(r.names));
+		}
+		print_json(o);
+		json_object_put(o);
+	} else if (!r.ran)
+		printf("another clean-up pass is running; nothing done\n");
+	else {
+		human_bytes(b, sizeof(b), r.bytes);
+		printf("clean-up %s: removed %ld entries (%s), kept %ld, failed "
+		    "%ld; audit log: %ld rows pruned, %ld results cleared\n",
+		    r.state, r.removed, b, r.kept, r.failed, r.runs_pruned,
+		    r.results_cleared);
+		if (r.message[0] != '\0')
+			printf("  %s\n", r.message);
+	}
+	cleanup_report_free(&r);
+	return r.ran && strcmp(r.state, "error") == 0 ? 1 : 0;
+}
+
+static int
+cmd_clients(struct ctl *c)
+{
+	struct json_object	*arr, *o;
+	struct db_q		*q;
+	enum db_step		 s;
+	char			 b1[160], b2[64], b3[64], b4[32];
+	size_t			 i;
+	long			 n;
+	int			 rc = 1;
+
+	if (need_table(c, "oauth_client", "OAuth clients") == -1)
+		return 1;
+	if (c->argc == 2 && strcmp(c->argv[0], "revoke") == 0) {
+		n = db_exec(c->db, STMT_OPS_CLIENT_DELETE, "t", c->argv[1]);
+		if (n == -1)
+			return 1;
+		if (n == 0) {
+			fprintf(stderr, "sandboxctl: no client %s\n",
+			    esc(b1, sizeof(b1), c->argv[1]));
+			return 1;
+		}
+		printf("client %s removed with its grants and tokens\n",
+		    esc(b1, sizeof(b1), c->argv[1]));
+		return 0;
+	}
+	if (c->argc != 1 || strcmp(c->argv[0], "list") != 0) {
+		usage();
+		return 2;
+	}
+	arr = json_object_new_array();
+	if ((q = db_query(c->db, STMT_OPS_CLIENT_LIST, "")) == NULL)
+		goto out;
+	while ((s = db_step(q)) == DB_ROW) {
+		o = json_object_new_object();
+		js_set(o, "client_id", col_value(q, 0, false));
+		js_set(o, "name", col_value(q, 1, false));
+		js_set(o, "auth_method", col_value(q, 2, false));
+		js_set_bool(o, "metadata_document", db_int(q, 3) != 0);
+		js_set(o, "created", col_value(q, 4, true));
+		js_set(o, "last_used", col_value(q, 5, true));
+		js_set(o, "grants", col_value(q, 6, true));
+		json_object_array_add(arr, o);
+	}
+	db_done(q);
+	if (s == DB_ERROR)
+		goto out;
+	if (c->json)
+		print_json(arr);
+	else {
+		printf("%-20s %-20s %6s  %-24s %s\n", "CREATED (UTC)",
+		    "LAST USED", "GRANTS", "NAME", "CLIENT ID");
+		for (i = 0; i < json_object_array_length(arr); i++) {
+			o = json_object_array_get_idx(arr, i);
+			printf("%-20s %-20s %6lld  %-24s %s\n",
+			    when(b2, sizeof(b2), member_int(o, "created")),
+			    when(b3, sizeof(b3), member_int(o, "last_used")),
+			    member_int(o, "grants"),
+			    esc(b4, 25, js_str(o, "name")),
+			    esc(b1, sizeof(b1), js_str(o, "client_id")));
+		}
+	}
+	rc = 0;
+out:
+	json_object_put(arr);
+	return rc;
+}
+
+static int
+parse_long(const char *s, long min, long max, long *out)
+{
+	char		*end;
+	long long	 v;
+
+	errno = 0;
+	v = strtoll(s, &end, 10);
+	if (*s == '\0' || *end != '\0' || errno != 0 || v < min || v > max)
+		return -1;
+	*out = (long)v;
+	return 0;
+}
+
+static int
+cmd_tokens(struct ctl *c)
+{
+	struct json_object	*arr, *o;
+	struct db_q		*q;
+	enum db_step		 s;
+	char			 b1[160], b2[64], b3[64], b4[64];
+	long long		 now = (long long)time(NULL);
+	size_t			 i;
+	long			 n, id;
+	int			 rc = 1;
+
+	if (need_table(c, "oauth_grant", "OAuth tokens") == -1)
+		return 1;
+	if (c->argc >= 2 && strcmp(c->argv[0], "revoke") == 0) {
+		if (c->argc == 2 && strcmp(c->argv[1], "--all") == 0)
+			n = db_exec(c->db, STMT_OPS_GRANT_DELETE_ALL, "");
+		else if (c->argc == 3 && strcmp(c->argv[1], "--client") == 0)
+			n = db_exec(c->db, STMT_OPS_GRANT_DELETE_CLIENT, "t",
+			    c->argv[2]);
+		else if (c->argc == 2 && parse_long(c->argv[1], 1, LONG_MAX,
+		    &id) == 0)
+			n = db_exec(c->db, STMT_OPS_GRANT_DELETE, "i",
+			    (long long)id);
+		else {
+			usage();
+			return 2;
+		}
+		if (n == -1)
+			return 1;
+		printf("%ld grants revoked with all their tokens; their clients "
+		    "must sign in again\n", n);
+		return 0;
+	}
+	if (c->argc != 1 || strcmp(c->argv[0], "list") != 0) {
+		usage();
+		return 2;
+	}
+	arr = json_object_new_array();
+	if ((q = db_query(c->db, STMT_OPS_GRANT_LIST, "i", now)) == NULL)
+		goto out;
+	while ((s = db_step(q)) == DB_ROW) {
+		o = json_object_new_object();
+		js_set(o, "grant_id", col_value(q, 0, true));
+		js_set(o, "client_id", col_value(q, 1, false));
+		js_set(o, "client_name", col_value(q, 2, false));
+		js_set(o, "signed_in", col_value(q, 3, true));
+		js_set(o, "last_used", col_value(q, 4, true));
+		js_set(o, "live_tokens", col_value(q, 5, true));
+		js_set(o, "expires", col_value(q, 6, true));
+		json_object_array_add(arr, o);
+	}
+	db_done(q);
+	if (s == DB_ERROR)
+		goto out;
+	if (c->json)
+		print_json(arr);
+	else {
+		printf("%6s %-20s %-20s %-20s %5s  %s\n", "GRANT", "SIGNED IN",
+		    "LAST USED", "EXPIRES", "LIVE", "CLIENT");
+		for (i = 0; i < json_object_array_length(arr); i++) {
+			o = json_object_array_get_idx(arr, i);
+			printf("%6lld %-20s %-20s %-20s %5lld  %s\n",
+			    member_int(o, "grant_id"),
+			    when(b2, sizeof(b2), member_int(o, "signed_in")),
+			    when(b3, sizeof(b3), member_int(o, "last_used")),
+			    when(b4, sizeof(b4), member_int(o, "expires")),
+			    member_int(o, "live_tokens"),
+			    esc(b1, sizeof(b1), js_str(o, "client_name") != NULL ?
+			    js_str(o, "client_name") : js_str(o, "client_id")));
+		}
+	}
+	rc = 0;
+out:
+	json_object_put(arr);
+	return rc;
+}
+
+static int
+cmd_links(struct ctl *c)
+{
+	struct json_object	*arr, *o;
+	struct db_q		*q;
+	enum db_step		 s;
+	char			 b1[160], b2[64], b3[64], b4[32];
+	long long		 now = (long long)time(NULL);
+	size_t			 i;
+	long			 n;
+	int			 rc = 1;
+
+	if (need_table(c, "link", "download links") == -1)
+		return 1;
+	if (c->argc == 2 && strcmp(c->argv[0], "revoke") == 0) {
+		if ((n = db_exec(c->db, STMT_OPS_LINK_REVOKE, "it", now,
+		    c->argv[1])) == -1)
+			return 1;
+		if (n == 0) {
+			fprintf(stderr, "sandboxctl: no live link %s\n",
+			    esc(b1, sizeof(b1), c->argv[1]));
+			return 1;
+		}
+		printf("link %s revoked\n", esc(b1, sizeof(b1), c->argv[1]));
+		return 0;
+	}
+	if (c->argc != 1 || strcmp(c->argv[0], "list") != 0) {
+		usage();
+		return 2;
+	}
+	arr = json_object_new_array();
+	if ((q = db_query(c->db, STMT_OPS_LINK_LIST, "ii", now,
+	    (long long)c->limit)) == NULL)
+		goto out;
+	while ((s = db_step(q)) == DB_ROW) {
+		o = json_object_new_object();
+		js_set(o, "id", col_value(q, 0, false));
+		js_set(o, "state", col_value(q, 1, false));
+		js_set(o, "path", col_value(q, 2, false));
+		js_set(o, "size", col_value(q, 3, true));
+		js_set(o, "client_id", col_value(q, 4, false));
+		js_set(o, "created", col_value(q, 5, true));
+		js_set(o, "expires", col_value(q, 6, true));
+		js_set(o, "downloads", col_value(q, 7, true));
+		js_set(o, "last_download", col_value(q, 8, true));
+		json_object_array_add(arr, o);
+	}
+	db_done(q);
+	if (s == DB_ERROR)
+		goto out;
+	if (c->json)
+		print_json(arr);
+	else {
+		printf("%-22s %-7s %-20s %-20s %5s %10s  %s\n", "ID", "STATE",
+		    "CREATED (UTC)", "EXPIRES", "DLS", "SIZE", "PATH");
+		for (i = 0; i < json_object_array_length(arr); i++) {
+			o = json_object_array_get_idx(arr, i);
+			human_bytes(b4, sizeof(b4), member_int(o, "size"));
+			printf("%-22s %-7s %-20s %-20s %5lld %10s  ",
+			    esc(b1, 40, js_str(o, "id")), member_str(o, "state"),
+			    when(b2, sizeof(b2), member_int(o, "created")),
+			    when(b3, sizeof(b3), member_int(o, "expires")),
+			    member_int(o, "downloads"), b4);
+			printf("%s\n", esc(b1, sizeof(b1), js_str(o, "path")));
+		}
+	}
+	rc = 0;
+out:
+	json_object_put(arr);
+	return rc;
+}
+
+/* Is line an assignment of SANDBOX_API_KEY (as config.c reads the file)? */
+static bool
+is_key_line(const char *line, size_t len)
+{
+	static const char name[] = "SANDBOX_API_KEY";
+	size_t i = 0;
+
+	while (i < len && (line[i] == ' ' || line[i] == '\t'))
+		i++;
+	if (len - i > 7 && strncmp(line + i, "export ", 7) == 0)
+		i += 7;
+	if (len - i < sizeof(name) - 1 ||
+	    strncmp(line + i, name, sizeof(name) - 1) != 0)
+		return false;
+	i += sizeof(name) - 1;
+	while (i < len && (line[i] == ' ' || line[i] == '\t'))
+		i++;
+	return i < len && line[i] == '=';
+}
+
+/*
+ * Write the env file again with SANDBOX_API_KEY=key in place of every key
+ * line (or appended), through a temporary file in the same folder renamed
+ * over it: readers see the old file or the new one, never half of one. The
+ * new file is mode 600 and keeps the old owner.
+ */
+static int
+write_key(const char *path, const char *key, struct error *err)
+{
+	struct stat	 st;
+	FILE		*in = NULL, *out = NULL;
+	char		*old = NULL, *tmp = NULL, *dir = NULL, *slash;
+	size_t		 len = 0, i, start;
+	bool		 replaced = false, have_st;
+	int		 fd = -1, dfd, rc = -1;
+
+	have_st = stat(path, &st) == 0;
+	if ((in = fopen(path, "r")) != NULL) {
+		if ((old = malloc(ENVFILE_MAX + 1)) == NULL) {
+			error_set(err, "out of memory");
+			goto out;
+		}
+		len = fread(old, 1, ENVFILE_MAX + 1, in);
+		if (ferror(in) || len > ENVFILE_MAX) {
+			error_set(err, "%s: cannot read it, or larger than 1 MiB",
+			    path);
+			goto out;
+		}
+	} else if (errno != ENOENT) {
+		error_set(err, "%s: %s", path, strerror(errno));
+		goto out;
+	}
+	if (asprintf(&tmp, "%s.XXXXXX", path) == -1) {
+		tmp = NULL;
+		error_set(err, "out of memory");
+		goto out;
+	}
+	if ((fd = mkstemp(tmp)) == -1) {
+		error_set(err, "%s: cannot create a temporary file beside it: %s",
+		    path, strerror(errno));
+		free(tmp);
+		tmp = NULL;
+		goto out;
+	}
+	if (fchmod(fd, 0600) == -1 || (have_st &&
+	    fchown(fd, st.st_uid, st.st_gid) == -1 && errno != EPERM) ||
+	    (out = fdopen(fd, "w")) == NULL) {
+		error_set(err, "%s: %s", tmp, strerror(errno));
+		goto out;
+	}
+	fd = -1;
+	for (start = 0, i = 0; i <= len; i++) {
+		if (i < len && old[i] != '\n')
+			continue;
+		if (i > start || i < len) {
+			if (is_key_line(old + start, i - start)) {
+				if (!replaced)
+					fprintf(out, "SANDBOX_API_KEY=%s\n", key);
+				replaced = true;
+			} else {
+				fwrite(old + start, 1, i - start, out);
+				fputc('\n', out);
+			}
+		}
+		start = i + 1;
+	}
+	if (!replaced)
+		fprintf(out, "SANDBOX_API_KEY=%s\n", key);
+	if (fflush(out) != 0 || fsync(fileno(out)) != 0) {
+		error_set(err, "%s: %s", tmp, strerror(errno));
+		goto out;
+	}
+	if (rename(tmp, path) == -1) {
+		error_set(err, "%s: cannot replace it: %s", path, strerror(errno));
+		goto out;
+	}
+	free(tmp);
+	tmp = NULL;
+	/* Make the rename itself durable. */
+	if ((dir = strdup(path)) != NULL && (slash = strrchr(dir, '/')) != NULL) {
+		*slash = '\0';
+		if ((dfd = open(*dir != '\0' ? dir : "/", O_RDONLY | O_DIRECTORY)) != -1) {
+			fsync(dfd);
+			close(dfd);
+		}
+	}
+	rc = 0;
+out:
+	if (out != NULL)
+		fclose(out);
+	if (fd != -1)
+		close(fd);
+	if (tmp != NULL) {
+		unlink(tmp);
+		free(tmp);
+	}
+	if (in != NULL)
+		fclose(in);
+	if (old != NULL) {
+		crypto_wipe(old, len);
+		free(old);
+	}
+	free(dir);
+	return rc;
+}
+
+static long long
+count_one(struct db *db, enum db_stmt st, const char *types, long long arg,
+    int col)
+{
+	struct db_q	*q;
+	long long	 v = 0;
+
+	q = types[0] != '\0' ? db_query(db, st, types, arg) :
+	    db_query(db, st, "");
+	if (q == NULL)
+		return 0;
+	if (db_step(q) == DB_ROW)
+		v = db_int(q, col);
+	db_done(q);
+	return v;
+}
+
+static int
+cmd_rotate_key(struct ctl *c)
+{
+	struct json_object	*o;
+	struct error		 err;
+	char			 key[64], b1[512];
+	long long		 now = (long long)time(NULL);
+	long long		 links = 0, grants = 0, revoked = 0;
+	bool			 revoke = false, show = false, oauth, have_links;
+	int			 i, rc = 1;
+
+	for (i = 0; i < c->argc; i++) {
+		if (strcmp(c->argv[i], "--revoke-tokens") == 0)
+			revoke = true;
+		else if (strcmp(c->argv[i], "--show-key") == 0)
+			show = true;
+		else {
+			usage();
+			return 2;
+		}
+	}
+	if (getenv("SANDBOX_API_KEY") != NULL)
+		fprintf(stderr, "sandboxctl: warning: SANDBOX_API_KEY is set in "
+		    "the environment, which overrides the settings file: change "
+		    "it there too\n");
+	oauth = table_exists(c->db, "oauth_grant");
+	have_links = table_exists(c->db, "link");
+	if (have_links)
+		links = count_one(c->db, STMT_COUNT_LINKS, "i", now, 1);
+	if (oauth)
+		grants = count_one(c->db, STMT_COUNT_GRANTS, "i", now, 0);
+	if (crypto_token(key, sizeof(key), KEY_BYTES) == -1) {
+		fprintf(stderr, "sandboxctl: no randomness for a key\n");
+		return 1;
+	}
+	if (write_key(c->cfg->env_file, key, &err) == -1) {
+		fprintf(stderr, "sandboxctl: %s\n", err.msg);
+		goto out;
+	}
+	if (revoke && oauth &&
+	    (revoked = db_exec(c->db, STMT_OPS_GRANT_DELETE_ALL, "")) < 0) {
+		fprintf(stderr, "sandboxctl: the key changed, but revoking the "
+		    "OAuth grants failed\n");
+		goto out;
+	}
+	if (c->json) {
+		o = json_object_new_object();
+		js_set_str(o, "env_file", c->cfg->env_file);
+		if (show)
+			js_set_str(o, "key", key);
+		js_set_int(o, "links_invalidated", links);
+		js_set_int(o, "grants_revoked", revoked);
+		js_set_int(o, "grants_still_valid", revoke ? 0 : grants);
+		js_set_bool(o, "restart_needed", true);
+		print_json(o);
+		json_object_put(o);
+	} else {
+		printf("A new SANDBOX_API_KEY is in %s (mode 600).\n",
+		    esc(b1, sizeof(b1), c->cfg->env_file));
+		if (show)
+			printf("  key: %s\n", key);
+		printf("Invalidated:\n"
+		    "  - every download link (signed with the key): %lld still "
+		    "active until now;\n"
+		    "  - signing in: new clients and new sign-ins need the new "
+		    "key;\n"
+		    "  - the key itself as a bearer token "
+		    "(SANDBOX_ALLOW_KEY_BEARER).\n", links);
+		if (revoke)
+			printf("Revoked: %lld OAuth grants and all their tokens; "
+			    "those clients sign in again.\n", revoked);
+		else if (oauth)
+			printf("Still valid: the OAuth tokens of %lld grants "
+			    "(revoke them with rotate-key --revoke-tokens or "
+			    "tokens revoke --all).\n", grants);
+		printf("Restart the web server or the FastCGI programs: they "
+		    "read the key when they start.\n");
+	}
+	rc = 0;
+out:
+	crypto_wipe(key, sizeof(key));
+	return rc;
+}
+
+int
+main(int argc, char *argv[])
+{
+	struct ctl	 c;
+	struct error	 err;
+	const char	*cmd;
+	int		 i, n, rc = 1;
+
+	memset(&c, 0, sizeof(c));
+	c.limit = LIMIT_DEFAULT;
+	log_init("sandboxctl");
+	/* Options anywhere: -e FILE, --json, --limit N; the rest in order. */
+	for (i = 1, n = 0; i < argc; i++) {
+		if (strcmp(argv[i], "--json") == 0)
+			c.json = true;
+		else if ((strcmp(argv[i], "-e") == 0 ||
+		    strcmp(argv[i], "--env-file") == 0) && i + 1 < argc) {
+			if (setenv("SANDBOX_ENV_FILE", argv[++i], 1) == -1)
+				return 1;
+		} else if (strcmp(argv[i], "--limit") == 0 && i + 1 < argc) {
+			if (parse_long(argv[++i], 1, LIMIT_MAX, &c.limit) == -1) {
+				fprintf(stderr, "sandboxctl: --limit: 1 to %d\n",
+				    LIMIT_MAX);
+				return 2;
+			}
+		} else if (strcmp(argv[i], "-h") == 0 ||
+		    strcmp(argv[i], "--help") == 0) {
+			usage();
+			return 0;
+		} else
+			argv[++n] = argv[i];
+	}
+	if (n < 1) {
+		usage();
+		return 2;
+	}
+	cmd = argv[1];
+	c.argc = n - 1;
+	c.argv = argv + 2;
+	if (config_load(&c.cfg, &err) == -1) {
+		fprintf(stderr, "sandboxctl: %s\n", err.msg);
+		return 1;
+	}
+	if (curl_global_init(CURL_GLOBAL_DEFAULT) != 0) {
+		fprintf(stderr, "sandboxctl: cannot initialise libcurl\n");
+		config_free(c.cfg);
+		return 1;
+	}
+	if (db_open(c.cfg->db_path, &c.db, &err) == -1) {
+		fprintf(stderr, "sandboxctl: %s\n", err.msg);
+		goto out;
+	}
+	if (strcmp(cmd, "status") == 0 && c.argc == 0)
+		rc = cmd_status(&c);
+	else if (strcmp(cmd, "audit") == 0 && c.argc == 0)
+		rc = cmd_audit(&c);
+	else if (strcmp(cmd, "cleanup") == 0 && c.argc == 0)
+		rc = cmd_cleanup(&c);
+	else if (strcmp(cmd, "clients") == 0)
+		rc = cmd_clients(&c);
+	else if (strcmp(cmd, "tokens") == 0)
+		rc = cmd_tokens(&c);
+	else if (strcmp(cmd, "links") == 0)
+		rc = cmd_links(&c);
+	else if (strcmp(cmd, "rotate-key") == 0)
+		rc = cmd_rotate_key(&c);
+	else {
+		usage();
+		rc = 2;
+	}
+out:
+	db_close(c.db);
+	curl_global_cleanup();
+	config_free(c.cfg);
+	return rc;
+}
