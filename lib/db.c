@@ -32,6 +32,25 @@ static const char *const sql[STMT__MAX] = {
 	    "DELETE FROM session WHERE id_hash = ?",
 	[STMT_SESSION_PRUNE] =
 	    "DELETE FROM session WHERE last_used < ?",
+
+	/* runs */
+	[STMT_RUN_INSERT] =
+	    "INSERT INTO run (id, session_hash, request_id, client_id, "
+	    "client_name, command, timeout, started) VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
+	[STMT_RUN_FINISH] =
+	    "UPDATE run SET finished = ?, state = ?, exit_code = ?, "
+	    "duration_ms = ?, stdout_bytes = ?, stderr_bytes = ?, result = ? "
+	    "WHERE id = ?",
+	[STMT_RUN_CANCEL] =
+	    "UPDATE run SET cancel_requested = 1 WHERE session_hash = ? AND "
+	    "request_id = ? AND state = 'running' RETURNING id",
+	[STMT_RUN_CANCELLED] =
+	    "SELECT cancel_requested FROM run WHERE id = ?",
+	[STMT_RUN_GET] =
+	    "SELECT state, result FROM run WHERE id = ?",
+	[STMT_RUN_RECENT] =
+	    "SELECT id, state, started, exit_code, substr(command, 1, 200) "
+	    "FROM run ORDER BY started DESC, rowid DESC LIMIT ?",
 };
 
 struct db_q {

@@ -26,6 +26,13 @@ enum db_stmt {
 	STMT_SESSION_TOUCH,	/* now, id_hash */
 	STMT_SESSION_DELETE,	/* id_hash */
 	STMT_SESSION_PRUNE,	/* min_last_used */
+	/* runs (sql/004-runs.sql) */
+	STMT_RUN_INSERT,	/* id, session_hash, request_id, client_id, client_name, command, timeout, started */
+	STMT_RUN_FINISH,	/* finished, state, exit_code, duration_ms, stdout_bytes, stderr_bytes, result, id */
+	STMT_RUN_CANCEL,	/* session_hash, request_id -> id */
+	STMT_RUN_CANCELLED,	/* id -> cancel_requested */
+	STMT_RUN_GET,		/* id -> state, result */
+	STMT_RUN_RECENT,	/* limit -> id, state, started, exit_code, command */
 	STMT__MAX
 };
 
