@@ -263,7 +263,7 @@ authorize_get(struct http_req *r, const struct config *cfg, struct db *db)
 	}
 	oauth_hash(id, idh);
 	oauth_hash(csrf, csrfh);
-	if (db_exec(db, STMT_REQUEST_INSERT, "tttttttttti", idh, csrfh,
+	if (db_exec(db, STMT_REQUEST_INSERT, "ttttttttti", idh, csrfh,
 	    a.client_id, a.redirect_uri, a.redirect_to, a.challenge, a.state,
 	    a.scope, a.resource, now + OAUTH_REQUEST_TTL) != 1) {
 		signin_error(r, 500, "Server error", "The request could not be stored.");
@@ -474,7 +474,7 @@ authorize_post(struct http_req *r, const struct config *cfg, struct db *db)
 		goto dberr;
 	/* The request is used up: a second POST of the same page fails. */
 	if (db_exec(db, STMT_REQUEST_DELETE, "t", idh) != 1 ||
-	    db_exec(db, STMT_CODE_INSERT, "ttttttti", codeh, client_id,
+	    db_exec(db, STMT_CODE_INSERT, "tttttti", codeh, client_id,
 	    redirect_uri, challenge, scope, resource, now + OAUTH_CODE_TTL) != 1 ||
 	    db_commit(db) == -1) {
 		db_rollback(db);

@@ -51,7 +51,7 @@ pair_make(struct db *db, const struct config *cfg, long long grant,
 	if (oauth_new_token(TOKEN_PREFIX_ACCESS, p->access) == -1)
 		return -1;
 	oauth_hash(p->access, hash);
-	if (db_exec(db, STMT_TOKEN_INSERT, "titti", hash, grant, "access",
+	if (db_exec(db, STMT_TOKEN_INSERT, "tittii", hash, grant, "access",
 	    parent, now, now + cfg->access_token_ttl) != 1)
 		return -1;
 	if (!refresh)
@@ -59,7 +59,7 @@ pair_make(struct db *db, const struct config *cfg, long long grant,
 	if (oauth_new_token(TOKEN_PREFIX_REFRESH, p->refresh) == -1)
 		return -1;
 	oauth_hash(p->refresh, hash);
-	if (db_exec(db, STMT_TOKEN_INSERT, "titti", hash, grant, "refresh",
+	if (db_exec(db, STMT_TOKEN_INSERT, "tittii", hash, grant, "refresh",
 	    parent, now, now + cfg->refresh_token_ttl) != 1)
 		return -1;
 	return 0;
