@@ -120,7 +120,11 @@ static const char *const sql[STMT__MAX] = {
 	    "SELECT count(*) FROM oauth_token WHERE parent = ? "
 	    "AND kind = 'refresh' AND rotated IS NOT NULL",
 	[STMT_TOKEN_DELETE_CHILDREN] =
-	    "DELETE FROM oauth_token WHERE parent = ?",
+	    "DELETE FROM oauth_token WHERE parent = ? AND kind = 'access'",
+	/* rotated = 1 (1970): long past the grace, so presenting it revokes. */
+	[STMT_TOKEN_RETIRE_CHILDREN] =
+	    "UPDATE oauth_token SET rotated = 1, grace_used = 1 "
+	    "WHERE parent = ? AND kind = 'refresh'",
 	[STMT_TOKEN_DELETE] =
 	    "DELETE FROM oauth_token WHERE token_hash = ?",
 	[STMT_TOKEN_PRUNE] =

@@ -63,7 +63,8 @@ enum db_stmt {
 	STMT_TOKEN_ROTATE,	/* now, token_hash */
 	STMT_TOKEN_GRACE,	/* token_hash */
 	STMT_TOKEN_CHILD_ROTATED, /* parent -> count of its refresh tokens used */
-	STMT_TOKEN_DELETE_CHILDREN, /* parent */
+	STMT_TOKEN_DELETE_CHILDREN, /* parent: the access tokens issued from it */
+	STMT_TOKEN_RETIRE_CHILDREN, /* parent: its refresh tokens count as reused */
 	STMT_TOKEN_DELETE,	/* token_hash */
 	STMT_TOKEN_PRUNE,	/* now */
 	STMT__MAX

@@ -10,7 +10,8 @@
  * presented again:
  *   - within OAUTH_REFRESH_GRACE seconds, once, while the pair its rotation
  *     issued is still unused: that pair is revoked and a new one issued
- *     (the client most likely lost the response);
+ *     (the client most likely lost the response); the revoked refresh
+ *     token is kept as used, so presenting it later revokes the grant;
  *   - otherwise: it was stolen or replayed, and the whole grant is revoked.
  */
 #include <stdio.h>
@@ -287,9 +288,14 @@ grant_refresh(struct http_req *r, const struct config *cfg, struct db *db,
 			    "was already used; the grant is revoked.");
 			return;
 		}
-		/* The grace: replace the pair the lost rotation issued. */
+		/*
+		 * The grace: replace the pair the lost rotation issued. Its
+		 * access token goes; its refresh token stays as used, so that
+		 * whoever presents it later revokes the grant.
+		 */
 		if (db_exec(db, STMT_TOKEN_GRACE, "t", hash) != 1 ||
-		    db_exec(db, STMT_TOKEN_DELETE_CHILDREN, "t", hash) == -1)
+		    db_exec(db, STMT_TOKEN_DELETE_CHILDREN, "t", hash) == -1 ||
+		    db_exec(db, STMT_TOKEN_RETIRE_CHILDREN, "t", hash) == -1)
 			goto dberr;
 		log_info("token: client %s replayed its previous refresh token "
 		    "within the grace", c->client_id);

@@ -96,7 +96,8 @@ CREATE TABLE oauth_token (
 	parent		TEXT,			-- token_hash of the refresh token used, NULL from a code
 	created		INTEGER NOT NULL,
 	expires		INTEGER NOT NULL,
-	rotated		INTEGER,		-- refresh: when it was used (NULL: current)
+	rotated		INTEGER,		-- refresh: when it was used (NULL: current; 1: its
+						-- pair was replaced in a grace replay)
 	grace_used	INTEGER NOT NULL DEFAULT 0 -- refresh: replayed once within the grace
 );
 CREATE INDEX oauth_token_grant ON oauth_token (grant_id);
