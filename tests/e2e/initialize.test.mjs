@@ -101,6 +101,10 @@ describe('initialize and tools/list', () => {
     assert.equal(pids.length, 2, `two /mcp processes (found ${pids.length})`);
     const wchar = (pid) => Number(/wchar: (\d+)/.exec(readFileSync(`/proc/${pid}/io`, 'utf8'))[1]);
     const sess = await openSession(srv);
+    // Create the container first: this test is about sessions.
+    const warm = await call(srv, sess, 'tools/call', { name: 'execute', arguments: { command: 'true' } }, { id: 99 });
+    assert.ok(warm.json?.result?.structuredContent, warm.text);
+    assert.notEqual(warm.json.result.isError, true, warm.text);
     const before = pids.map(wchar);
     // Concurrent requests that each take a while: lighttpd gives them to the
     // least busy process, so both serve requests of this one session.
@@ -112,11 +116,19 @@ describe('initialize and tools/list', () => {
     results.forEach((r, i) => {
       assert.equal(r.status, 200, r.text);
       assert.equal(r.json.id, 100 + i);
-      assert.ok(r.json.result, JSON.stringify(r.json));
+      assert.ok(r.json.result?.structuredContent, r.text);
       assert.equal(r.json.result.structuredContent.stdout, `w${i}\n`);
     });
     const after = pids.map(wchar);
     pids.forEach((p, i) => assert.ok(after[i] > before[i], `process ${p} served some of the requests`));
+  });
+
+  it('a session outlives a restart of the server (sessions are kept in SQLite)', async () => {
+    const sess = await openSession(srv);
+    await srv.restart();
+    const r = await call(srv, sess, 'ping', undefined, { id: 'after-restart' });
+    assert.equal(r.status, 200, r.text);
+    assert.deepEqual(r.json, { jsonrpc: '2.0', id: 'after-restart', result: {} });
   });
 
   it('the programs exit cleanly on SIGTERM with no sanitizer reports', async () => {
