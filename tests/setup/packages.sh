@@ -28,10 +28,10 @@ if [ -n "$missing" ]; then
 		exit 1
 	fi
 	echo "packages: installing$missing"
-	export DEBIAN_FRONTEND=noninteractive
+	export DEBIAN_FRONTEND=noninteractive NEEDRESTART_SUSPEND=1
 	apt-get update -qq
 	# shellcheck disable=SC2086
-	apt-get install -y -qq --no-install-recommends $missing >/dev/null
+	apt-get install -y -qq $missing >/dev/null
 fi
 
 # The e2e tests' packages (the MCP SDK client, playwright-core). Reinstall
