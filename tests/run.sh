@@ -103,12 +103,30 @@ run_e2e() {
 	if [ $# -eq 0 ]; then
 		set -- tests/e2e/*.test.mjs
 	fi
+	# Files named *.serial.test.mjs disturb the machine (they restart the
+	# Docker engine): they run alone, after the others.
 	files=
-	for f in "$@"; do files="$files $top/$f"; done
+	serial=
+	for f in "$@"; do
+		case "$f" in
+		*.serial.test.mjs) serial="$serial $top/$f" ;;
+		*) files="$files $top/$f" ;;
+		esac
+	done
+	run_e2e_batch 3 $files
+	[ -n "$serial" ] && run_e2e_batch 1 $serial
+	clean_test_containers own
+}
+
+run_e2e_batch() {	# run_e2e_batch CONCURRENCY FILE...
+	conc=$1
+	shift
+	[ $# -gt 0 ] || return 0
+	files="$*"
 	# Most of the time is spent waiting for Docker: three files at once
 	# fits 2 cores. The whole run is capped so the suite stays bounded.
 	# shellcheck disable=SC2086
-	(cd tests/e2e && timeout -k 30 1080 node --test --test-concurrency=3 \
+	(cd tests/e2e && timeout -k 30 1080 node --test --test-concurrency="$conc" \
 		--test-timeout=600000 --test-reporter=./lib/reporter.mjs $files) \
 		>"$tmp/e2e.out" 2>&1 &
 	pid=$!
@@ -130,7 +148,6 @@ run_e2e() {
 			failed=$((failed + 1))
 		fi
 	fi
-	clean_test_containers own
 }
 
 case "$what" in

@@ -1,0 +1,75 @@
+// The Docker engine restarted under a running server: the next call works
+// without restarting anything. This kills the machine's dockerd and starts
+// it again with containers/ensure-docker.sh, so tests/run.sh runs this file
+// alone, after the others (*.serial.test.mjs).
+
+import { describe, it, before, after } from 'node:test';
+import assert from 'node:assert/strict';
+import { execFile } from 'node:child_process';
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { promisify } from 'node:util';
+import { startServer, docker, waitFor, TOP } from './lib/server.mjs';
+import { connect, resultText } from './lib/client.mjs';
+
+const execFileP = promisify(execFile);
+
+function dockerdPid() {
+  try {
+    const pid = Number(readFileSync('/var/run/docker.pid', 'utf8').trim());
+    process.kill(pid, 0);
+    return pid;
+  } catch {
+    return 0;
+  }
+}
+
+function alive(pid) {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+const remote = (process.env.DOCKER_HOST ?? '').startsWith('tcp://');
+
+describe('a restarted Docker engine', { skip: remote ? 'remote engine' : false }, () => {
+  let srv;
+  let conn;
+
+  before(async () => {
+    srv = await startServer({ name: 'enginerestart' });
+    conn = await connect(srv);
+  });
+  after(async () => {
+    // Whatever happened, leave an engine running for everyone else.
+    await execFileP(join(TOP, 'containers/ensure-docker.sh')).catch(() => {});
+    await conn?.close().catch(() => {});
+    await srv?.stop();
+  });
+
+  it('the next call after the engine came back works, files intact', async (t) => {
+    const first = await conn.execute({ command: 'echo survived > /sandbox/s' });
+    assert.equal(first.structuredContent.exit_code, 0, resultText(first));
+    const pid = dockerdPid();
+    if (!pid) {
+      t.skip('no local dockerd with /var/run/docker.pid');
+      return;
+    }
+    process.kill(pid, 'SIGKILL');
+    await waitFor(() => !alive(pid), { timeout: 20000, what: 'dockerd to exit' });
+    // While it is down: a clear error, quickly.
+    const down = await conn.execute({ command: 'true' }, { timeout: 30000 });
+    assert.equal(down.isError, true, JSON.stringify(down));
+    assert.match(resultText(down), /docker/i);
+    const up = await execFileP(join(TOP, 'containers/ensure-docker.sh'), { timeout: 120000 });
+    assert.match(up.stdout + up.stderr, /ready|^$/);
+    const res = await conn.execute({ command: 'cat /sandbox/s' });
+    assert.notEqual(res.isError, true, resultText(res));
+    assert.equal(res.structuredContent.stdout, 'survived\n');
+    const ps = await docker('ps', '--filter', `name=^${srv.container}$`, '--format', '{{.Status}}');
+    assert.match(ps.stdout, /^Up/);
+  });
+});
