@@ -110,15 +110,25 @@ bench: setup
 	@$(MAKE) --no-print-directory all
 	@tests/bench/run.sh
 
+# Endpoint programs go to lib/code-sandbox/cgi-bin (the web server runs
+# them); sandboxctl, the operator's command, to sbin with its man page.
+ENDPOINTS = $(filter-out $(BUILD)/bin/sandboxctl,$(PROGS))
+
 install: all
-	install -d $(DESTDIR)$(PREFIX)/lib/code-sandbox/cgi-bin $(DESTDIR)$(PREFIX)/share/code-sandbox/sql
-	install -m 755 $(PROGS) $(DESTDIR)$(PREFIX)/lib/code-sandbox/cgi-bin/
+	install -d $(DESTDIR)$(PREFIX)/lib/code-sandbox/cgi-bin $(DESTDIR)$(PREFIX)/sbin \
+	    $(DESTDIR)$(PREFIX)/share/man/man8 $(DESTDIR)$(PREFIX)/share/code-sandbox/sql \
+	    $(DESTDIR)$(PREFIX)/share/code-sandbox/containers/systemd
+	install -m 755 $(ENDPOINTS) $(DESTDIR)$(PREFIX)/lib/code-sandbox/cgi-bin/
+	install -m 755 $(BUILD)/bin/sandboxctl $(DESTDIR)$(PREFIX)/sbin/
+	install -m 644 cgi-bin/sandboxctl.8 $(DESTDIR)$(PREFIX)/share/man/man8/
 	install -m 644 $(SQL) $(DESTDIR)$(PREFIX)/share/code-sandbox/sql/
 	install -m 644 lighttpd.conf $(DESTDIR)$(PREFIX)/share/code-sandbox/
-	install -d $(DESTDIR)$(PREFIX)/share/code-sandbox/caddy $(DESTDIR)$(PREFIX)/share/code-sandbox/containers
-	install -m 644 caddy/* $(DESTDIR)$(PREFIX)/share/code-sandbox/caddy/
+	if [ -d caddy ] && [ -n "$$(ls caddy)" ]; then \
+	  install -d $(DESTDIR)$(PREFIX)/share/code-sandbox/caddy && \
+	  install -m 644 caddy/* $(DESTDIR)$(PREFIX)/share/code-sandbox/caddy/; fi
 	install -m 644 containers/Dockerfile.* $(DESTDIR)$(PREFIX)/share/code-sandbox/containers/
 	install -m 755 containers/*.sh $(DESTDIR)$(PREFIX)/share/code-sandbox/containers/
+	install -m 644 containers/systemd/* $(DESTDIR)$(PREFIX)/share/code-sandbox/containers/systemd/
 
 clean:
 	rm -rf build
