@@ -26,6 +26,12 @@ enum db_stmt {
 	STMT_SESSION_TOUCH,	/* now, id_hash */
 	STMT_SESSION_DELETE,	/* id_hash */
 	STMT_SESSION_PRUNE,	/* min_last_used */
+	/* links (share_file, /dl; sql/003-links.sql) */
+	STMT_LINK_INSERT,	/* id, path, size, created, expires, client_id */
+	STMT_LINK_GET,		/* id -> path, size, created, expires, revoked */
+	STMT_LINK_COUNT,	/* now, id: one more download */
+	STMT_LINK_REVOKE,	/* now, id */
+	STMT_LINK_PRUNE,	/* min_expires: forget links expired before */
 	STMT__MAX
 };
 
