@@ -30,7 +30,7 @@ CFLAGS	+= -std=c11 -D_GNU_SOURCE -Wall -Wextra -Werror -Wshadow -Wpointer-arith 
 	   -fstack-protector-strong -D_FORTIFY_SOURCE=2 $(SANFLAGS) \
 	   $(shell pkg-config --cflags $(PKGS) 2>/dev/null)
 LDFLAGS	+= $(SANFLAGS) -pthread
-LDLIBS	+= $(shell pkg-config --libs $(PKGS) 2>/dev/null) -pthread
+LDLIBS	+= $(shell pkg-config --libs $(PKGS) 2>/dev/null) -pthread -lm
 
 LIB_SRC	 = $(wildcard lib/*.c)
 LIB_OBJ	 = $(LIB_SRC:lib/%.c=$(BUILD)/lib/%.o) $(BUILD)/lib/schema.o

@@ -1,0 +1,560 @@
+/*
+ * docker.c: a small Docker Engine API client over libcurl; see docker.h.
+ *
+ * Two kinds of transfer: JSON calls on one easy handle that keeps its
+ * connection to the engine between calls, and exec streams, each on a fresh
+ * handle because the engine hijacks that connection and closes it at the
+ * end. Every handle connects within CONNECT_TIMEOUT_MS so an unreachable
+ * engine fails fast with a message naming DOCKER_HOST.
+ */
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include <curl/curl.h>
+#include <json-c/json.h>
+
+#include "docker.h"
+#include "js.h"
+
+#define API_VERSION		"v1.41"
+#define CONNECT_TIMEOUT_MS	5000L
+#define REQUEST_TIMEOUT_MS	60000L
+#define ERROR_BODY_MAX		(64u << 10)	/* a refused exec start's body */
+#define TICK_MS			1000
+
+struct docker {
+	char	*host;		/* DOCKER_HOST as given */
+	char	*base;		/* scheme://authority/v1.41 */
+	char	*socket;	/* unix socket path, or NULL for TCP */
+	char	*ca, *cert, *key; /* TLS client files, or NULL */
+	CURL	*api;		/* JSON calls; created on first use */
+};
+
+/* A response body growing up to a fixed maximum. */
+struct body {
+	char	*buf;
+	size_t	 len, cap, max;
+	bool	 too_big;
+};
+
+static char *
+join(const char *a, const char *b)
+{
+	size_t	 n = strlen(a) + strlen(b) + 1;
+	char	*s;
+
+	if ((s = malloc(n)) != NULL)
+		snprintf(s, n, "%s%s", a, b);
+	return s;
+}
+
+int
+docker_open(const char *host, bool tls_verify, const char *cert_path,
+    struct docker **out, struct error *err)
+{
+	struct docker	*d;
+	const char	*hp;
+	size_t		 n;
+	int		 rc = -1;
+
+	*out = NULL;
+	if ((d = calloc(1, sizeof(*d))) == NULL)
+		return error_set(err, "out of memory");
+	if ((d->host = strdup(host)) == NULL)
+		goto oom;
+	if (strncmp(host, "unix://", 7) == 0) {
+		if (host[7] != '/' || strlen(host + 7) > 107) {
+			error_set(err, "DOCKER_HOST: bad unix socket path");
+			goto out;
+		}
+		if ((d->socket = strdup(host + 7)) == NULL ||
+		    (d->base = strdup("http://localhost/" API_VERSION)) == NULL)
+			goto oom;
+	} else if (strncmp(host, "tcp://", 6) == 0) {
+		hp = host + 6;
+		/* host:port only: no path, userinfo, or spaces. */
+		n = strlen(hp);
+		if (n == 0 || n > 261 || strpbrk(hp, "/@?# \t\\") != NULL) {
+			error_set(err, "DOCKER_HOST: expected tcp://host:port");
+			goto out;
+		}
+		if (tls_verify) {
+			if (cert_path == NULL || *cert_path == '\0') {
+				error_set(err, "DOCKER_CERT_PATH: required with "
+				    "DOCKER_TLS_VERIFY");
+				goto out;
+			}
+			if ((d->base = join("https://", hp)) == NULL)
+				goto oom;
+			n = strlen(cert_path) + 16;
+			if ((d->ca = malloc(n)) == NULL ||
+			    (d->cert = malloc(n)) == NULL ||
+			    (d->key = malloc(n)) == NULL)
+				goto oom;
+			snprintf(d->ca, n, "%s/ca.pem", cert_path);
+			snprintf(d->cert, n, "%s/cert.pem", cert_path);
+			snprintf(d->key, n, "%s/key.pem", cert_path);
+		} else if ((d->base = join("http://", hp)) == NULL)
+			goto oom;
+		{
+			char *b = join(d->base, "/" API_VERSION);
+
+			if (b == NULL)
+				goto oom;
+			free(d->base);
+			d->base = b;
+		}
+	} else {
+		error_set(err, "DOCKER_HOST: expected unix:///path or tcp://host:port");
+		goto out;
+	}
+	*out = d;
+	d = NULL;
+	rc = 0;
+	goto out;
+oom:
+	error_set(err, "out of memory");
+out:
+	docker_close(d);
+	return rc;
+}
+
+void
+docker_close(struct docker *d)
+{
+	if (d == NULL)
+		return;
+	if (d->api != NULL)
+		curl_easy_cleanup(d->api);
+	free(d->host);
+	free(d->base);
+	free(d->socket);
+	free(d->ca);
+	free(d->cert);
+	free(d->key);
+	free(d);
+}
+
+const char *
+docker_host(const struct docker *d)
+{
+	return d->host;
+}
+
+const char *
+docker_message(struct json_object *resp)
+{
+	const char *m = js_str(resp, "message");
+
+	return m == NULL ? "" : m;
+}
+
+/* Options every handle gets: where the engine is, and how long to try. */
+static int
+setup_handle(struct docker *d, CURL *h, const char *path, char *errbuf)
+{
+	char	*url;
+	int	 bad = 0;
+
+	if ((url = join(d->base, path)) == NULL)
+		return -1;
+	bad |= curl_easy_setopt(h, CURLOPT_URL, url) != CURLE_OK;
+	free(url);
+	bad |= curl_easy_setopt(h, CURLOPT_ERRORBUFFER, errbuf) != CURLE_OK;
+	bad |= curl_easy_setopt(h, CURLOPT_NOSIGNAL, 1L) != CURLE_OK;
+	bad |= curl_easy_setopt(h, CURLOPT_CONNECTTIMEOUT_MS,
+	    CONNECT_TIMEOUT_MS) != CURLE_OK;
+	bad |= curl_easy_setopt(h, CURLOPT_PROTOCOLS_STR, "http,https") != CURLE_OK;
+	bad |= curl_easy_setopt(h, CURLOPT_FOLLOWLOCATION, 0L) != CURLE_OK;
+	bad |= curl_easy_setopt(h, CURLOPT_TCP_KEEPALIVE, 1L) != CURLE_OK;
+	if (d->socket != NULL)
+		bad |= curl_easy_setopt(h, CURLOPT_UNIX_SOCKET_PATH,
+		    d->socket) != CURLE_OK;
+	if (d->ca != NULL) {
+		bad |= curl_easy_setopt(h, CURLOPT_CAINFO, d->ca) != CURLE_OK;
+		bad |= curl_easy_setopt(h, CURLOPT_SSLCERT, d->cert) != CURLE_OK;
+		bad |= curl_easy_setopt(h, CURLOPT_SSLKEY, d->key) != CURLE_OK;
+		bad |= curl_easy_setopt(h, CURLOPT_SSL_VERIFYPEER, 1L) != CURLE_OK;
+		bad |= curl_easy_setopt(h, CURLOPT_SSL_VERIFYHOST, 2L) != CURLE_OK;
+	}
+	return bad ? -1 : 0;
+}
+
+/* A transport failure, worded for the person running the server. */
+static int
+transport_error(struct docker *d, CURLcode rc, const char *errbuf,
+    struct error *err)
+{
+	const char *why = errbuf[0] != '\0' ? errbuf : curl_easy_strerror(rc);
+
+	switch (rc) {
+	case CURLE_COULDNT_CONNECT:
+	case CURLE_COULDNT_RESOLVE_HOST:
+	case CURLE_OPERATION_TIMEDOUT:
+	case CURLE_SSL_CONNECT_ERROR:
+	case CURLE_PEER_FAILED_VERIFICATION:
+	case CURLE_SSL_CERTPROBLEM:
+	case CURLE_SSL_CACERT_BADFILE:
+		return error_status(err, 503, "cannot reach the Docker engine "
+		    "at %s (DOCKER_HOST): %s", d->host, why);
+	default:
+		return error_status(err, 502, "Docker engine at %s (DOCKER_HOST): "
+		    "%s", d->host, why);
+	}
+}
+
+static size_t
+body_write(char *ptr, size_t size, size_t nmemb, void *arg)
+{
+	struct body	*b = arg;
+	size_t		 n = size * nmemb, cap;
+	char		*p;
+
+	if (n > b->max - b->len) {
+		b->too_big = true;
+		return 0;		/* aborts the transfer */
+	}
+	if (b->len + n + 1 > b->cap) {
+		cap = b->cap == 0 ? 4096 : b->cap;
+		while (cap < b->len + n + 1)
+			cap *= 2;
+		if (cap > b->max + 1)
+			cap = b->max + 1;
+		if ((p = realloc(b->buf, cap)) == NULL)
+			return 0;
+		b->buf = p;
+		b->cap = cap;
+	}
+	memcpy(b->buf + b->len, ptr, n);
+	b->len += n;
+	b->buf[b->len] = '\0';
+	return n;
+}
+
+/* Does the response say it is JSON? */
+static bool
+is_json(CURL *h)
+{
+	char *ct = NULL;
+
+	if (curl_easy_getinfo(h, CURLINFO_CONTENT_TYPE, &ct) != CURLE_OK ||
+	    ct == NULL)
+		return false;
+	return strncmp(ct, "application/json", 16) == 0;
+}
+
+int
+docker_request(struct docker *d, const char *method, const char *path,
+    struct json_object *body, long *status, struct json_object **resp,
+    struct error *err)
+{
+	struct curl_slist	*hdrs = NULL, *h2;
+	struct body		 b = { .max = DOCKER_MAX_RESPONSE };
+	struct json_object	*obj = NULL;
+	struct error		 perr;
+	char			 errbuf[CURL_ERROR_SIZE] = "";
+	const char		*text = "";
+	size_t			 tlen = 0;
+	CURLcode		 rc;
+	int			 ret = -1, bad = 0;
+
+	*status = 0;
+	if (resp != NULL)
+		*resp = NULL;
+	if (d->api == NULL && (d->api = curl_easy_init()) == NULL)
+		return error_set(err, "out of memory");
+	/* Reset keeps the connection cache: the engine connection is reused. */
+	curl_easy_reset(d->api);
+	if (setup_handle(d, d->api, path, errbuf) == -1) {
+		error_set(err, "cannot set up a Docker API request");
+		goto out;
+	}
+	if (body != NULL)
+		text = js_text(body, &tlen);
+	if ((h2 = curl_slist_append(hdrs, "Expect:")) == NULL)
+		goto oom;
+	hdrs = h2;
+	if (body != NULL) {
+		if ((h2 = curl_slist_append(hdrs,
+		    "Content-Type: application/json")) == NULL)
+			goto oom;
+		hdrs = h2;
+	}
+	bad |= curl_easy_setopt(d->api, CURLOPT_HTTPHEADER, hdrs) != CURLE_OK;
+	bad |= curl_easy_setopt(d->api, CURLOPT_TIMEOUT_MS,
+	    REQUEST_TIMEOUT_MS) != CURLE_OK;
+	bad |= curl_easy_setopt(d->api, CURLOPT_WRITEFUNCTION, body_write) != CURLE_OK;
+	bad |= curl_easy_setopt(d->api, CURLOPT_WRITEDATA, &b) != CURLE_OK;
+	if (strcmp(method, "GET") == 0)
+		bad |= curl_easy_setopt(d->api, CURLOPT_HTTPGET, 1L) != CURLE_OK;
+	else if (strcmp(method, "HEAD") == 0)
+		bad |= curl_easy_setopt(d->api, CURLOPT_NOBODY, 1L) != CURLE_OK;
+	else {
+		if (strcmp(method, "POST") != 0)
+			bad |= curl_easy_setopt(d->api, CURLOPT_CUSTOMREQUEST,
+			    method) != CURLE_OK;
+		if (strcmp(method, "POST") == 0 || body != NULL) {
+			bad |= curl_easy_setopt(d->api, CURLOPT_POSTFIELDSIZE,
+			    (long)tlen) != CURLE_OK;
+			bad |= curl_easy_setopt(d->api, CURLOPT_POSTFIELDS,
+			    text) != CURLE_OK;
+		}
+	}
+	if (bad) {
+		error_set(err, "cannot set up a Docker API request");
+		goto out;
+	}
+	rc = curl_easy_perform(d->api);
+	if (b.too_big) {
+		error_status(err, 502, "Docker engine at %s (DOCKER_HOST): "
+		    "response larger than %u bytes", d->host, DOCKER_MAX_RESPONSE);
+		goto out;
+	}
+	if (rc != CURLE_OK) {
+		transport_error(d, rc, errbuf, err);
+		goto out;
+	}
+	curl_easy_getinfo(d->api, CURLINFO_RESPONSE_CODE, status);
+	if (b.len > 0 && is_json(d->api)) {
+		obj = js_parse(b.buf, b.len, JS_MAX_DEPTH, &perr);
+		if (obj == NULL && *status >= 200 && *status < 300) {
+			error_status(err, 502, "Docker engine at %s (DOCKER_HOST): "
+			    "%s", d->host, perr.msg);
+			goto out;
+		}
+	}
+	if (resp != NULL) {
+		*resp = obj;
+		obj = NULL;
+	}
+	ret = 0;
+	goto out;
+oom:
+	error_set(err, "out of memory");
+out:
+	json_object_put(obj);
+	curl_slist_free_all(hdrs);
+	free(b.buf);
+	return ret;
+}
+
+/* The raw-stream frame decoder. */
+
+void
+docker_frames_init(struct docker_frames *f)
+{
+	memset(f, 0, sizeof(*f));
+}
+
+bool
+docker_frames_at_boundary(const struct docker_frames *f)
+{
+	return !f->bad && f->hdr_len == 0 && f->left == 0;
+}
+
+int
+docker_frames_feed(struct docker_frames *f, const char *buf, size_t len,
+    docker_frame_fn fn, void *arg)
+{
+	size_t n;
+
+	if (f->bad)
+		return -1;
+	while (len > 0) {
+		if (f->left == 0) {
+			/* In a header: collect up to 8 bytes. */
+			n = sizeof(f->hdr) - f->hdr_len;
+			if (n > len)
+				n = len;
+			memcpy(f->hdr + f->hdr_len, buf, n);
+			f->hdr_len += n;
+			buf += n;
+			len -= n;
+			if (f->hdr_len < sizeof(f->hdr))
+				break;
+			if (f->hdr[0] > 3 || f->hdr[1] != 0 || f->hdr[2] != 0 ||
+			    f->hdr[3] != 0) {
+				f->bad = true;
+				return -1;
+			}
+			f->stream = f->hdr[0];
+			f->left = (uint32_t)f->hdr[4] << 24 |
+			    (uint32_t)f->hdr[5] << 16 |
+			    (uint32_t)f->hdr[6] << 8 | (uint32_t)f->hdr[7];
+			f->hdr_len = 0;
+			continue;	/* an empty frame is just skipped */
+		}
+		n = f->left < len ? f->left : len;
+		if (fn != NULL)
+			fn(arg, f->stream, buf, n);
+		f->left -= (uint32_t)n;
+		buf += n;
+		len -= n;
+	}
+	return 0;
+}
+
+/* One exec stream in progress. */
+struct stream {
+	CURL				*h;
+	const struct docker_exec_cb	*cb;
+	struct docker_frames		 frames;
+	struct body			 error_body;	/* when refused */
+	long				 status;
+	bool				 stopped;
+	bool				 bad_stream;
+	struct timespec			 last_tick;
+};
+
+static void
+stream_output(void *arg, int stream, const char *buf, size_t len)
+{
+	const struct docker_exec_cb *cb = arg;
+
+	/* Stream 0 is stdin echoed on stdout; 3 is the engine's own error. */
+	if (stream == 0)
+		stream = 1;
+	else if (stream == 3)
+		stream = 2;
+	if (cb->output != NULL)
+		cb->output(cb->arg, stream, buf, len);
+}
+
+static size_t
+stream_write(char *ptr, size_t size, size_t nmemb, void *arg)
+{
+	struct stream	*s = arg;
+	size_t		 n = size * nmemb;
+
+	if (s->status == 0)
+		curl_easy_getinfo(s->h, CURLINFO_RESPONSE_CODE, &s->status);
+	if (s->status != 200)
+		return body_write(ptr, size, nmemb, &s->error_body);
+	if (docker_frames_feed(&s->frames, ptr, n, stream_output,
+	    (void *)s->cb) == -1) {
+		s->bad_stream = true;
+		return 0;
+	}
+	return n;
+}
+
+static long long
+ms_since(const struct timespec *t)
+{
+	struct timespec now;
+
+	clock_gettime(CLOCK_MONOTONIC, &now);
+	return (long long)(now.tv_sec - t->tv_sec) * 1000 +
+	    (now.tv_nsec - t->tv_nsec) / 1000000;
+}
+
+/* libcurl calls this often while busy and about once a second when idle. */
+static int
+stream_progress(void *arg, curl_off_t dltotal, curl_off_t dlnow,
+    curl_off_t ultotal, curl_off_t ulnow)
+{
+	struct stream *s = arg;
+
+	if (s->cb->tick == NULL || ms_since(&s->last_tick) < TICK_MS)
+		return 0;
+	clock_gettime(CLOCK_MONOTONIC, &s->last_tick);
+	if (s->cb->tick(s->cb->arg) != 0) {
+		s->stopped = true;
+		return 1;		/* aborts the transfer */
+	}
+	return 0;
+}
+
+int
+docker_exec_start(struct docker *d, const char *id,
+    const struct docker_exec_cb *cb, bool *stopped, struct error *err)
+{
+	static const char	 start_body[] = "{\"Detach\":false,\"Tty\":false}";
+	struct stream		 s;
+	struct curl_slist	*hdrs = NULL, *h2;
+	struct json_object	*obj;
+	struct error		 perr;
+	char			 errbuf[CURL_ERROR_SIZE] = "", *path = NULL;
+	size_t			 n;
+	CURLcode		 rc;
+	int			 ret = -1, bad = 0;
+
+	*stopped = false;
+	memset(&s, 0, sizeof(s));
+	s.cb = cb;
+	s.error_body.max = ERROR_BODY_MAX;
+	docker_frames_init(&s.frames);
+	clock_gettime(CLOCK_MONOTONIC, &s.last_tick);
+
+	n = strlen(id) + 16;
+	if ((path = malloc(n)) == NULL)
+		goto oom;
+	snprintf(path, n, "/exec/%s/start", id);
+	if ((s.h = curl_easy_init()) == NULL)
+		goto oom;
+	if (setup_handle(d, s.h, path, errbuf) == -1) {
+		error_set(err, "cannot set up a Docker exec stream");
+		goto out;
+	}
+	if ((h2 = curl_slist_append(hdrs, "Content-Type: application/json")) == NULL)
+		goto oom;
+	hdrs = h2;
+	if ((h2 = curl_slist_append(hdrs, "Expect:")) == NULL)
+		goto oom;
+	hdrs = h2;
+	/* The engine hijacks this connection: never reuse it. */
+	bad |= curl_easy_setopt(s.h, CURLOPT_FORBID_REUSE, 1L) != CURLE_OK;
+	bad |= curl_easy_setopt(s.h, CURLOPT_HTTPHEADER, hdrs) != CURLE_OK;
+	bad |= curl_easy_setopt(s.h, CURLOPT_POSTFIELDSIZE,
+	    (long)(sizeof(start_body) - 1)) != CURLE_OK;
+	bad |= curl_easy_setopt(s.h, CURLOPT_POSTFIELDS, start_body) != CURLE_OK;
+	bad |= curl_easy_setopt(s.h, CURLOPT_WRITEFUNCTION, stream_write) != CURLE_OK;
+	bad |= curl_easy_setopt(s.h, CURLOPT_WRITEDATA, &s) != CURLE_OK;
+	bad |= curl_easy_setopt(s.h, CURLOPT_NOPROGRESS, 0L) != CURLE_OK;
+	bad |= curl_easy_setopt(s.h, CURLOPT_XFERINFOFUNCTION,
+	    stream_progress) != CURLE_OK;
+	bad |= curl_easy_setopt(s.h, CURLOPT_XFERINFODATA, &s) != CURLE_OK;
+	if (bad) {
+		error_set(err, "cannot set up a Docker exec stream");
+		goto out;
+	}
+	rc = curl_easy_perform(s.h);
+	if (s.status == 0)
+		curl_easy_getinfo(s.h, CURLINFO_RESPONSE_CODE, &s.status);
+	if (s.stopped) {
+		*stopped = true;
+		ret = 0;
+		goto out;
+	}
+	if (s.bad_stream) {
+		error_status(err, 502, "Docker engine at %s (DOCKER_HOST): "
+		    "malformed exec output stream", d->host);
+		goto out;
+	}
+	if (s.status != 0 && s.status != 200) {
+		obj = s.error_body.len > 0 ? js_parse(s.error_body.buf,
+		    s.error_body.len, JS_MAX_DEPTH, &perr) : NULL;
+		error_status(err, (int)s.status, "Docker engine refused to start "
+		    "the exec (HTTP %ld): %.200s", s.status, docker_message(obj));
+		json_object_put(obj);
+		goto out;
+	}
+	if (rc != CURLE_OK) {
+		transport_error(d, rc, errbuf, err);
+		goto out;
+	}
+	ret = 0;
+	goto out;
+oom:
+	error_set(err, "out of memory");
+out:
+	if (s.h != NULL)
+		curl_easy_cleanup(s.h);
+	curl_slist_free_all(hdrs);
+	free(s.error_body.buf);
+	free(path);
+	return ret;
+}

@@ -1,0 +1,114 @@
+/*
+ * docker.h: a small Docker Engine API client (API v1.41) over libcurl.
+ *
+ * The engine is named like the docker CLI names it: DOCKER_HOST is
+ * unix:///path/docker.sock or tcp://host:port; with DOCKER_TLS_VERIFY the
+ * TCP connection is HTTPS with ca.pem, cert.pem and key.pem from
+ * DOCKER_CERT_PATH.
+ *
+ * Threads: a struct docker holds its own curl handles; use one per thread.
+ * The program's main must call curl_global_init(CURL_GLOBAL_DEFAULT) once,
+ * before any thread starts, and curl_global_cleanup at the end; this module
+ * never does.
+ *
+ * Only this file's implementation includes <curl/curl.h>.
+ */
+#ifndef CS_DOCKER_H
+#define CS_DOCKER_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "error.h"
+
+struct json_object;
+struct docker;
+
+/* Largest JSON response body accepted from the engine. */
+#define DOCKER_MAX_RESPONSE	(4u << 20)
+
+/*
+ * A client for the engine at host (DOCKER_HOST syntax). With tls_verify,
+ * a tcp:// host is reached over HTTPS with the client certificates in
+ * cert_path. Nothing is connected yet. Returns 0 and *out (free with
+ * docker_close), or -1.
+ */
+int	docker_open(const char *host, bool tls_verify, const char *cert_path,
+	    struct docker **out, struct error *);
+void	docker_close(struct docker *);
+
+/* The DOCKER_HOST this client talks to, for messages. */
+const char *docker_host(const struct docker *);
+
+/*
+ * One API call: method ("GET", "POST", "DELETE", "HEAD") on path (starting
+ * with '/', without the version prefix, already URL-safe), with body sent
+ * as JSON when not NULL. Waits at most a minute. On 0, *status is the HTTP
+ * status and *resp (if resp is not NULL) a new reference to the parsed JSON
+ * body or NULL when the body was empty or not JSON; the caller puts it.
+ * Returns -1 when no answer came (engine unreachable, timeout, a body
+ * larger than DOCKER_MAX_RESPONSE, bad JSON in a 2xx answer), with a message
+ * naming DOCKER_HOST.
+ */
+int	docker_request(struct docker *, const char *method, const char *path,
+	    struct json_object *body, long *status, struct json_object **resp,
+	    struct error *);
+
+/* The "message" of an engine error body, or "" (never NULL). */
+const char *docker_message(struct json_object *resp);
+
+/* Called while an exec runs; members may be NULL. */
+struct docker_exec_cb {
+	/* Payload bytes of stream 1 (stdout) or 2 (stderr), as they arrive. */
+	void	(*output)(void *arg, int stream, const char *buf, size_t len);
+	/*
+	 * About once a second, also when no output arrives. Returning
+	 * non-zero stops reading: docker_exec_start then returns 0 with
+	 * *stopped set. The tick may use other docker handles, not this one.
+	 */
+	int	(*tick)(void *arg);
+	void	*arg;
+};
+
+/*
+ * POST /exec/id/start (attached, no TTY) and read the multiplexed stream
+ * until the engine closes it, with no overall time limit (the caller's tick
+ * decides). Output of stream 0 is reported as 1, of stream 3 (engine
+ * errors) as 2. Returns 0, setting *stopped when the tick ended it early; or
+ * -1 (err->status holds an HTTP status such as 404 or 409 when the engine
+ * refused the start).
+ */
+int	docker_exec_start(struct docker *, const char *id,
+	    const struct docker_exec_cb *, bool *stopped, struct error *);
+
+/*
+ * The decoder of the engine's multiplexed raw stream, separate so it can be
+ * tested alone. Each frame is an 8-byte header [stream, 0, 0, 0, length as
+ * big-endian uint32] and length payload bytes; the bytes may arrive split
+ * anywhere. Streams 0 (stdin echo), 1 (stdout), 2 (stderr), 3 (engine
+ * error) are valid.
+ */
+struct docker_frames {
+	unsigned char	 hdr[8];
+	size_t		 hdr_len;	/* header bytes seen of the current frame */
+	uint32_t	 left;		/* payload bytes still to come */
+	int		 stream;	/* stream of the current payload */
+	bool		 bad;		/* a malformed header was seen; stays set */
+};
+
+typedef void (*docker_frame_fn)(void *arg, int stream, const char *buf,
+	    size_t len);
+
+void	docker_frames_init(struct docker_frames *);
+/*
+ * Decode buf[0..len), calling fn with each payload piece (never with
+ * len 0). Returns 0, or -1 once a header is malformed (unknown stream, non
+ * zero padding); every later call then returns -1 without calling fn.
+ */
+int	docker_frames_feed(struct docker_frames *, const char *buf, size_t len,
+	    docker_frame_fn fn, void *arg);
+/* True when the stream may end here: no partial header or payload pending. */
+bool	docker_frames_at_boundary(const struct docker_frames *);
+
+#endif

@@ -1,0 +1,85 @@
+/* session.c: see session.h. */
+#include <stdio.h>
+#include <string.h>
+#include <time.h>
+
+#include "crypto.h"
+#include "db.h"
+#include "session.h"
+
+/* Don't rewrite last_used more often than this: reads stay reads. */
+#define TOUCH_EVERY	60
+
+int
+session_id_valid(const char *s)
+{
+	size_t n = 0;
+
+	for (; *s != '\0'; s++, n++)
+		if ((unsigned char)*s < 0x21 || (unsigned char)*s > 0x7e ||
+		    n >= SESSION_ID_MAX)
+			return 0;
+	return n > 0;
+}
+
+int
+session_create(struct db *db, long ttl, const char *version,
+    const char *client_info, char *id, size_t idsz, struct error *err)
+{
+	char		hash[CRYPTO_SHA256_HEX];
+	long long	now = (long long)time(NULL);
+
+	db_exec(db, STMT_SESSION_PRUNE, "i", now - ttl);
+	if (crypto_token(id, idsz, 32) == -1)
+		return error_set(err, "cannot make a session id");
+	crypto_sha256_hex(id, strlen(id), hash);
+	if (db_exec(db, STMT_SESSION_INSERT, "tttii", hash, version,
+	    client_info, now, now) != 1)
+		return error_set(err, "cannot store the session");
+	return 0;
+}
+
+int
+session_lookup(struct db *db, const char *id, long ttl, char *version,
+    size_t vsz)
+{
+	char		 hash[CRYPTO_SHA256_HEX];
+	long long	 now = (long long)time(NULL);
+	struct db_q	*q;
+	int		 rc = -1;
+
+	if (!session_id_valid(id))
+		return 0;
+	crypto_sha256_hex(id, strlen(id), hash);
+	if ((q = db_query(db, STMT_SESSION_GET, "ti", hash, now - ttl)) == NULL)
+		return -1;
+	switch (db_step(q)) {
+	case DB_ROW:
+		snprintf(version, vsz, "%s", db_text(q, 0));
+		rc = 1;
+		break;
+	case DB_DONE:
+		rc = 0;
+		break;
+	case DB_ERROR:
+		break;
+	}
+	db_done(q);
+	if (rc == 1)
+		db_exec(db, STMT_SESSION_TOUCH, "iti", now, hash, now - TOUCH_EVERY);
+	return rc;
+}
+
+int
+session_delete(struct db *db, const char *id)
+{
+	char hash[CRYPTO_SHA256_HEX];
+	long n;
+
+	if (!session_id_valid(id))
+		return 0;
+	crypto_sha256_hex(id, strlen(id), hash);
+	if ((n = db_exec(db, STMT_SESSION_DELETE, "t", hash)) < 0)
+		return -1;
+	return n > 0;
+}

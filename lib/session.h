@@ -1,0 +1,39 @@
+/*
+ * session.h: MCP sessions (spec: basic/transports "Session Management"),
+ * kept in the SQLite file so every worker process shares them.
+ *
+ * A session id is 32 random bytes, base64url: visible ASCII as the spec
+ * requires. Only its SHA-256 is stored.
+ */
+#ifndef CS_SESSION_H
+#define CS_SESSION_H
+
+#include <stddef.h>
+
+#include "error.h"
+
+struct db;
+
+#define SESSION_ID_MAX	64	/* longest id accepted from a client */
+
+/*
+ * Create a session; writes its id (NUL-terminated) into id. Sessions idle
+ * for more than ttl seconds are removed on the way. 0 or -1.
+ */
+int	session_create(struct db *, long ttl, const char *protocol_version,
+	    const char *client_info, char *id, size_t idsz, struct error *);
+
+/*
+ * Look a session up and mark it used. Returns 1 and copies its negotiated
+ * version into version (size vsz), 0 when unknown or expired, -1 on error.
+ */
+int	session_lookup(struct db *, const char *id, long ttl, char *version,
+	    size_t vsz);
+
+/* End a session. 1 when it existed, 0 when unknown, -1 on error. */
+int	session_delete(struct db *, const char *id);
+
+/* Is s a syntactically valid session id (visible ASCII, bounded)? */
+int	session_id_valid(const char *s);
+
+#endif

@@ -1,0 +1,97 @@
+/* test_config.c: settings from an env file and the environment. */
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "check.h"
+#include "config.h"
+
+static char envpath[] = "/tmp/cs-test-env-XXXXXX";
+
+static void
+write_env(const char *text)
+{
+	FILE *f = fopen(envpath, "w");
+
+	fputs(text, f);
+	fclose(f);
+}
+
+static int
+load(struct config **c, struct error *e)
+{
+	return config_load(c, e);
+}
+
+int
+main(void)
+{
+	struct config	*c = NULL;
+	struct error	 e;
+	int		 fd;
+
+	if ((fd = mkstemp(envpath)) == -1)
+		return 1;
+	close(fd);
+	setenv("SANDBOX_ENV_FILE", envpath, 1);
+
+	write_env("# comment\nexport SANDBOX_API_KEY=\"0123456789abcdefXYZ\"\n"
+	    "SANDBOX_MEMORY=512m\nSANDBOX_CPUS=1.5\nSANDBOX_PUBLIC_URL=https://sb.example.com/\n"
+	    "SANDBOX_DB=state.db\n");
+	CHECK(load(&c, &e) == 0, "valid env file loads");
+	if (c != NULL) {
+		CHECK(strcmp(c->api_key, "0123456789abcdefXYZ") == 0, "quoted value unquoted");
+		CHECK(c->memory_bytes == 512LL << 20, "size suffix m");
+		CHECK(c->nano_cpus == 1500000000LL, "fractional CPUs");
+		CHECK(strcmp(c->public_url, "https://sb.example.com") == 0, "trailing slash stripped");
+		CHECK(strcmp(c->public_origin, "https://sb.example.com") == 0, "origin derived");
+		CHECK(strcmp(c->mcp_url, "https://sb.example.com/mcp") == 0, "mcp url derived");
+		CHECK(c->max_output_bytes == 50000, "MAX_OUTPUT_BYTES default");
+		CHECK(c->file_ttl == 604800 && c->link_ttl == 86400, "TTL defaults");
+		CHECK(strncmp(c->db_path, "/tmp/", 5) == 0, "db path relative to env file");
+		CHECK(strcmp(c->docker_host, "unix:///var/run/docker.sock") == 0, "DOCKER_HOST default");
+		config_free(c);
+	}
+
+	setenv("MAX_OUTPUT_BYTES", "1234", 1);
+	CHECK(load(&c, &e) == 0 && c->max_output_bytes == 1234, "environment overrides file");
+	config_free(c);
+	setenv("MAX_OUTPUT_BYTES", "12x", 1);
+	CHECK(load(&c, &e) == -1 && strstr(e.msg, "MAX_OUTPUT_BYTES") != NULL,
+	    "bad number names the setting");
+	unsetenv("MAX_OUTPUT_BYTES");
+
+	setenv("SANDBOX_PUBLIC_URL", "ftp://x", 1);
+	CHECK(load(&c, &e) == -1 && strstr(e.msg, "SANDBOX_PUBLIC_URL") != NULL,
+	    "non-http public URL refused");
+	setenv("SANDBOX_PUBLIC_URL", "https://user@x.example", 1);
+	CHECK(load(&c, &e) == -1, "user info in public URL refused");
+	unsetenv("SANDBOX_PUBLIC_URL");
+
+	setenv("SANDBOX_CONTAINER", "bad/name", 1);
+	CHECK(load(&c, &e) == -1 && strstr(e.msg, "SANDBOX_CONTAINER") != NULL,
+	    "bad container name refused");
+	unsetenv("SANDBOX_CONTAINER");
+
+	setenv("DOCKER_HOST", "ssh://x", 1);
+	CHECK(load(&c, &e) == -1 && strstr(e.msg, "DOCKER_HOST") != NULL,
+	    "unsupported DOCKER_HOST refused");
+	unsetenv("DOCKER_HOST");
+
+	write_env("SANDBOX_PORT=8891\n");
+	CHECK(load(&c, &e) == -1 && strstr(e.msg, "SANDBOX_API_KEY") != NULL,
+	    "missing API key names it");
+	write_env("SANDBOX_API_KEY=short\n");
+	CHECK(load(&c, &e) == -1 && strstr(e.msg, "SANDBOX_API_KEY") != NULL,
+	    "short API key refused");
+	write_env("SANDBOX_API_KEY=0123456789abcdef0123\nSANDBOX_HOST=127.0.0.1\nSANDBOX_PORT=9000\n");
+	CHECK(load(&c, &e) == 0 && strcmp(c->public_url, "http://127.0.0.1:9000") == 0,
+	    "public URL defaults to host and port");
+	CHECK(c != NULL && config_host_is_loopback(c), "loopback host detected");
+	config_free(c);
+	write_env("SANDBOX_API_KEY=0123456789abcdef0123\nnot a setting line\n");
+	CHECK(load(&c, &e) == -1 && strstr(e.msg, ":2:") != NULL, "syntax error names the line");
+
+	unlink(envpath);
+	return check_status();
+}
