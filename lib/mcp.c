@@ -18,6 +18,7 @@
 /* Every tool the server offers; tools/list lists them in this order. */
 static const struct tool *const tools[] = {
 	&tool_execute,
+	&tool_share_file,
 };
 
 #define NTOOLS (sizeof(tools) / sizeof(tools[0]))

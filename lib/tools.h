@@ -46,6 +46,7 @@ struct tool {
 };
 
 extern const struct tool tool_execute;
+extern const struct tool tool_share_file;
 
 /* A CallToolResult with one text block, structuredContent (taken, may be NULL) and isError. */
 struct json_object	*tool_result(const char *text, struct json_object *structured,
