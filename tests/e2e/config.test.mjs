@@ -1,0 +1,78 @@
+// lighttpd.conf: every setting reaches the programs, every endpoint is
+// routed when its program exists, and the file is valid for lighttpd.
+
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { readFileSync, mkdtempSync, writeFileSync, chmodSync, mkdirSync, rmSync } from 'node:fs';
+import { execFileSync } from 'node:child_process';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { TOP } from './lib/server.mjs';
+
+const conf = readFileSync(join(TOP, 'lighttpd.conf'), 'utf8');
+
+test('lighttpd.conf passes every setting in lib/config.c to the programs', () => {
+  const src = readFileSync(join(TOP, 'lib/config.c'), 'utf8');
+  const table = src.slice(src.indexOf('settings[] = {'));
+  const names = [...table.matchAll(/^\s*\{\s*"([A-Z][A-Z0-9_]*)"\s*,/gm)].map((m) => m[1]);
+  assert.ok(names.length >= 15, `found only ${names.length} settings in lib/config.c`);
+  const listed = conf.slice(conf.indexOf('var.cs_env'), conf.indexOf(')', conf.indexOf('var.cs_env')));
+  const missing = names.filter((n) => !listed.includes(`"${n}"`));
+  assert.deepEqual(missing, [], 'settings missing from var.cs_env in lighttpd.conf');
+  assert.ok(listed.includes('"SANDBOX_ENV_FILE"'));
+});
+
+function parsed(binNames) {
+  const dir = mkdtempSync(join(tmpdir(), 'cs-conf-'));
+  try {
+    const bin = join(dir, 'bin');
+    mkdirSync(bin);
+    mkdirSync(join(dir, 'run', 'empty'), { recursive: true });
+    for (const n of binNames) {
+      writeFileSync(join(bin, n), '#!/bin/sh\nexit 0\n');
+      chmodSync(join(bin, n), 0o755);
+    }
+    const env = {
+      PATH: process.env.PATH,
+      CS_BIN: bin,
+      CS_RUN: join(dir, 'run'),
+      SANDBOX_ENV_FILE: join(dir, 'x.env'),
+      SANDBOX_HOST: '127.0.0.1',
+      SANDBOX_PORT: '1',
+    };
+    execFileSync('lighttpd', ['-tt', '-f', join(TOP, 'lighttpd.conf')], { env, stdio: 'pipe' });
+    return { out: execFileSync('lighttpd', ['-p', '-f', join(TOP, 'lighttpd.conf')], { env, encoding: 'utf8' }), bin };
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
+}
+
+function routes(out) {
+  // Top-level keys of fastcgi.server as lighttpd -p prints them.
+  const i = out.indexOf('fastcgi.server');
+  if (i < 0) return {};
+  const r = {};
+  for (const m of out.slice(i).matchAll(/^ {8}"([^"]+)"\s+=> \(\s*\(\s*"bin-path"\s+=> "([^"]+)"/gm)) r[m[1]] = m[2];
+  return r;
+}
+
+test('lighttpd.conf routes every endpoint to its program', () => {
+  const { out, bin } = parsed(['mcp', 'wellknown', 'authorize', 'token', 'register', 'dl']);
+  assert.deepEqual(routes(out), {
+    '/mcp': `${bin}/mcp`,
+    '/.well-known/': `${bin}/wellknown`,
+    '/authorize': `${bin}/authorize`,
+    '/token': `${bin}/token`,
+    '/revoke': `${bin}/token`,
+    '/register': `${bin}/register`,
+    '/dl': `${bin}/dl`,
+  });
+  assert.match(out, /server\.stream-response-body\s*=\s*2/);
+  assert.match(out, /server\.stream-request-body\s*=\s*0/);
+  assert.doesNotMatch(out, /server\.username/);
+});
+
+test('lighttpd.conf routes only the programs that exist', () => {
+  const { out, bin } = parsed(['mcp']);
+  assert.deepEqual(routes(out), { '/mcp': `${bin}/mcp` });
+});

@@ -1,0 +1,125 @@
+#!/bin/sh
+# Run every test: the C unit tests (build/san/tests/test_*, each printing
+# "ok - ..." / "not ok - ..." lines) and the end-to-end tests (tests/e2e,
+# node's test runner, through real lighttpd and Docker). Prints one line per
+# test and, last, "N passed, N failed". Exits non-zero if any failed.
+#
+#   tests/run.sh               everything
+#   tests/run.sh unit          unit tests only
+#   tests/run.sh e2e [FILE..]  e2e tests only (FILE: tests/e2e/NAME.test.mjs)
+#
+# make test builds what this needs first (make SAN=1 all units).
+set -u
+
+top=$(cd "$(dirname "$0")/.." && pwd)
+cd "$top"
+what=${1:-all}
+[ $# -gt 0 ] && shift
+
+passed=0
+failed=0
+tmp=$(mktemp -d /tmp/cs-run.XXXXXX)
+trap 'rm -rf "$tmp"' EXIT INT TERM
+
+# The sanitizer build's options, as the e2e servers use them.
+ASAN_OPTIONS=${ASAN_OPTIONS:-detect_leaks=1:abort_on_error=0:halt_on_error=1:print_summary=1:detect_stack_use_after_return=1:check_initialization_order=1}
+UBSAN_OPTIONS=${UBSAN_OPTIONS:-print_stacktrace=1:halt_on_error=1:print_summary=1}
+export ASAN_OPTIONS UBSAN_OPTIONS
+
+count() {	# count PATTERN FILE
+	grep -c "$1" "$2" 2>/dev/null || true
+}
+
+run_units() {
+	found=0
+	for t in build/san/tests/test_*; do
+		[ -f "$t" ] && [ -x "$t" ] || continue
+		case "$t" in *.o|*.d) continue ;; esac
+		found=1
+		name=$(basename "$t")
+		timeout 300 "$t" >"$tmp/unit.out" 2>&1
+		rc=$?
+		sed -n -e "s|^ok - |ok - unit/$name: |p" -e "s|^not ok - |not ok - unit/$name: |p" "$tmp/unit.out"
+		p=$(count '^ok - ' "$tmp/unit.out")
+		f=$(count '^not ok - ' "$tmp/unit.out")
+		if [ "$rc" -ne 0 ] || [ "$f" -ne 0 ]; then
+			# Show what the failing binary printed (sanitizer reports, asserts).
+			grep -v -e '^ok - ' -e '^not ok - ' "$tmp/unit.out" | tail -n 60 | sed 's/^/#   /'
+		fi
+		if [ "$rc" -ne 0 ] && [ "$f" -eq 0 ]; then
+			echo "not ok - unit/$name: exited with status $rc"
+			f=1
+		fi
+		if [ "$rc" -eq 0 ] && [ "$p" -eq 0 ] && [ "$f" -eq 0 ]; then
+			echo "not ok - unit/$name: ran no test"
+			f=1
+		fi
+		passed=$((passed + p))
+		failed=$((failed + f))
+	done
+	if [ "$found" = 0 ]; then
+		echo "not ok - unit: no unit test binaries in build/san/tests (make SAN=1 units)"
+		failed=$((failed + 1))
+	fi
+}
+
+# Containers and volumes of e2e tests (named cs-e2e-*) left by an
+# interrupted run.
+clean_test_containers() {
+	command -v docker >/dev/null 2>&1 || return 0
+	ids=$(docker ps -aq --filter 'name=^cs-e2e-' 2>/dev/null)
+	[ -n "$ids" ] && docker rm -f $ids >/dev/null 2>&1
+	vols=$(docker volume ls -q --filter 'name=^cs-e2e-' 2>/dev/null)
+	[ -n "$vols" ] && docker volume rm -f $vols >/dev/null 2>&1
+	return 0
+}
+
+run_e2e() {
+	if [ ! -d tests/e2e/node_modules ]; then
+		echo "not ok - e2e: tests/e2e/node_modules is missing (tests/setup/packages.sh)"
+		failed=$((failed + 1))
+		return
+	fi
+	clean_test_containers
+	if [ $# -eq 0 ]; then
+		set -- tests/e2e/*.test.mjs
+	fi
+	files=
+	for f in "$@"; do files="$files $top/$f"; done
+	# Most of the time is spent waiting for Docker: three files at once
+	# fits 2 cores. The whole run is capped so the suite stays bounded.
+	# shellcheck disable=SC2086
+	(cd tests/e2e && timeout -k 30 1080 node --test --test-concurrency=3 \
+		--test-timeout=600000 --test-reporter=./lib/reporter.mjs $files) \
+		>"$tmp/e2e.out" 2>&1 &
+	pid=$!
+	# Stream the lines as they come.
+	tail -n +1 -f "$tmp/e2e.out" --pid=$pid 2>/dev/null | grep -v '^E2E-SUMMARY '
+	wait $pid
+	rc=$?
+	summary=$(grep '^E2E-SUMMARY ' "$tmp/e2e.out" | tail -n 1)
+	if [ -z "$summary" ]; then
+		echo "not ok - e2e: the test runner ended without a summary (status $rc)"
+		failed=$((failed + 1))
+	else
+		p=$(echo "$summary" | sed -n 's/.*passed=\([0-9]*\).*/\1/p')
+		f=$(echo "$summary" | sed -n 's/.*failed=\([0-9]*\).*/\1/p')
+		passed=$((passed + p))
+		failed=$((failed + f))
+		if [ "$rc" -ne 0 ] && [ "$f" -eq 0 ]; then
+			echo "not ok - e2e: the test runner exited with status $rc"
+			failed=$((failed + 1))
+		fi
+	fi
+	clean_test_containers
+}
+
+case "$what" in
+	all) run_units; run_e2e ;;
+	unit) run_units ;;
+	e2e) run_e2e "$@" ;;
+	*) echo "usage: $0 [all|unit|e2e [FILE...]]" >&2; exit 2 ;;
+esac
+
+echo "$passed passed, $failed failed"
+[ "$failed" -eq 0 ]
