@@ -175,6 +175,12 @@ files_stat(struct docker *d, const char *container, const char *path,
 		error_status(err, 404, "no such file");
 		goto out;
 	}
+	if (status == 500) {
+		/* HEAD has no body to say why: a link loop is the usual cause. */
+		error_status(err, 500, "the Docker engine cannot resolve the "
+		    "path (a symbolic link loop?)");
+		goto out;
+	}
 	if (status != 200 || s.value == NULL || s.too_big) {
 		error_status(err, 502, "Docker engine: unexpected answer to a "
 		    "file stat (HTTP %ld)", status);

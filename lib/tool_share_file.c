@@ -227,7 +227,7 @@ call(struct tool_ctx *tc, struct json_object *args)
 				    "" : " (where a symbolic link points)",
 				    (int)(name - path > 1 ? name - path - 1 : 1), path);
 			else
-				res = tool_error("Cannot look at %s: %s", path,
+				res = tool_error("Cannot share %s: %s", path,
 				    err.msg);
 			goto out;
 		}
