@@ -3,8 +3,8 @@
  *
  * Two kinds of transfer: JSON calls on one easy handle that keeps its
  * connection to the engine between calls, and exec streams, each on a fresh
- * handle because the engine hijacks that connection and closes it at the
- * end. Every handle connects within CONNECT_TIMEOUT_MS so an unreachable
+ * handle (driven by a multi handle, for the once-a-second tick) because the
+ * engine hijacks that connection and closes it at the end. Every handle connects within CONNECT_TIMEOUT_MS so an unreachable
  * engine fails fast with a message naming DOCKER_HOST.
  */
 #include <stdint.h>
@@ -170,9 +170,12 @@ setup_handle(struct docker *d, CURL *h, const char *path, char *errbuf)
 	bad |= curl_easy_setopt(h, CURLOPT_PROTOCOLS_STR, "http,https") != CURLE_OK;
 	bad |= curl_easy_setopt(h, CURLOPT_FOLLOWLOCATION, 0L) != CURLE_OK;
 	bad |= curl_easy_setopt(h, CURLOPT_TCP_KEEPALIVE, 1L) != CURLE_OK;
-	if (d->socket != NULL)
+	if (d->socket != NULL) {
 		bad |= curl_easy_setopt(h, CURLOPT_UNIX_SOCKET_PATH,
 		    d->socket) != CURLE_OK;
+		/* A local socket: no http_proxy from the environment applies. */
+		bad |= curl_easy_setopt(h, CURLOPT_PROXY, "") != CURLE_OK;
+	}
 	if (d->ca != NULL) {
 		bad |= curl_easy_setopt(h, CURLOPT_CAINFO, d->ca) != CURLE_OK;
 		bad |= curl_easy_setopt(h, CURLOPT_SSLCERT, d->cert) != CURLE_OK;
@@ -451,21 +454,49 @@ ms_since(const struct timespec *t)
 	    (now.tv_nsec - t->tv_nsec) / 1000000;
 }
 
-/* libcurl calls this often while busy and about once a second when idle. */
-static int
-stream_progress(void *arg, curl_off_t dltotal, curl_off_t dlnow,
-    curl_off_t ultotal, curl_off_t ulnow)
+/*
+ * Run the transfer on a multi handle so that the tick runs on our clock,
+ * about once a second whatever the output does, and outside any curl
+ * callback (a tick may run other transfers). Returns the transfer's result.
+ */
+static CURLcode
+stream_run(struct stream *s)
 {
-	struct stream *s = arg;
+	CURLM		*m;
+	CURLMsg		*msg;
+	CURLcode	 rc = CURLE_FAILED_INIT;
+	long long	 wait;
+	int		 running = 1, left;
 
-	if (s->cb->tick == NULL || ms_since(&s->last_tick) < TICK_MS)
-		return 0;
-	clock_gettime(CLOCK_MONOTONIC, &s->last_tick);
-	if (s->cb->tick(s->cb->arg) != 0) {
-		s->stopped = true;
-		return 1;		/* aborts the transfer */
+	if ((m = curl_multi_init()) == NULL)
+		return CURLE_OUT_OF_MEMORY;
+	if (curl_multi_add_handle(m, s->h) != CURLM_OK) {
+		curl_multi_cleanup(m);
+		return CURLE_FAILED_INIT;
 	}
-	return 0;
+	for (;;) {
+		if (curl_multi_perform(m, &running) != CURLM_OK)
+			break;
+		if (running == 0)
+			break;
+		wait = TICK_MS - ms_since(&s->last_tick);
+		if (wait <= 0) {
+			clock_gettime(CLOCK_MONOTONIC, &s->last_tick);
+			if (s->cb->tick != NULL && s->cb->tick(s->cb->arg) != 0) {
+				s->stopped = true;
+				break;
+			}
+			wait = TICK_MS;
+		}
+		if (curl_multi_poll(m, NULL, 0, (int)wait, NULL) != CURLM_OK)
+			break;
+	}
+	while ((msg = curl_multi_info_read(m, &left)) != NULL)
+		if (msg->msg == CURLMSG_DONE && msg->easy_handle == s->h)
+			rc = msg->data.result;
+	curl_multi_remove_handle(m, s->h);
+	curl_multi_cleanup(m);
+	return rc;
 }
 
 int
@@ -513,15 +544,11 @@ docker_exec_start(struct docker *d, const char *id,
 	bad |= curl_easy_setopt(s.h, CURLOPT_POSTFIELDS, start_body) != CURLE_OK;
 	bad |= curl_easy_setopt(s.h, CURLOPT_WRITEFUNCTION, stream_write) != CURLE_OK;
 	bad |= curl_easy_setopt(s.h, CURLOPT_WRITEDATA, &s) != CURLE_OK;
-	bad |= curl_easy_setopt(s.h, CURLOPT_NOPROGRESS, 0L) != CURLE_OK;
-	bad |= curl_easy_setopt(s.h, CURLOPT_XFERINFOFUNCTION,
-	    stream_progress) != CURLE_OK;
-	bad |= curl_easy_setopt(s.h, CURLOPT_XFERINFODATA, &s) != CURLE_OK;
 	if (bad) {
 		error_set(err, "cannot set up a Docker exec stream");
 		goto out;
 	}
-	rc = curl_easy_perform(s.h);
+	rc = stream_run(&s);
 	if (s.status == 0)
 		curl_easy_getinfo(s.h, CURLINFO_RESPONSE_CODE, &s.status);
 	if (s.stopped) {

@@ -63,9 +63,10 @@ struct docker_exec_cb {
 	/* Payload bytes of stream 1 (stdout) or 2 (stderr), as they arrive. */
 	void	(*output)(void *arg, int stream, const char *buf, size_t len);
 	/*
-	 * About once a second, also when no output arrives. Returning
-	 * non-zero stops reading: docker_exec_start then returns 0 with
-	 * *stopped set. The tick may use other docker handles, not this one.
+	 * About once a second, also when no output arrives; called between
+	 * reads, outside any curl callback, so it may make other requests on
+	 * this struct docker. Returning non-zero stops reading:
+	 * docker_exec_start then returns 0 with *stopped set.
 	 */
 	int	(*tick)(void *arg);
 	void	*arg;

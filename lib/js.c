@@ -11,6 +11,7 @@ js_parse(const char *buf, size_t len, int max_depth, struct error *err)
 	struct json_tokener	*tok;
 	struct json_object	*obj = NULL;
 	enum json_tokener_error	 jerr;
+	size_t			 end;
 
 	if (len > INT32_MAX) {
 		error_set(err, "JSON text too large");
@@ -27,17 +28,24 @@ js_parse(const char *buf, size_t len, int max_depth, struct error *err)
 	json_tokener_set_flags(tok, JSON_TOKENER_STRICT | JSON_TOKENER_VALIDATE_UTF8);
 	obj = json_tokener_parse_ex(tok, buf, (int)len);
 	jerr = json_tokener_get_error(tok);
+	end = json_tokener_get_parse_end(tok);
+	if (jerr == json_tokener_continue && obj == NULL) {
+		/* A bare number at the end may go on: a space ends it. */
+		obj = json_tokener_parse_ex(tok, " ", 1);
+		jerr = json_tokener_get_error(tok);
+		end = len;
+	}
 	if (jerr == json_tokener_continue) {
 		error_set(err, "JSON text ends early");
 		goto fail;
 	}
 	if (jerr != json_tokener_success) {
-		error_set(err, "JSON parse error at byte %zu: %s",
-		    json_tokener_get_parse_end(tok), json_tokener_error_desc(jerr));
+		error_set(err, "JSON parse error at byte %zu: %s", end,
+		    json_tokener_error_desc(jerr));
 		goto fail;
 	}
 	/* Only whitespace may follow the value. */
-	for (size_t i = json_tokener_get_parse_end(tok); i < len; i++)
+	for (size_t i = end; i < len; i++)
 		if (strchr(" \t\r\n", buf[i]) == NULL) {
 			error_set(err, "JSON parse error: data after the value");
 			goto fail;

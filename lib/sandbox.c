@@ -39,6 +39,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 #include <time.h>
 
 #include <json-c/json.h>
@@ -357,7 +358,8 @@ container_start(struct sandbox *sb, bool paused, struct error *err)
 		goto out;
 	/* 204 started, 304 already running. */
 	if (status != 204 && status != 304 && !(paused && status == 200)) {
-		error_status(err, 502, "cannot %s container %s: HTTP %ld: %.200s",
+		error_status(err, status == 404 || status == 409 ? (int)status : 502,
+		    "cannot %s container %s: HTTP %ld: %.200s",
 		    paused ? "unpause" : "start", sb->container, status,
 		    docker_message(resp));
 		goto out;
@@ -371,8 +373,8 @@ out:
 	return rc;
 }
 
-int
-sandbox_ensure(struct sandbox *sb, struct error *err)
+static int
+ensure_once(struct sandbox *sb, struct error *err)
 {
 	struct json_object	*resp = NULL, *state;
 	char			 path[256];
@@ -407,6 +409,28 @@ sandbox_ensure(struct sandbox *sb, struct error *err)
 out:
 	json_object_put(resp);
 	return rc;
+}
+
+/*
+ * Calls arriving together for a missing or stopped container race: one
+ * creates it while another's create answers 409 and its start may still
+ * see 404 (or a removal in progress). Those answers are retried a few times
+ * with a growing pause; everything else is final.
+ */
+int
+sandbox_ensure(struct sandbox *sb, struct error *err)
+{
+	int attempt;
+
+	for (attempt = 1; ; attempt++) {
+		error_clear(err);
+		if (ensure_once(sb, err) == 0)
+			return 0;
+		if (attempt == 5 || err == NULL ||
+		    (err->status != 404 && err->status != 409))
+			return -1;
+		usleep(100000 * (useconds_t)attempt);
+	}
 }
 
 /* POST /containers/NAME/exec; *id is malloc'd. err->status 404/409 too. */

@@ -63,14 +63,33 @@ run_units() {
 	fi
 }
 
-# Containers and volumes of e2e tests (named cs-e2e-*) left by an
-# interrupted run.
+# Containers and volumes of e2e tests are named cs-e2e-RUN-..., RUN being
+# the PID of the run that made them. Remove those of runs that have ended
+# (interrupted earlier), and with "own" this run's too; never those of a
+# run going on beside this one.
+CS_TEST_RUN=$$
+export CS_TEST_RUN
 clean_test_containers() {
 	command -v docker >/dev/null 2>&1 || return 0
-	ids=$(docker ps -aq --filter 'name=^cs-e2e-' 2>/dev/null)
-	[ -n "$ids" ] && docker rm -f $ids >/dev/null 2>&1
-	vols=$(docker volume ls -q --filter 'name=^cs-e2e-' 2>/dev/null)
-	[ -n "$vols" ] && docker volume rm -f $vols >/dev/null 2>&1
+	for kind in container volume; do
+		if [ "$kind" = container ]; then
+			names=$(docker ps -a --format '{{.Names}}' --filter 'name=^cs-e2e-' 2>/dev/null)
+		else
+			names=$(docker volume ls -q --filter 'name=^cs-e2e-' 2>/dev/null)
+		fi
+		for n in $names; do
+			run=$(printf '%s\n' "$n" | sed -n 's/^cs-e2e-\([0-9][0-9]*\)-.*/\1/p')
+			[ -n "$run" ] || continue
+			if kill -0 "$run" 2>/dev/null; then
+				[ "${1:-}" = own ] && [ "$run" = "$CS_TEST_RUN" ] || continue
+			fi
+			if [ "$kind" = container ]; then
+				docker rm -f "$n" >/dev/null 2>&1
+			else
+				docker volume rm -f "$n" >/dev/null 2>&1
+			fi
+		done
+	done
 	return 0
 }
 
@@ -111,7 +130,7 @@ run_e2e() {
 			failed=$((failed + 1))
 		fi
 	fi
-	clean_test_containers
+	clean_test_containers own
 }
 
 case "$what" in

@@ -152,7 +152,7 @@ async function main() {
     const w = await wrk(srv, sess, SECONDS);
     const rps = Number(/Requests\/sec:\s+([\d.]+)/.exec(w.stdout)?.[1] ?? NaN);
     const bad = /BENCH non2xx=(\d+) errors=(\d+)/.exec(w.stdout);
-    const lat = /50%\s+(\S+)[\s\S]*?99%\s+(\S+)/.exec(w.stdout);
+    const lat = /Latency Distribution[\s\S]*?\n\s*50%\s+(\S+)[\s\S]*?\n\s*99%\s+(\S+)/.exec(w.stdout);
     console.log('2. tools/list at concurrency 8');
     console.log(`   command: ${w.cmd}  (Authorization, Mcp-Session-Id and MCP-Protocol-Version headers set in the script)`);
     console.log(`   ${rps.toFixed(0)} requests/s; latency p50 ${lat?.[1]}, p99 ${lat?.[2]}; non-2xx ${bad?.[1]}, socket errors ${bad?.[2]}`);

@@ -5,7 +5,7 @@
 import { describe, it, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { startServer, dockerExec, waitFor } from './lib/server.mjs';
-import { connect, resultText, openSession, call } from './lib/client.mjs';
+import { connect, resultText, openSession, call, parseSse } from './lib/client.mjs';
 
 const MAX = 1000; // MAX_OUTPUT_BYTES for this server
 
@@ -54,7 +54,7 @@ describe('execute', () => {
   let conn;
 
   before(async () => {
-    srv = await startServer({ name: 'execute', settings: { MAX_OUTPUT_BYTES: MAX } });
+    srv = await startServer({ name: 'execute', settings: { MAX_OUTPUT_BYTES: MAX, SANDBOX_PING_INTERVAL: 1 } });
     conn = await connect(srv);
   });
   after(async () => {
@@ -81,7 +81,7 @@ describe('execute', () => {
 
   it('exit code 0 and empty streams', async () => {
     const res = await conn.execute({ command: 'true' });
-    assert.notEqual(res.isError, true);
+    assert.notEqual(res.isError, true, resultText(res));
     const s = sc(res);
     assert.equal(s.exit_code, 0);
     assert.equal(s.stdout, '');
@@ -91,7 +91,7 @@ describe('execute', () => {
 
   it('a missing program is an ordinary result with exit code 127', async () => {
     const res = await conn.execute({ command: 'no-such-program-xyz' });
-    assert.notEqual(res.isError, true);
+    assert.notEqual(res.isError, true, resultText(res));
     const s = sc(res);
     assert.equal(s.exit_code, 127);
     assert.match(s.stderr, /no-such-program-xyz/);
@@ -130,7 +130,7 @@ describe('execute', () => {
       timeout: 2,
     });
     const took = Date.now() - started;
-    assert.equal(res.isError, true, 'a timeout is an error result');
+    assert.equal(res.isError, true, `a timeout is an error result: ${JSON.stringify(res).slice(0, 600)}`);
     const s = sc(res);
     assert.equal(s.timed_out, true);
     assert.ok(s.exit_code === null || Number.isInteger(s.exit_code));
@@ -141,7 +141,8 @@ describe('execute', () => {
     // Nothing of the command is left running in the container.
     await waitFor(
       async () => {
-        const ps = await dockerExec(srv, 'ps -eo pid,args');
+        // Every process's command line, without relying on ps in the image.
+        const ps = await dockerExec(srv, 'for p in /proc/[0-9]*; do [ -r $p/cmdline ] && { tr "\\0" " " < $p/cmdline; echo; }; done 2>/dev/null; true');
         assert.equal(ps.code, 0, ps.stderr);
         return !/sleep 30[0-3]/.test(ps.stdout) ? true : (srv.lastPs = ps.stdout, false);
       },
@@ -151,17 +152,48 @@ describe('execute', () => {
 
   it('a command that ends before its timeout is not marked timed out', async () => {
     const res = await conn.execute({ command: 'sleep 1; echo ok', timeout: 20 });
-    assert.notEqual(res.isError, true);
+    assert.notEqual(res.isError, true, resultText(res));
     const s = sc(res);
     assert.equal(s.timed_out, false);
     assert.equal(s.stdout, 'ok\n');
     assert.ok(s.duration_ms >= 900, `duration_ms ${s.duration_ms}`);
   });
 
+  it('a client that accepts SSE gets keep-alive pings while the command runs, streamed through lighttpd', async () => {
+    const sess = await openSession(srv);
+    const t0 = Date.now();
+    const res = await fetch(srv.mcpUrl, {
+      method: 'POST',
+      headers: {
+        authorization: `Bearer ${srv.key}`,
+        'content-type': 'application/json',
+        accept: 'application/json, text/event-stream',
+        'mcp-session-id': sess.session,
+        'mcp-protocol-version': sess.version,
+      },
+      body: JSON.stringify({ jsonrpc: '2.0', id: 'sse-1', method: 'tools/call', params: { name: 'execute', arguments: { command: 'sleep 6; echo slept' } } }),
+    });
+    assert.equal(res.status, 200);
+    assert.match(res.headers.get('content-type'), /^text\/event-stream/);
+    const chunks = [];
+    const dec = new TextDecoder();
+    for await (const c of res.body) chunks.push({ at: Date.now() - t0, text: dec.decode(c, { stream: true }) });
+    const end = chunks.at(-1).at;
+    const body = chunks.map((c) => c.text).join('');
+    assert.match(body, /^: ping$/m, 'keep-alive comments on the stream');
+    // With SANDBOX_PING_INTERVAL=1 the first ping is due after about a second;
+    // a buffered response would arrive all at once when the command ends.
+    assert.ok(end - chunks[0].at >= 2000, `first bytes at ${chunks[0].at} ms, last at ${end} ms: streamed, not buffered`);
+    const msgs = parseSse(body);
+    const final = msgs.find((m) => m.id === 'sse-1');
+    assert.ok(final, body);
+    assert.equal(final.result.structuredContent.stdout, 'slept\n');
+  });
+
   it('long output keeps the beginning and the end and counts the bytes cut', async () => {
     // ~9 KB on stdout, ~6 KB on stderr: both above MAX_OUTPUT_BYTES (1000).
     const res = await conn.execute({ command: 'echo BEGIN; seq 1 2000; echo END; seq 5000 6200 >&2' });
-    assert.notEqual(res.isError, true);
+    assert.notEqual(res.isError, true, resultText(res));
     const s = sc(res);
     const out = 'BEGIN\n' + Array.from({ length: 2000 }, (_, i) => `${i + 1}\n`).join('') + 'END\n';
     const err = Array.from({ length: 1201 }, (_, i) => `${5000 + i}\n`).join('');

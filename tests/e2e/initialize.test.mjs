@@ -123,6 +123,14 @@ describe('initialize and tools/list', () => {
     pids.forEach((p, i) => assert.ok(after[i] > before[i], `process ${p} served some of the requests`));
   });
 
+  it('a session outlives a restart of the server (sessions are kept in SQLite)', async () => {
+    const sess = await openSession(srv);
+    await srv.restart();
+    const r = await call(srv, sess, 'ping', undefined, { id: 'after-restart' });
+    assert.equal(r.status, 200, r.text);
+    assert.deepEqual(r.json, { jsonrpc: '2.0', id: 'after-restart', result: {} });
+  });
+
   it('the programs exit cleanly on SIGTERM with no sanitizer reports', async () => {
     await conn.close();
     conn = null;

@@ -97,9 +97,10 @@ describe('transport errors', () => {
     ];
     for (const [body, id] of cases) {
       const r = await http(srv, { body, session: sess.session, version: sess.version });
-      assert.equal(r.status, 400, `${JSON.stringify(body)}: ${r.text}`);
-      assert.equal(r.json.error.code, -32600, JSON.stringify(body));
-      assert.equal(r.json.id, id, `id for ${JSON.stringify(body)}`);
+      const what = `body ${JSON.stringify(body)} answered ${r.status} ${r.text}`;
+      assert.equal(r.status, 400, what);
+      assert.equal(r.json.error.code, -32600, what);
+      assert.equal(r.json.id, id, what);
     }
   });
 

@@ -59,7 +59,13 @@ main(void)
 	CHECK(classify("[]", &code) == MCP_INVALID, "array is not a message");
 	CHECK(classify("{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"ping\"} x", &code) == MCP_INVALID &&
 	    code == RPC_PARSE_ERROR, "trailing garbage is a parse error");
-	CHECK(js_parse("{\"a\":\"\\u0000\"}", 13, JS_MAX_DEPTH, &e) != NULL, "escaped NUL parses");
+	{
+		const char *t = "{\"a\":\"\\u0000\"}";
+		struct json_object *z = js_parse(t, strlen(t), JS_MAX_DEPTH, &e);
+
+		CHECK(z != NULL && js_str_max(z, "a", 10) == NULL, "escaped NUL parses, refused as a string");
+		json_object_put(z);
+	}
 	CHECK(js_parse("{\"a\":1}\0", 8, JS_MAX_DEPTH, &e) == NULL, "raw NUL refused");
 	for (i = 0; i < 100; i++)
 		deep[i] = '[';
@@ -67,7 +73,7 @@ main(void)
 		deep[i] = ']';
 	CHECK(js_parse(deep, sizeof(deep), JS_MAX_DEPTH, &e) == NULL, "deep nesting refused");
 	CHECK(js_parse("\"\xff\"", 3, JS_MAX_DEPTH, &e) == NULL, "invalid UTF-8 refused");
-	o = js_parse("{\"n\":9223372036854775808}", 24, JS_MAX_DEPTH, &e);
+	o = js_parse("{\"n\":9223372036854775808}", 25, JS_MAX_DEPTH, &e);
 	{
 		long long n;
 		CHECK(o != NULL && js_int(o, "n", &n) == -1, "out-of-range integer refused");

@@ -45,9 +45,14 @@ export default async function* reporter(source) {
     const ms = details.duration_ms !== undefined ? ` (${Math.round(details.duration_ms)} ms)` : '';
     const file = d.file ?? '?';
     if (details.type === 'suite') {
-      if (ev.type === 'test:fail' && !(leafFails.get(file) > 0)) {
-        failed++;
-        yield `not ok - ${label(d)} (suite)${ms}\n${describeError(details.error)}\n`;
+      if (ev.type === 'test:fail') {
+        if (!(leafFails.get(file) > 0)) {
+          failed++;
+          yield `not ok - ${label(d)} (suite)${ms}\n${describeError(details.error)}\n`;
+        } else {
+          // Its tests were counted; still show why the suite failed (a hook).
+          yield `# suite ${label(d)} failed:\n${describeError(details.error)}\n`;
+        }
       }
       if (d.nesting === 0) leafFails.set(file, 0);
       continue;

@@ -20,6 +20,11 @@ const execFileP = promisify(execFile);
 
 export const TOP = resolve(dirname(fileURLToPath(import.meta.url)), '../../..');
 export const TEST_PREFIX = 'cs-e2e-';
+// Test containers are named cs-e2e-RUN-..., RUN being the PID of the test
+// run (tests/run.sh sets CS_TEST_RUN) or of this process: clean-ups remove
+// only the containers of runs that have ended, never those of a run going
+// on beside this one.
+const RUN = /^[0-9]+$/.test(process.env.CS_TEST_RUN ?? '') ? process.env.CS_TEST_RUN : String(process.pid);
 
 // Sanitizer reports look like this in the programs' stderr.
 const SANITIZER_PATTERNS = [
@@ -133,7 +138,7 @@ export async function startServer({ name = 'test', settings = {}, env = {}, binD
   if (!existsSync(join(bin, 'mcp'))) {
     throw new Error(`${bin}/mcp is missing: build it first (make SAN=1 all)`);
   }
-  const prefix = `${TEST_PREFIX}${name.replace(/[^a-zA-Z0-9-]/g, '-')}-${randomBytes(4).toString('hex')}`;
+  const prefix = `${TEST_PREFIX}${RUN}-${name.replace(/[^a-zA-Z0-9-]/g, '-')}-${randomBytes(4).toString('hex')}`;
   const key = randomBytes(32).toString('base64url');
   const port = await freePort();
   const base = {
