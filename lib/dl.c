@@ -257,16 +257,11 @@ respond(struct dl *d, unsigned long long size, long long mtime)
 	    (unsigned long long)mtime, hash);
 	http_date(mtime, lastmod, sizeof(lastmod));
 
-	/* Validators and caching go on every answer, 304 included (§15.4.5). */
+	/* A 304 carries the validators and caching a 200 would (§15.4.5). */
 	http_header_add(r, "ETag", etag);
 	http_header_add(r, "Last-Modified", lastmod);
-	http_header_add(r, "Cache-Control", "private, no-cache");
-	http_header_add(r, "X-Content-Type-Options", "nosniff");
-	http_header_add(r, "Referrer-Policy", "no-referrer");
-	if (!mime_is_pdf(d->mime))
-		http_header_add(r, "Content-Security-Policy", "sandbox");
-
 	if (dl_etag_match(http_header(r, "If-None-Match"), etag)) {
+		http_header_add(r, "Cache-Control", "private, no-cache");
 		http_status(r, 304);
 		http_flush(r);
 		return 0;
@@ -282,14 +277,20 @@ respond(struct dl *d, unsigned long long size, long long mtime)
 	}
 	if (range != NULL)
 		rr = dl_range_parse(range, size, &first, &len);
-
 	http_header_add(r, "Accept-Ranges", "bytes");
 	if (rr == DL_RANGE_UNSATISFIABLE) {
+		/* A short text page, with its own no-store and nosniff. */
 		snprintf(buf, sizeof(buf), "bytes */%llu", size);
 		http_header_add(r, "Content-Range", buf);
 		http_send_error(r, 416, "The requested range is not in the file.");
 		return 0;
 	}
+
+	http_header_add(r, "Cache-Control", "private, no-cache");
+	http_header_add(r, "X-Content-Type-Options", "nosniff");
+	http_header_add(r, "Referrer-Policy", "no-referrer");
+	if (!mime_is_pdf(d->mime))
+		http_header_add(r, "Content-Security-Policy", "sandbox");
 	http_header_add(r, "Content-Type", d->mime->type);
 	if (dl_disposition(d->mime->disposition == MIME_INLINE ? "inline" :
 	    "attachment", d->name, buf, sizeof(buf)) >= 0)
