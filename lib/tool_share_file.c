@@ -109,44 +109,42 @@ static int
 normalise(const char *base, const char *path, char *out, size_t outsz,
     const char **why)
 {
-	char	 buf[2 * FILES_PATH_MAX + 2];
-	char	*p, *part, *save = NULL;
-	size_t	 o = 0, n;
+	const char	*parts[2], *p, *end;
+	size_t		 i, o = 0, n;
 
-	size_t	 lb = path[0] == '/' ? 0 : strlen(base), lp = strlen(path);
-
-	if (lb + lp + 2 > sizeof(buf)) {
+	if (strlen(path) > FILES_PATH_MAX || strlen(base) > FILES_PATH_MAX) {
 		*why = "the path is too long";
 		return -1;
 	}
-	/* base "/" path, or path alone when absolute; NUL-terminated. */
-	memcpy(buf, base, lb);
-	buf[lb] = '/';
-	memcpy(buf + lb + 1, path, lp + 1);
+	/* The base's parts first, unless path is absolute; then path's. */
+	parts[0] = path[0] == '/' ? "" : base;
+	parts[1] = path;
 	out[0] = '\0';
-	for (p = buf; (part = strtok_r(p, "/", &save)) != NULL; p = NULL) {
-		if (strcmp(part, ".") == 0)
-			continue;
-		if (strcmp(part, "..") == 0) {
-			if (o == 0) {
-				*why = "the path goes above /";
+	for (i = 0; i < 2; i++) {
+		for (p = parts[i]; *p != '\0'; p = *end == '\0' ? end : end + 1) {
+			end = strchrnul(p, '/');
+			n = (size_t)(end - p);
+			if (n == 0 || (n == 1 && p[0] == '.'))
+				continue;
+			if (n == 2 && p[0] == '.' && p[1] == '.') {
+				if (o == 0) {
+					*why = "the path goes above /";
+					return -1;
+				}
+				while (o > 0 && out[o - 1] != '/')
+					o--;
+				out[--o] = '\0';	/* and the '/' before the part */
+				continue;
+			}
+			if (o + 1 + n + 1 > outsz) {
+				*why = "the path is too long";
 				return -1;
 			}
-			while (o > 0 && out[o - 1] != '/')
-				o--;
-			o--;		/* the '/' before the part */
+			out[o++] = '/';
+			memcpy(out + o, p, n);
+			o += n;
 			out[o] = '\0';
-			continue;
 		}
-		n = strlen(part);
-		if (o + 1 + n + 1 > outsz) {
-			*why = "the path is too long";
-			return -1;
-		}
-		out[o++] = '/';
-		memcpy(out + o, part, n);
-		o += n;
-		out[o] = '\0';
 	}
 	if (o == 0) {
 		out[0] = '/';
