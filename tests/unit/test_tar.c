@@ -454,6 +454,78 @@ test_malformed(void)
 	free(a.buf);
 }
 
+/*
+ * Mutated and random streams: the parser must end in a final state or ask
+ * for more, never read out of bounds (the sanitizer build checks), and
+ * never pass on more data than the entry's declared size.
+ */
+static void
+test_mutations(void)
+{
+	struct ar	 a = { 0 };
+	struct error	 err;
+	unsigned char	*copy;
+	unsigned	 seed = 12345;
+	int		 i, bad = 0;
+	char		 rec[256];
+
+	pax_record(rec, sizeof(rec), "path=wanted.bin");
+	ar_header(&a, "PaxHeaders/x", NULL, strlen(rec), 'x', false);
+	ar_data(&a, rec, strlen(rec));
+	ar_header(&a, "././@LongLink", NULL, 11, 'L', true);
+	ar_data(&a, "other.name", 11);
+	ar_file(&a, "x", "some data here");
+	ar_file(&a, "wanted.bin", "the wanted data");
+	ar_end(&a);
+	copy = malloc(a.len);
+	for (i = 0; i < 3000; i++) {
+		struct got	 g = { 0 };
+		struct ar	 m = { copy, a.len };
+		int		 k, flips = 1 + (int)(seed % 8);
+
+		memcpy(copy, a.buf, a.len);
+		for (k = 0; k < flips; k++) {
+			seed = seed * 1103515245 + 12345;
+			copy[(seed >> 8) % a.len] = (unsigned char)(seed >> 20);
+		}
+		if (i % 3 == 0) {
+			/* Fix the checksums of the headers, so the fields are parsed. */
+			for (size_t off = 0; off + 512 <= a.len; off += 512) {
+				if (memcmp(a.buf + off + 257, "ustar", 5) != 0)
+					continue;
+				unsigned sum = 0;
+
+				memset(copy + off + 148, ' ', 8);
+				for (size_t j = 0; j < 512; j++)
+					sum += copy[off + j];
+				octal(copy + off + 148, 7, sum);
+				copy[off + 155] = ' ';
+			}
+		}
+		(void)run(&m, "wanted.bin", 1 + i % 700, &g, &err);
+		if (g.begins > 1 || (g.begins == 1 && g.len > g.size))
+			bad++;
+		got_reset(&g);
+	}
+	CHECK(bad == 0, "3000 mutated archives: no overrun, at most one entry passed on");
+	for (i = 0; i < 200; i++) {
+		struct got	 g = { 0 };
+		struct ar	 m = { copy, a.len };
+
+		for (size_t j = 0; j < a.len; j++) {
+			seed = seed * 1103515245 + 12345;
+			copy[j] = (unsigned char)(seed >> 16);
+		}
+		(void)run(&m, "wanted.bin", 1 + i % 100, &g, &err);
+		if (g.begins != 0)
+			bad++;
+		got_reset(&g);
+	}
+	CHECK(bad == 0, "200 random streams: nothing passed on");
+	free(copy);
+	free(a.buf);
+}
+
 /* Archives written by the system's tar, as a real writer makes them. */
 static void
 test_system_tar(void)
@@ -535,6 +607,7 @@ main(void)
 	test_gnu_longname();
 	test_pax();
 	test_malformed();
+	test_mutations();
 	test_system_tar();
 	return check_status();
 }
