@@ -234,6 +234,7 @@ do_post(struct http_req *r, const struct config *cfg, struct db *db,
 	call.db = db;
 	call.who = who;
 	call.version = version;
+	call.session_id = sid;
 
 	if (json_object_is_type(msg, json_type_array)) {
 		/* Batches exist only in 2025-03-26 (JSON-RPC §6). */
@@ -280,6 +281,8 @@ do_post(struct http_req *r, const struct config *cfg, struct db *db,
 	}
 	if (kind != MCP_REQUEST) {
 		/* Notifications and responses: 202 Accepted, no body. */
+		if (kind == MCP_NOTIFICATION)
+			mcp_handle(&call, msg);
 		http_send(r, 202, NULL, "", 0);
 		goto out;
 	}
@@ -291,6 +294,8 @@ do_post(struct http_req *r, const struct config *cfg, struct db *db,
 	resp = mcp_handle(&call, msg);
 	if (resp != NULL)
 		mcp_stream_finish(st, resp);
+	else
+		mcp_stream_end_empty(st);
 out:
 	mcp_stream_free(st);
 	json_object_put(resp);

@@ -1,17 +1,28 @@
 /*
- * auth.c: bearer authentication of /mcp requests.
+ * auth.c: bearer authentication of /mcp requests (MCP authorization
+ * "Access Token Usage"; RFC 6750 §2.1, RFC 9728 §5.1).
  *
- * Until OAuth is in place the only credential is SANDBOX_API_KEY itself,
+ * The credential is an OAuth access token issued by this server's token
+ * endpoint (oauth_token.c) for this server's MCP URL: looked up by its
+ * SHA-256, unexpired, its grant's resource equal to cfg->mcp_url (RFC 8707:
+ * a token for another audience is refused). SANDBOX_API_KEY itself is
+ * accepted as a bearer token only when SANDBOX_ALLOW_KEY_BEARER is on,
  * compared in constant time.
  */
 #include <stdio.h>
 #include <string.h>
 #include <strings.h>
+#include <time.h>
 
 #include "auth.h"
 #include "config.h"
 #include "crypto.h"
+#include "db.h"
 #include "http.h"
+#include "log.h"
+
+/* Longest Authorization header value looked at (tokens are ~50 bytes). */
+#define BEARER_MAX	4096
 
 /* RFC 9728 §5.1: point the client at the protected resource metadata. */
 static int
@@ -28,25 +39,77 @@ unauthorized(struct http_req *r, const struct config *cfg, bool sent_token)
 	return -1;
 }
 
+/*
+ * Look the token up. Returns 1 and fills who when it is a live access token
+ * for this server, 0 when not, -1 on a database error.
+ */
+static int
+token_lookup(const struct config *cfg, struct db *db, const char *tok,
+    struct auth_info *who)
+{
+	char		 hash[CRYPTO_SHA256_HEX];
+	struct db_q	*q;
+	long long	 now = (long long)time(NULL), grant = 0;
+	int		 rc = 0;
+
+	crypto_sha256_hex(tok, strlen(tok), hash);
+	if ((q = db_query(db, STMT_TOKEN_AUTH, "t", hash)) == NULL)
+		return -1;
+	switch (db_step(q)) {
+	case DB_ERROR:
+		rc = -1;
+		break;
+	case DB_DONE:
+		break;
+	case DB_ROW:
+		/* RFC 6750 §3.1 invalid_token: expired, or for another resource. */
+		if (db_int(q, 0) <= now ||
+		    strcmp(db_text(q, 2), cfg->mcp_url) != 0)
+			break;
+		grant = db_int(q, 1);
+		snprintf(who->client_id, sizeof(who->client_id), "%s", db_text(q, 3));
+		snprintf(who->client_name, sizeof(who->client_name), "%s",
+		    db_text(q, 4) != NULL ? db_text(q, 4) : "");
+		rc = 1;
+		break;
+	}
+	db_done(q);
+	/* For operators (oauth_live_grants.last_used), at most once a minute. */
+	if (rc == 1)
+		db_exec(db, STMT_GRANT_TOUCH, "iii", now, grant, now - 60);
+	return rc;
+}
+
 int
 auth_bearer(struct http_req *r, const struct config *cfg, struct db *db,
     struct auth_info *who)
 {
-	const char *h = http_header(r, "Authorization");
-	const char *tok;
+	const char	*h = http_header(r, "Authorization");
+	const char	*tok;
+	int		 rc;
 
 	memset(who, 0, sizeof(*who));
+	/* RFC 6750 §2.1: "Bearer" is case-insensitive, then the token. */
 	if (h == NULL || strncasecmp(h, "Bearer ", 7) != 0)
 		return unauthorized(r, cfg, false);
 	tok = h + 7;
 	while (*tok == ' ')
 		tok++;
-	if (*tok == '\0' || strlen(tok) > 4096)
+	if (*tok == '\0' || strlen(tok) > BEARER_MAX)
 		return unauthorized(r, cfg, true);
-	if (crypto_str_equal(tok, cfg->api_key)) {
+	if (cfg->allow_key_bearer && crypto_str_equal(tok, cfg->api_key)) {
 		snprintf(who->client_id, sizeof(who->client_id), "api-key");
 		snprintf(who->client_name, sizeof(who->client_name), "API key");
 		return 0;
 	}
+	if (db == NULL)
+		return unauthorized(r, cfg, true);
+	if ((rc = token_lookup(cfg, db, tok, who)) == 1)
+		return 0;
+	if (rc == -1) {
+		http_send_error(r, 503, "The token store cannot be read; try again.");
+		return -1;
+	}
+	memset(who, 0, sizeof(*who));
 	return unauthorized(r, cfg, true);
 }

@@ -33,6 +33,120 @@ static const char *const sql[STMT__MAX] = {
 	[STMT_SESSION_PRUNE] =
 	    "DELETE FROM session WHERE last_used < ?",
 
+	/* runs */
+	[STMT_RUN_INSERT] =
+	    "INSERT INTO run (id, session_hash, request_id, client_id, "
+	    "client_name, command, timeout, started) VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
+	[STMT_RUN_FINISH] =
+	    "UPDATE run SET finished = ?, state = ?, exit_code = ?, "
+	    "duration_ms = ?, stdout_bytes = ?, stderr_bytes = ?, result = ? "
+	    "WHERE id = ?",
+	[STMT_RUN_CANCEL] =
+	    "UPDATE run SET cancel_requested = 1 WHERE session_hash = ? AND "
+	    "request_id = ? AND state = 'running' RETURNING id",
+	[STMT_RUN_CANCELLED] =
+	    "SELECT cancel_requested FROM run WHERE id = ?",
+	[STMT_RUN_GET] =
+	    "SELECT state, result FROM run WHERE id = ?",
+	[STMT_RUN_RECENT] =
+	    "SELECT id, state, started, exit_code, substr(command, 1, 200) "
+	    "FROM run ORDER BY started DESC, rowid DESC LIMIT ?",
+	/* oauth */
+	[STMT_CLIENT_INSERT] =
+	    "INSERT INTO oauth_client (client_id, secret_hash, auth_method, name, "
+	    "redirect_uris, metadata, refresh, cimd, created) "
+	    "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
+	[STMT_CLIENT_UPSERT_CIMD] =
+	    "INSERT INTO oauth_client (client_id, secret_hash, auth_method, name, "
+	    "redirect_uris, metadata, refresh, cimd, created) "
+	    "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?) "
+	    "ON CONFLICT (client_id) DO UPDATE SET auth_method = excluded.auth_method, "
+	    "name = excluded.name, redirect_uris = excluded.redirect_uris, "
+	    "metadata = excluded.metadata, refresh = excluded.refresh, "
+	    "created = excluded.created WHERE oauth_client.cimd = 1",
+	[STMT_CLIENT_GET] =
+	    "SELECT secret_hash, auth_method, name, redirect_uris, refresh, cimd, "
+	    "created FROM oauth_client WHERE client_id = ?",
+	[STMT_CLIENT_USED] =
+	    "UPDATE oauth_client SET last_used = ? WHERE client_id = ?",
+	[STMT_CLIENT_PRUNE] =
+	    "DELETE FROM oauth_client WHERE last_used IS NULL AND created < ?",
+	[STMT_CLIENT_COUNT_UNUSED] =
+	    "SELECT count(*) FROM oauth_client WHERE last_used IS NULL",
+	[STMT_REQUEST_INSERT] =
+	    "INSERT INTO oauth_request (id_hash, csrf_hash, client_id, redirect_uri, "
+	    "redirect_to, challenge, state, scope, resource, expires) "
+	    "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+	[STMT_REQUEST_GET] =
+	    "SELECT csrf_hash, client_id, redirect_uri, redirect_to, challenge, "
+	    "state, scope, resource FROM oauth_request "
+	    "WHERE id_hash = ? AND expires > ?",
+	[STMT_REQUEST_DELETE] =
+	    "DELETE FROM oauth_request WHERE id_hash = ?",
+	[STMT_REQUEST_PRUNE] =
+	    "DELETE FROM oauth_request WHERE expires <= ?",
+	[STMT_THROTTLE_GET] =
+	    "SELECT failures, last_failure, blocked_until FROM oauth_throttle "
+	    "WHERE addr = ?",
+	[STMT_THROTTLE_FAIL] =
+	    "INSERT OR REPLACE INTO oauth_throttle (addr, failures, last_failure, "
+	    "blocked_until) VALUES (?, ?, ?, ?)",
+	[STMT_THROTTLE_CLEAR] =
+	    "DELETE FROM oauth_throttle WHERE addr = ?",
+	[STMT_THROTTLE_PRUNE] =
+	    "DELETE FROM oauth_throttle WHERE last_failure < ?",
+	[STMT_CODE_INSERT] =
+	    "INSERT INTO oauth_code (code_hash, client_id, redirect_uri, challenge, "
+	    "scope, resource, expires) VALUES (?, ?, ?, ?, ?, ?, ?)",
+	[STMT_CODE_GET] =
+	    "SELECT client_id, redirect_uri, challenge, scope, resource, expires, "
+	    "used, grant_id FROM oauth_code WHERE code_hash = ?",
+	[STMT_CODE_USE] =
+	    "UPDATE oauth_code SET used = 1, grant_id = ? WHERE code_hash = ? "
+	    "AND used = 0",
+	[STMT_CODE_PRUNE] =
+	    "DELETE FROM oauth_code WHERE expires < ?",
+	[STMT_GRANT_INSERT] =
+	    "INSERT INTO oauth_grant (client_id, scope, resource, created, last_used) "
+	    "VALUES (?, ?, ?, ?, ?)",
+	[STMT_GRANT_DELETE] =
+	    "DELETE FROM oauth_grant WHERE id = ?",
+	[STMT_GRANT_TOUCH] =
+	    "UPDATE oauth_grant SET last_used = ? WHERE id = ? AND last_used < ?",
+	[STMT_GRANT_PRUNE] =
+	    "DELETE FROM oauth_grant WHERE created < ? AND NOT EXISTS "
+	    "(SELECT 1 FROM oauth_token t WHERE t.grant_id = oauth_grant.id)",
+	[STMT_TOKEN_INSERT] =
+	    "INSERT INTO oauth_token (token_hash, grant_id, kind, parent, created, "
+	    "expires) VALUES (?, ?, ?, ?, ?, ?)",
+	[STMT_TOKEN_GET] =
+	    "SELECT t.kind, t.grant_id, t.expires, t.rotated, t.grace_used, "
+	    "g.client_id, g.scope, g.resource FROM oauth_token t "
+	    "JOIN oauth_grant g ON g.id = t.grant_id WHERE t.token_hash = ?",
+	[STMT_TOKEN_AUTH] =
+	    "SELECT t.expires, g.id, g.resource, c.client_id, c.name "
+	    "FROM oauth_token t JOIN oauth_grant g ON g.id = t.grant_id "
+	    "JOIN oauth_client c ON c.client_id = g.client_id "
+	    "WHERE t.token_hash = ? AND t.kind = 'access'",
+	[STMT_TOKEN_ROTATE] =
+	    "UPDATE oauth_token SET rotated = ? WHERE token_hash = ? "
+	    "AND rotated IS NULL",
+	[STMT_TOKEN_GRACE] =
+	    "UPDATE oauth_token SET grace_used = 1 WHERE token_hash = ? "
+	    "AND grace_used = 0",
+	[STMT_TOKEN_CHILD_ROTATED] =
+	    "SELECT count(*) FROM oauth_token WHERE parent = ? "
+	    "AND kind = 'refresh' AND rotated IS NOT NULL",
+	[STMT_TOKEN_DELETE_CHILDREN] =
+	    "DELETE FROM oauth_token WHERE parent = ? AND kind = 'access'",
+	/* rotated = 1 (1970): long past the grace, so presenting it revokes. */
+	[STMT_TOKEN_RETIRE_CHILDREN] =
+	    "UPDATE oauth_token SET rotated = 1, grace_used = 1 "
+	    "WHERE parent = ? AND kind = 'refresh'",
+	[STMT_TOKEN_DELETE] =
+	    "DELETE FROM oauth_token WHERE token_hash = ?",
+	[STMT_TOKEN_PRUNE] =
+	    "DELETE FROM oauth_token WHERE expires < ?",
 	/* links */
 	[STMT_LINK_INSERT] =
 	    "INSERT INTO link (id, path, size, created, expires, client_id) "

@@ -26,6 +26,54 @@ enum db_stmt {
 	STMT_SESSION_TOUCH,	/* now, id_hash */
 	STMT_SESSION_DELETE,	/* id_hash */
 	STMT_SESSION_PRUNE,	/* min_last_used */
+	/* runs (sql/004-runs.sql) */
+	STMT_RUN_INSERT,	/* id, session_hash, request_id, client_id, client_name, command, timeout, started */
+	STMT_RUN_FINISH,	/* finished, state, exit_code, duration_ms, stdout_bytes, stderr_bytes, result, id */
+	STMT_RUN_CANCEL,	/* session_hash, request_id -> id */
+	STMT_RUN_CANCELLED,	/* id -> cancel_requested */
+	STMT_RUN_GET,		/* id -> state, result */
+	STMT_RUN_RECENT,	/* limit -> id, state, started, exit_code, command */
+	/* oauth (sql/002-oauth.sql) */
+	STMT_CLIENT_INSERT,	/* client_id, secret_hash, auth_method, name,
+				   redirect_uris, metadata, refresh, cimd, created */
+	STMT_CLIENT_UPSERT_CIMD, /* same as INSERT; replaces a cached document */
+	STMT_CLIENT_GET,	/* client_id -> secret_hash, auth_method, name,
+				   redirect_uris, refresh, cimd, created */
+	STMT_CLIENT_USED,	/* now, client_id */
+	STMT_CLIENT_PRUNE,	/* min_created: never-used clients older go */
+	STMT_CLIENT_COUNT_UNUSED, /* -> count */
+	STMT_REQUEST_INSERT,	/* id_hash, csrf_hash, client_id, redirect_uri,
+				   redirect_to, challenge, state, scope, resource, expires */
+	STMT_REQUEST_GET,	/* id_hash, now -> csrf_hash, client_id, redirect_uri,
+				   redirect_to, challenge, state, scope, resource */
+	STMT_REQUEST_DELETE,	/* id_hash */
+	STMT_REQUEST_PRUNE,	/* now */
+	STMT_THROTTLE_GET,	/* addr -> failures, last_failure, blocked_until */
+	STMT_THROTTLE_FAIL,	/* addr, failures, now, blocked_until */
+	STMT_THROTTLE_CLEAR,	/* addr */
+	STMT_THROTTLE_PRUNE,	/* min_last_failure */
+	STMT_CODE_INSERT,	/* code_hash, client_id, redirect_uri, challenge,
+				   scope, resource, expires */
+	STMT_CODE_GET,		/* code_hash -> client_id, redirect_uri, challenge,
+				   scope, resource, expires, used, grant_id */
+	STMT_CODE_USE,		/* grant_id, code_hash */
+	STMT_CODE_PRUNE,	/* min_expires */
+	STMT_GRANT_INSERT,	/* client_id, scope, resource, now, now */
+	STMT_GRANT_DELETE,	/* id */
+	STMT_GRANT_TOUCH,	/* now, id, now - 60 */
+	STMT_GRANT_PRUNE,	/* min_created: grants without tokens go */
+	STMT_TOKEN_INSERT,	/* token_hash, grant_id, kind, parent, now, expires */
+	STMT_TOKEN_GET,		/* token_hash -> kind, grant_id, expires, rotated,
+				   grace_used, client_id, scope, resource */
+	STMT_TOKEN_AUTH,	/* token_hash -> expires, grant_id, resource,
+				   client_id, client name (access tokens only) */
+	STMT_TOKEN_ROTATE,	/* now, token_hash */
+	STMT_TOKEN_GRACE,	/* token_hash */
+	STMT_TOKEN_CHILD_ROTATED, /* parent -> count of its refresh tokens used */
+	STMT_TOKEN_DELETE_CHILDREN, /* parent: the access tokens issued from it */
+	STMT_TOKEN_RETIRE_CHILDREN, /* parent: its refresh tokens count as reused */
+	STMT_TOKEN_DELETE,	/* token_hash */
+	STMT_TOKEN_PRUNE,	/* now */
 	/* links (share_file, /dl; sql/003-links.sql) */
 	STMT_LINK_INSERT,	/* id, path, size, created, expires, client_id */
 	STMT_LINK_GET,		/* id -> path, size, created, expires, revoked */

@@ -6,18 +6,21 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "config.h"
 #include "http.h"
 #include "js.h"
 #include "log.h"
 #include "mcp.h"
+#include "runs.h"
 #include "sandbox.h"
 #include "tools.h"
 
 /* Every tool the server offers; tools/list lists them in this order. */
 static const struct tool *const tools[] = {
 	&tool_execute,
+	&tool_get_result,
 	&tool_share_file,
 };
 
@@ -40,6 +43,9 @@ static const char instructions[] =
     "apt-get, pip or npm persist in the container.\n"
     "- At the timeout the command and everything it started are killed. "
     "Detach long-running services with `setsid nohup cmd > log 2>&1 &`.\n"
+    "- A command goes on when a call is interrupted (lost connection, "
+    "client timeout): get_result() lists recent runs and "
+    "get_result(run_id) waits for and returns one's result.\n"
     "- To give the user a file (PDF, image, archive, ...) that is not text, "
     "use share_file(path) when available; it returns a download link.";
 
@@ -232,6 +238,7 @@ tools_call(struct mcp_call *c, struct json_object *msg, struct json_object *id)
 	tc.db = c->db;
 	tc.sandbox = sb;
 	tc.who = c->who;
+	tc.session_id = c->session_id;
 	tc.stream = c->stream;
 	tc.request_id = id;
 	if ((meta = js_get(params, "_meta", json_type_object)) != NULL &&
@@ -241,7 +248,34 @@ tools_call(struct mcp_call *c, struct json_object *msg, struct json_object *id)
 	res = tool->call(&tc, args);
 	sandbox_close(sb);
 	json_object_put(args);
-	return mcp_result(id, res);
+	return res == NULL ? NULL : mcp_result(id, res);
+}
+
+/*
+ * notifications/cancelled (spec: basic/utilities/cancellation): stop the
+ * command the named request of this session started. It may run in another
+ * process: the run table finds it, and the kill works inside the container.
+ * The request's own worker also sees the mark within a second.
+ */
+static void
+cancelled(struct mcp_call *c, struct json_object *msg)
+{
+	struct json_object	*params = js_get(msg, "params", json_type_object);
+	struct json_object	*rid;
+	struct sandbox		*sb = NULL;
+	struct error		 err;
+	char			 run_id[RUN_ID_MAX + 1];
+
+	if (params == NULL || !json_object_object_get_ex(params, "requestId", &rid) ||
+	    !valid_id(rid))
+		return;
+	if (runs_request_cancel(c->db, c->session_id, rid, run_id,
+	    sizeof(run_id)) != 1)
+		return;
+	if (sandbox_open(c->cfg, &sb, &err) == -1 ||
+	    sandbox_kill(sb, run_id, &err) == -1)
+		log_warn("cancel run %s: %s", run_id, err.msg);
+	sandbox_close(sb);
 }
 
 struct json_object *
@@ -252,6 +286,8 @@ mcp_handle(struct mcp_call *c, struct json_object *msg)
 
 	if (!json_object_object_get_ex(msg, "id", &id)) {
 		/* Notifications: nothing to answer (spec: lifecycle, utilities). */
+		if (strcmp(method, "notifications/cancelled") == 0)
+			cancelled(c, msg);
 		return NULL;
 	}
 	if (strcmp(method, "ping") == 0)
@@ -304,6 +340,7 @@ struct mcp_stream {
 	bool		 json_ok, sse_ok;
 	bool		 sse;		/* the SSE response has begun */
 	const char	*session_id;
+	time_t		 last_ping;
 };
 
 struct mcp_stream *
@@ -318,6 +355,7 @@ mcp_stream_new(struct http_req *req, bool json_ok, bool sse_ok,
 	s->json_ok = json_ok;
 	s->sse_ok = sse_ok;
 	s->session_id = session_id;
+	s->last_ping = time(NULL);
 	return s;
 }
 
@@ -388,6 +426,61 @@ mcp_stream_ping(struct mcp_stream *s)
 	if (sse_begin(s) == -1 || http_puts(s->req, ": ping\n\n") == -1)
 		return -1;
 	return http_flush(s->req);
+}
+
+int
+mcp_stream_begin(struct mcp_stream *s)
+{
+	if (!s->sse_ok)
+		return 0;
+	return sse_begin(s);
+}
+
+int
+mcp_stream_keepalive(struct mcp_stream *s, long interval)
+{
+	time_t now = time(NULL);
+
+	if (!s->sse_ok || http_gone(s->req))
+		return http_gone(s->req) ? -1 : 0;
+	if (sse_begin(s) == -1)
+		return -1;
+	if (now - s->last_ping < interval)
+		return 0;
+	s->last_ping = now;
+	return mcp_stream_ping(s);
+}
+
+int
+mcp_stream_progress(struct mcp_stream *s, struct json_object *token,
+    long long progress, const char *message)
+{
+	struct json_object	*n, *p;
+	int			 rc;
+
+	if (!s->sse_ok || token == NULL)
+		return 0;
+	n = json_object_new_object();
+	js_set_str(n, "jsonrpc", "2.0");
+	js_set_str(n, "method", "notifications/progress");
+	p = json_object_new_object();
+	js_set(p, "progressToken", json_object_get(token));
+	js_set_int(p, "progress", progress);
+	if (message != NULL && *message != '\0')
+		js_set_str(p, "message", message);
+	js_set(n, "params", p);
+	rc = sse_event(s, n);
+	json_object_put(n);
+	return rc;
+}
+
+void
+mcp_stream_end_empty(struct mcp_stream *s)
+{
+	if (s->sse)
+		http_flush(s->req);
+	else
+		http_send(s->req, 204, NULL, "", 0);
 }
 
 int

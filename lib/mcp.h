@@ -71,6 +71,15 @@ bool		 mcp_stream_can_stream(const struct mcp_stream *);
 int		 mcp_stream_notify(struct mcp_stream *, struct json_object *msg);
 /* An SSE comment (": ping") to keep proxies from closing an idle stream. */
 int		 mcp_stream_ping(struct mcp_stream *);
+/* Begin the SSE response now, before a long wait. No-op without SSE. */
+int		 mcp_stream_begin(struct mcp_stream *);
+/* A ping when interval seconds have passed since the last one (begins SSE). */
+int		 mcp_stream_keepalive(struct mcp_stream *, long interval);
+/* notifications/progress for token (spec: basic/utilities/progress). */
+int		 mcp_stream_progress(struct mcp_stream *, struct json_object *token,
+		    long long progress, const char *message);
+/* End a response that carries no result: a cancelled request (204 or an empty SSE end). */
+void		 mcp_stream_end_empty(struct mcp_stream *);
 /* Send the final response (as JSON, or as the last SSE event). */
 int		 mcp_stream_finish(struct mcp_stream *, struct json_object *response);
 /* Has the client gone away? */
@@ -82,12 +91,14 @@ struct mcp_call {
 	struct db		*db;
 	const struct auth_info	*who;
 	const char		*version;	/* the session's protocol version */
+	const char		*session_id;	/* Mcp-Session-Id */
 	struct mcp_stream	*stream;
 };
 
 /*
  * Handle a request or notification other than initialize. Returns a new
- * response for a request, NULL for a notification.
+ * response for a request, NULL for a notification or for a request that was
+ * cancelled (spec: utilities/cancellation: no response is sent).
  */
 struct json_object *mcp_handle(struct mcp_call *, struct json_object *msg);
 

@@ -646,6 +646,7 @@ struct run {
 	long long			 deadline_ms;	/* start + timeout */
 	bool				 backstop_killed;
 	bool				 backstop_stopped;
+	bool				 detached;
 };
 
 static void
@@ -665,8 +666,11 @@ run_tick(void *arg)
 	struct error	 e;
 	long long	 late = now_ms() - r->deadline_ms;
 
-	if (r->obs != NULL && r->obs->tick != NULL)
-		r->obs->tick(r->obs->arg);
+	if (r->obs != NULL && r->obs->tick != NULL &&
+	    r->obs->tick(r->obs->arg) != 0) {
+		r->detached = true;
+		return 1;
+	}
 	/* Backstop only: the wrapper's watchdog normally ends the command. */
 	if (late >= BACKSTOP_KILL_MS && !r->backstop_killed) {
 		r->backstop_killed = true;
@@ -789,6 +793,11 @@ sandbox_exec(struct sandbox *sb, const char *command, long timeout_s,
 			goto out;
 	}
 	res->duration_ms = now_ms() - r.start_ms;
+	if (r.detached) {
+		/* Still running in the container; its end is not ours to see. */
+		res->detached = true;
+		goto fill;
+	}
 
 	/* The command ran: an engine hiccup now only loses the exit code. */
 	if (exec_wait_exit(sb, id, &res->exit_code, &local) == -1)
@@ -805,6 +814,7 @@ sandbox_exec(struct sandbox *sb, const char *command, long timeout_s,
 		} else if (res->duration_ms >= timeout_s * 1000)
 			res->timed_out = true;
 	}
+fill:
 	if (stream_fill(&res->out, r.out) == -1 ||
 	    stream_fill(&res->err, r.err) == -1) {
 		error_set(err, "out of memory");

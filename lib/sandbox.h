@@ -22,8 +22,12 @@ struct sandbox;
 struct exec_observer {
 	/* New output (stream 1 stdout, 2 stderr) as it arrives, raw bytes. */
 	void	(*output)(void *arg, int stream, const char *buf, size_t len);
-	/* About once a second while the command runs. */
-	void	(*tick)(void *arg);
+	/*
+	 * About once a second while the command runs. Non-zero stops reading
+	 * (the server is stopping): the command goes on in the container and
+	 * the result says detached.
+	 */
+	int	(*tick)(void *arg);
 	void	*arg;
 };
 
@@ -39,6 +43,7 @@ struct exec_result {
 	int			 exit_code;	/* -1 when unknown */
 	bool			 timed_out;	/* killed at the deadline */
 	bool			 killed;	/* killed by sandbox_kill (cancelled) */
+	bool			 detached;	/* stopped reading; it may still run */
 	long long		 duration_ms;
 };
 

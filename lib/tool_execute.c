@@ -12,15 +12,23 @@
 #include <string.h>
 #include <time.h>
 
+#include "auth.h"
 #include "config.h"
 #include "crypto.h"
+#include "http.h"
 #include "js.h"
+#include "log.h"
 #include "mcp.h"
+#include "output.h"
+#include "runs.h"
 #include "sandbox.h"
 #include "tools.h"
 
 #define COMMAND_MAX	(256 * 1024)
 #define DEFAULT_TIMEOUT	3600
+#define PROGRESS_KEEP	1024	/* output bytes remembered for progress */
+#define PROGRESS_LINES	3	/* lines of output in a progress message */
+#define PROGRESS_MESSAGE_MAX 400
 
 static struct json_object *
 prop(const char *type, const char *description)
@@ -50,7 +58,9 @@ describe(const struct config *cfg)
 	    "packages do. Output above %ld bytes per stream is cut in the "
 	    "middle (beginning and end kept). At the timeout the command and "
 	    "all its children are killed; detach long-running services with "
-	    "`setsid nohup cmd > log 2>&1 &`.", cfg->max_output_bytes);
+	    "`setsid nohup cmd > log 2>&1 &`. If the call is interrupted the "
+	    "command still runs to its end: get_result() finds it.",
+	    cfg->max_output_bytes);
 	js_set_str(t, "description", desc);
 
 	in = json_object_new_object();
@@ -81,7 +91,9 @@ describe(const struct config *cfg)
 	js_set(oprops, "exit_code", p);
 	js_set(oprops, "stdout", prop("string", "Standard output (valid UTF-8; invalid bytes shown as U+FFFD)."));
 	js_set(oprops, "stderr", prop("string", "Standard error (same)."));
+	js_set(oprops, "run_id", prop("string", "Names this run for get_result."));
 	js_set(oprops, "timed_out", prop("boolean", "Killed at the timeout."));
+	js_set(oprops, "cancelled", prop("boolean", "Killed by a cancellation."));
 	js_set(oprops, "stdout_truncated_bytes", prop("integer", "Bytes cut from the middle of stdout."));
 	js_set(oprops, "stderr_truncated_bytes", prop("integer", "Bytes cut from the middle of stderr."));
 	js_set(oprops, "duration_ms", prop("integer", "Wall-clock run time."));
@@ -142,30 +154,98 @@ range:
 	return -1;
 }
 
+/*
+ * What a running command's ticks need. Progress (spec: utilities/progress)
+ * goes out about once a second while output arrives and at least once per
+ * ping interval, carrying the newest output lines; pings keep proxies from
+ * closing the stream; a cancellation marked by another request (perhaps in
+ * another process) is acted on here within a second.
+ */
 struct watch {
 	struct tool_ctx	*tc;
-	time_t		 last_ping;
+	const char	*run_id;
+	time_t		 last_progress;
+	long long	 progress;
+	char		 recent[PROGRESS_KEEP];	/* newest output bytes */
+	size_t		 recent_len;
+	bool		 fresh;			/* output since the last progress */
+	bool		 cancel_seen;
 };
 
 static void
+on_output(void *arg, int stream, const char *buf, size_t len)
+{
+	struct watch *w = arg;
+
+	(void)stream;
+	if (len >= sizeof(w->recent)) {
+		memcpy(w->recent, buf + len - sizeof(w->recent), sizeof(w->recent));
+		w->recent_len = sizeof(w->recent);
+	} else {
+		size_t keep = sizeof(w->recent) - len;
+
+		if (w->recent_len > keep) {
+			memmove(w->recent, w->recent + w->recent_len - keep, keep);
+			w->recent_len = keep;
+		}
+		memcpy(w->recent + w->recent_len, buf, len);
+		w->recent_len += len;
+	}
+	w->fresh = true;
+}
+
+/* The newest few lines of output, valid UTF-8, for a progress message. */
+static char *
+recent_lines(const struct watch *w)
+{
+	size_t	 end = w->recent_len, start, lines = 0;
+
+	while (end > 0 && (w->recent[end - 1] == '\n' || w->recent[end - 1] == '\r'))
+		end--;
+	for (start = end; start > 0; start--)
+		if (w->recent[start - 1] == '\n' && ++lines == PROGRESS_LINES)
+			break;
+	if (end - start > PROGRESS_MESSAGE_MAX)
+		start = end - PROGRESS_MESSAGE_MAX;
+	return utf8_repair(w->recent + start, end - start, NULL);
+}
+
+static int
 on_tick(void *arg)
 {
-	struct watch	*w = arg;
-	time_t		 now = time(NULL);
+	struct watch		*w = arg;
+	struct tool_ctx		*tc = w->tc;
+	struct mcp_stream	*st = tc->stream;
+	struct error		 err;
+	time_t			 now = time(NULL);
+	char			*msg;
 
-	if (w->tc->stream == NULL || !mcp_stream_can_stream(w->tc->stream) ||
-	    mcp_stream_gone(w->tc->stream))
-		return;
-	if (now - w->last_ping >= w->tc->cfg->ping_interval) {
-		/* A client that went away is noticed here; the command goes on. */
-		mcp_stream_ping(w->tc->stream);
-		w->last_ping = now;
+	/* Stopping: stop reading; the command goes on in the container. */
+	if (http_stopping())
+		return 1;
+	if (!w->cancel_seen && runs_cancel_requested(tc->db, w->run_id)) {
+		w->cancel_seen = true;
+		if (sandbox_kill(tc->sandbox, w->run_id, &err) == -1)
+			log_warn("cancel run %s: %s", w->run_id, err.msg);
 	}
+	/* A client that went away is noticed here; the command goes on. */
+	if (st == NULL || !mcp_stream_can_stream(st) || mcp_stream_gone(st))
+		return 0;
+	if (tc->progress_token != NULL && (w->fresh ||
+	    now - w->last_progress >= tc->cfg->ping_interval)) {
+		msg = w->fresh ? recent_lines(w) : NULL;
+		mcp_stream_progress(st, tc->progress_token, ++w->progress, msg);
+		free(msg);
+		w->fresh = false;
+		w->last_progress = now;
+	}
+	mcp_stream_keepalive(st, tc->cfg->ping_interval);
+	return 0;
 }
 
 /* The text shown to a model: the same facts as structuredContent. */
 static char *
-render(const struct exec_result *r, long timeout)
+render(const struct exec_result *r, long timeout, const char *run_id)
 {
 	char	*text = NULL, head[512];
 	size_t	 n;
@@ -173,7 +253,15 @@ render(const struct exec_result *r, long timeout)
 
 	if ((f = open_memstream(&text, &n)) == NULL)
 		return NULL;
-	if (r->timed_out)
+	if (r->detached)
+		snprintf(head, sizeof(head), "The server is restarting and stopped "
+		    "watching this command; it goes on in the sandbox but its "
+		    "result will not be captured. Output so far:");
+	else if (r->killed)
+		snprintf(head, sizeof(head), "Cancelled after %.1f s: the command "
+		    "and everything it started were killed.",
+		    (double)r->duration_ms / 1000);
+	else if (r->timed_out)
 		snprintf(head, sizeof(head), "Timed out after %ld s: the command "
 		    "and everything it started were killed. Output so far:", timeout);
 	else if (r->exit_code >= 0)
@@ -182,7 +270,7 @@ render(const struct exec_result *r, long timeout)
 	else
 		snprintf(head, sizeof(head), "Exit code unknown after %.1f s.",
 		    (double)r->duration_ms / 1000);
-	fprintf(f, "%s\n", head);
+	fprintf(f, "%s (run_id %s)\n", head, run_id);
 	fprintf(f, "--- stdout");
 	if (r->out.cut > 0)
 		fprintf(f, " (%llu of %llu bytes cut from the middle)",
@@ -245,31 +333,54 @@ call(struct tool_ctx *tc, struct json_object *args)
 
 	memset(&w, 0, sizeof(w));
 	w.tc = tc;
-	w.last_ping = time(NULL);
+	w.run_id = run_id;
+	w.last_progress = time(NULL);
 	memset(&obs, 0, sizeof(obs));
+	obs.output = on_output;
 	obs.tick = on_tick;
 	obs.arg = &w;
+	if (runs_start(tc->db, run_id, tc->session_id, tc->request_id, tc->who,
+	    command, timeout) == -1)
+		log_warn("run %s: not recorded", run_id);
+	/* Headers out now: proxies and clients see the call is alive. */
+	if (tc->stream != NULL)
+		mcp_stream_begin(tc->stream);
 	if (sandbox_exec(tc->sandbox, command, timeout, run_id, &obs, &res,
-	    &err) == -1)
-		return tool_error("The command could not run: %s", err.msg);
+	    &err) == -1) {
+		out = tool_error("The command could not run: %s", err.msg);
+		runs_finish(tc->db, run_id, "error", -1, 0, 0, 0, out);
+		return out;
+	}
+	if (!res.killed && (w.cancel_seen || runs_cancel_requested(tc->db, run_id)))
+		res.killed = !res.detached && res.exit_code == 137;
 
 	sc = json_object_new_object();
+	js_set_str(sc, "run_id", run_id);
 	js_set(sc, "exit_code", res.exit_code >= 0 ?
 	    json_object_new_int(res.exit_code) : NULL);
 	js_set_strn(sc, "stdout", res.out.text, res.out.len);
 	js_set_strn(sc, "stderr", res.err.text, res.err.len);
 	js_set_bool(sc, "timed_out", res.timed_out);
+	js_set_bool(sc, "cancelled", res.killed);
 	js_set_int(sc, "stdout_truncated_bytes", (long long)res.out.cut);
 	js_set_int(sc, "stderr_truncated_bytes", (long long)res.err.cut);
 	js_set_int(sc, "duration_ms", res.duration_ms);
-	if ((text = render(&res, timeout)) == NULL) {
+	if ((text = render(&res, timeout, run_id)) == NULL) {
 		json_object_put(sc);
 		exec_result_free(&res);
 		return tool_error("Internal error: out of memory.");
 	}
-	out = tool_result(text, sc, res.timed_out);
+	out = tool_result(text, sc, res.timed_out || res.detached || res.killed);
 	free(text);
+	runs_finish(tc->db, run_id, res.detached ? "detached" : res.killed ?
+	    "cancel" : res.timed_out ? "timeout" : "exit", res.exit_code,
+	    res.duration_ms, res.out.total, res.err.total, out);
 	exec_result_free(&res);
+	if (res.killed) {
+		/* Cancelled: no response (spec: utilities/cancellation). */
+		json_object_put(out);
+		return NULL;
+	}
 	return out;
 }
 

@@ -23,6 +23,7 @@ struct tool_ctx {
 	struct db		*db;
 	struct sandbox		*sandbox;
 	const struct auth_info	*who;
+	const char		*session_id;	/* Mcp-Session-Id */
 	/*
 	 * The request's stream when the client accepts SSE, else NULL: a tool
 	 * may send progress notifications and pings on it (mcp.h).
@@ -40,12 +41,14 @@ struct tool {
 	 * Run the call. args is the "arguments" object (never NULL). Returns a
 	 * new CallToolResult (content, structuredContent, isError). Failures,
 	 * including bad argument values, are results with isError true and a
-	 * message a model can act on (spec: tools "Error Handling").
+	 * message a model can act on (spec: tools "Error Handling"). NULL:
+	 * the request was cancelled and gets no response.
 	 */
 	struct json_object	*(*call)(struct tool_ctx *, struct json_object *args);
 };
 
 extern const struct tool tool_execute;
+extern const struct tool tool_get_result;
 extern const struct tool tool_share_file;
 
 /* A CallToolResult with one text block, structuredContent (taken, may be NULL) and isError. */

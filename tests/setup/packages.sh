@@ -28,7 +28,7 @@ if [ -n "$missing" ]; then
 		exit 1
 	fi
 	echo "packages: installing$missing"
-	export DEBIAN_FRONTEND=noninteractive
+	export DEBIAN_FRONTEND=noninteractive NEEDRESTART_SUSPEND=1
 	apt-get update -qq
 	# shellcheck disable=SC2086
 	apt-get install -y -qq $missing >/dev/null

@@ -64,7 +64,7 @@ export function parseSse(text) {
  * One raw HTTP request to /mcp. body: an object (sent as JSON), a string or
  * a Buffer (sent as is), or undefined. Default headers: the bearer key,
  * Content-Type application/json, Accept with both types; pass a header as
- * null to leave it out. Returns {status, headers, text, json, messages}:
+ * null to leave it out. Returns {status, headers, bytes, text, json, messages}:
  * json is the parsed JSON body or, for SSE, the last JSON-RPC response.
  */
 export async function http(srv, { method = 'POST', body, headers = {}, session, version, path = '/mcp', timeout = 60000 } = {}) {
@@ -85,8 +85,9 @@ export async function http(srv, { method = 'POST', body, headers = {}, session, 
   let payload;
   if (body !== undefined) payload = typeof body === 'string' || Buffer.isBuffer(body) ? body : JSON.stringify(body);
   const res = await fetch(srv.url + path, { method, headers: h, body: payload, signal: AbortSignal.timeout(timeout) });
-  const text = await res.text();
-  const out = { status: res.status, headers: res.headers, text, json: undefined, messages: [] };
+  const bytes = Buffer.from(await res.arrayBuffer());
+  const text = bytes.toString('utf8');
+  const out = { status: res.status, headers: res.headers, bytes, text, json: undefined, messages: [] };
   const ct = res.headers.get('content-type') ?? '';
   if (ct.startsWith('text/event-stream')) {
     out.messages = parseSse(text);

@@ -1,0 +1,378 @@
+/*
+ * cimd.c: Client ID Metadata Documents (MCP authorization 2025-11-25
+ * "Client ID Metadata Documents"; draft-ietf-oauth-client-id-metadata-document).
+ *
+ * A client_id that is an https URL names a JSON document describing the
+ * client. Fetching a URL chosen by whoever sends an authorization request is
+ * a server-side request forgery risk, so the fetch is boxed in:
+ *   - https only, on the URL's own port; no redirects; no proxy;
+ *   - the host is resolved here, every address must be public (not
+ *     loopback, private, link-local, shared, multicast, reserved,
+ *     documentation), and curl is pinned to the address checked
+ *     (CURLOPT_RESOLVE), with the socket callback checking again;
+ *   - 5 s in all, 16 KiB at most.
+ * The validated document is cached in oauth_client (cimd = 1) and fetched
+ * again after an hour (oauth.c).
+ */
+#include <arpa/inet.h>
+#include <netdb.h>
+#include <netinet/in.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+
+#include <curl/curl.h>
+
+#include "db.h"
+#include "js.h"
+#include "log.h"
+#include "oauth.h"
+#include "oauth_extern.h"
+
+#define CIMD_MAX_BYTES		16384
+#define CIMD_TIMEOUT_MS		5000
+#define CIMD_CONNECT_MS		3000
+
+bool
+cimd_is_url(const char *id)
+{
+	const char	*path, *p;
+	char		 why[128];
+
+	/* §3: https, a path, no fragment, no user info, no dot segments. */
+	if (strlen(id) > OAUTH_MAX_CLIENT_ID || strncmp(id, "https://", 8) != 0 ||
+	    !oauth_redirect_valid(id, why, sizeof(why)))
+		return false;
+	if ((path = strchr(id + 8, '/')) == NULL || path[1] == '\0' ||
+	    strchr(id, '?') != NULL)
+		return false;
+	for (p = path; *p != '\0'; p++)
+		if (p[0] == '/' && p[1] == '.' && (p[2] == '/' || p[2] == '\0' ||
+		    (p[2] == '.' && (p[3] == '/' || p[3] == '\0'))))
+			return false;
+	return true;
+}
+
+static bool
+v4_public(const uint8_t a[4])
+{
+	uint32_t v = (uint32_t)a[0] << 24 | (uint32_t)a[1] << 16 |
+	    (uint32_t)a[2] << 8 | a[3];
+	static const struct { uint32_t net; int bits; } deny[] = {
+		{ 0x00000000, 8 },	/* "this" network */
+		{ 0x0a000000, 8 },	/* private */
+		{ 0x64400000, 10 },	/* shared (CGNAT) */
+		{ 0x7f000000, 8 },	/* loopback */
+		{ 0xa9fe0000, 16 },	/* link-local, cloud metadata */
+		{ 0xac100000, 12 },	/* private */
+		{ 0xc0000000, 24 },	/* IETF protocol assignments */
+		{ 0xc0000200, 24 },	/* documentation */
+		{ 0xc0586300, 24 },	/* 6to4 relay */
+		{ 0xc0a80000, 16 },	/* private */
+		{ 0xc6120000, 15 },	/* benchmarking */
+		{ 0xc6336400, 24 },	/* documentation */
+		{ 0xcb007100, 24 },	/* documentation */
+		{ 0xe0000000, 4 },	/* multicast */
+		{ 0xf0000000, 4 },	/* reserved, broadcast */
+	};
+	size_t i;
+
+	for (i = 0; i < sizeof(deny) / sizeof(deny[0]); i++)
+		if ((v & (0xffffffffu << (32 - deny[i].bits))) == deny[i].net)
+			return false;
+	return true;
+}
+
+bool
+cimd_addr_public(int family, const void *addr)
+{
+	const uint8_t *a = addr;
+
+	if (family == AF_INET)
+		return v4_public(a);
+	if (family != AF_INET6)
+		return false;
+	/* ::ffff:a.b.c.d and 64:ff9b::a.b.c.d carry an IPv4 address. */
+	if (memcmp(a, "\0\0\0\0\0\0\0\0\0\0\xff\xff", 12) == 0 ||
+	    memcmp(a, "\0\x64\xff\x9b\0\0\0\0\0\0\0\0", 12) == 0)
+		return v4_public(a + 12);
+	/* Only global unicast 2000::/3, less its special blocks. */
+	if ((a[0] & 0xe0) != 0x20)
+		return false;
+	if ((a[0] == 0x20 && a[1] == 0x01 && a[2] == 0x00 && a[3] == 0x00) ||	/* Teredo */
+	    (a[0] == 0x20 && a[1] == 0x01 && a[2] == 0x0d && a[3] == 0xb8) ||	/* documentation */
+	    (a[0] == 0x20 && a[1] == 0x02) ||					/* 6to4 */
+	    (a[0] == 0x20 && a[1] == 0x01 && a[2] == 0x00 && (a[3] & 0xf0) == 0x10)) /* ORCHID */
+		return false;
+	return true;
+}
+
+int
+cimd_validate(const char *url, const char *doc, size_t len, char **name,
+    struct json_object **redirect_uris, struct json_object **metadata,
+    bool *refresh, struct error *err)
+{
+	struct json_object	*o, *uris, *g, *meta = NULL;
+	const char		*s;
+	char			 why[256];
+	size_t			 i, n;
+	bool			 code = false;
+	int			 rc = -1;
+
+	*name = NULL;
+	*redirect_uris = *metadata = NULL;
+	*refresh = false;
+	if ((o = js_parse(doc, len, 8, err)) == NULL)
+		return -1;
+	if (!json_object_is_type(o, json_type_object)) {
+		error_set(err, "The client metadata document is not a JSON object.");
+		goto out;
+	}
+	/* §4.1: client_id must equal the document's URL exactly. */
+	if ((s = js_str(o, "client_id")) == NULL || strcmp(s, url) != 0) {
+		error_set(err, "The client metadata document's client_id is "
+		    "not its own URL.");
+		goto out;
+	}
+	/* §4.1: no shared secrets for a document anyone can read. */
+	if (json_object_object_get_ex(o, "client_secret", NULL) ||
+	    json_object_object_get_ex(o, "client_secret_expires_at", NULL) ||
+	    ((s = js_str(o, "token_endpoint_auth_method")) != NULL &&
+	    strcmp(s, "none") != 0)) {
+		error_set(err, "The client metadata document asks for secret "
+		    "or key based authentication; only \"none\" is supported.");
+		goto out;
+	}
+	if ((uris = js_get(o, "redirect_uris", json_type_array)) == NULL ||
+	    (n = json_object_array_length(uris)) == 0 ||
+	    n > OAUTH_MAX_REDIRECT_URIS) {
+		error_set(err, "The client metadata document has no usable "
+		    "redirect_uris.");
+		goto out;
+	}
+	for (i = 0; i < n; i++) {
+		struct json_object *v = json_object_array_get_idx(uris, i);
+
+		if (!json_object_is_type(v, json_type_string) ||
+		    !oauth_redirect_valid(json_object_get_string(v), why, sizeof(why))) {
+			error_set(err, "The client metadata document has an "
+			    "invalid redirect URI.");
+			goto out;
+		}
+	}
+	if ((g = js_get(o, "grant_types", json_type_array)) != NULL) {
+		for (i = 0, n = json_object_array_length(g); i < n && i < 16; i++) {
+			s = json_object_get_string(json_object_array_get_idx(g, i));
+			if (s != NULL && strcmp(s, "authorization_code") == 0)
+				code = true;
+			if (s != NULL && strcmp(s, "refresh_token") == 0)
+				*refresh = true;
+		}
+		if (!code) {
+			error_set(err, "The client metadata document does not "
+			    "use the authorization_code grant.");
+			goto out;
+		}
+	}
+	meta = json_object_new_object();
+	js_set_str(meta, "client_id", url);
+	if ((s = js_str_max(o, "client_name", OAUTH_MAX_NAME)) != NULL) {
+		for (const char *p = s; *p != '\0'; p++)
+			if ((unsigned char)*p < 0x20 || *p == 0x7f)
+				goto noname;
+		js_set_str(meta, "client_name", s);
+		if ((*name = strdup(s)) == NULL) {
+			error_set(err, "out of memory");
+			goto out;
+		}
+	}
+noname:
+	js_set(meta, "redirect_uris", json_object_get(uris));
+	js_set_str(meta, "token_endpoint_auth_method", "none");
+	*redirect_uris = json_object_get(uris);
+	*metadata = meta;
+	meta = NULL;
+	rc = 0;
+out:
+	json_object_put(meta);
+	json_object_put(o);
+	return rc;
+}
+
+/* The response body, capped. */
+struct sink {
+	char	buf[CIMD_MAX_BYTES + 1];
+	size_t	len;
+	bool	too_big;
+};
+
+static size_t
+sink_write(char *data, size_t size, size_t nmemb, void *arg)
+{
+	struct sink	*s = arg;
+	size_t		 n = size * nmemb;
+
+	if (n > CIMD_MAX_BYTES - s->len) {
+		s->too_big = true;
+		return 0;	/* aborts the transfer */
+	}
+	memcpy(s->buf + s->len, data, n);
+	s->len += n;
+	return n;
+}
+
+/* Refuse to connect anywhere but a public address, whatever curl resolved. */
+static curl_socket_t
+open_public(void *arg, curlsocktype purpose, struct curl_sockaddr *a)
+{
+	(void)arg;
+	if (purpose != CURLSOCKTYPE_IPCXN)
+		return CURL_SOCKET_BAD;
+	if (a->family == AF_INET &&
+	    cimd_addr_public(AF_INET, &((struct sockaddr_in *)&a->addr)->sin_addr))
+		return socket(a->family, a->socktype, a->protocol);
+	if (a->family == AF_INET6 &&
+	    cimd_addr_public(AF_INET6, &((struct sockaddr_in6 *)&a->addr)->sin6_addr))
+		return socket(a->family, a->socktype, a->protocol);
+	return CURL_SOCKET_BAD;
+}
+
+/*
+ * Resolve host and choose the address to pin: every address must be
+ * public (so that no answer in the set points inside). Writes a
+ * CURLOPT_RESOLVE entry "host:port:addr" into pin. 0 or -1 with err.
+ */
+static int
+resolve_public(const char *host, const char *port, char *pin, size_t pinsz,
+    struct error *err)
+{
+	struct addrinfo	 hints, *res = NULL, *ai;
+	char		 addr[INET6_ADDRSTRLEN];
+	int		 rc = -1;
+
+	memset(&hints, 0, sizeof(hints));
+	hints.ai_family = AF_UNSPEC;
+	hints.ai_socktype = SOCK_STREAM;
+	if (getaddrinfo(host, port, &hints, &res) != 0 || res == NULL)
+		return error_set(err, "The client metadata document's host "
+		    "does not resolve.");
+	for (ai = res; ai != NULL; ai = ai->ai_next) {
+		const void *a = ai->ai_family == AF_INET ?
+		    (const void *)&((struct sockaddr_in *)ai->ai_addr)->sin_addr :
+		    (const void *)&((struct sockaddr_in6 *)ai->ai_addr)->sin6_addr;
+
+		if (!cimd_addr_public(ai->ai_family, a)) {
+			error_set(err, "The client metadata document's host "
+			    "is not on a public address.");
+			goto out;
+		}
+	}
+	if (inet_ntop(res->ai_family, res->ai_family == AF_INET ?
+	    (const void *)&((struct sockaddr_in *)res->ai_addr)->sin_addr :
+	    (const void *)&((struct sockaddr_in6 *)res->ai_addr)->sin6_addr,
+	    addr, sizeof(addr)) == NULL)
+		goto out;
+	snprintf(pin, pinsz, res->ai_family == AF_INET6 ? "%s:%s:[%s]" :
+	    "%s:%s:%s", host, port, addr);
+	rc = 0;
+out:
+	freeaddrinfo(res);
+	return rc;
+}
+
+int
+cimd_fetch(struct db *db, const char *url, struct error *err)
+{
+	CURL			*h = NULL;
+	struct curl_slist	*resolve = NULL, *hdrs = NULL;
+	struct sink		*body = NULL;
+	struct json_object	*uris = NULL, *meta = NULL;
+	char			 host[256], port[8] = "443", pin[512], *name = NULL;
+	const char		*a = url + 8, *end, *colon;
+	long			 status = 0;
+	bool			 refresh;
+	CURLcode		 cc;
+	int			 rc = -1;
+
+	if (!cimd_is_url(url))
+		return error_set(err, "The client_id is not a valid metadata "
+		    "document URL.");
+	/* Host and port of https://host[:port]/path (no user info: checked). */
+	end = a + strcspn(a, "/");
+	if (*a == '[') {
+		const char *rb = memchr(a, ']', (size_t)(end - a));
+
+		if (rb == NULL || (size_t)(rb - a - 1) >= sizeof(host))
+			return error_set(err, "The client_id's host is invalid.");
+		snprintf(host, sizeof(host), "%.*s", (int)(rb - a - 1), a + 1);
+		colon = rb[1] == ':' ? rb + 1 : NULL;
+	} else {
+		colon = memchr(a, ':', (size_t)(end - a));
+		if ((size_t)((colon != NULL ? colon : end) - a) >= sizeof(host))
+			return error_set(err, "The client_id's host is invalid.");
+		snprintf(host, sizeof(host), "%.*s",
+		    (int)((colon != NULL ? colon : end) - a), a);
+	}
+	if (colon != NULL) {
+		if ((size_t)(end - colon - 1) >= sizeof(port) || end - colon - 1 == 0)
+			return error_set(err, "The client_id's port is invalid.");
+		snprintf(port, sizeof(port), "%.*s", (int)(end - colon - 1), colon + 1);
+	}
+	if (resolve_public(host, port, pin, sizeof(pin), err) == -1)
+		return -1;
+	if ((body = calloc(1, sizeof(*body))) == NULL ||
+	    (h = curl_easy_init()) == NULL ||
+	    (resolve = curl_slist_append(NULL, pin)) == NULL ||
+	    (hdrs = curl_slist_append(NULL, "Accept: application/json")) == NULL) {
+		error_set(err, "out of memory");
+		goto out;
+	}
+	curl_easy_setopt(h, CURLOPT_URL, url);
+	curl_easy_setopt(h, CURLOPT_PROTOCOLS_STR, "https");
+	curl_easy_setopt(h, CURLOPT_FOLLOWLOCATION, 0L);
+	curl_easy_setopt(h, CURLOPT_RESOLVE, resolve);
+	curl_easy_setopt(h, CURLOPT_OPENSOCKETFUNCTION, open_public);
+	curl_easy_setopt(h, CURLOPT_PROXY, "");
+	curl_easy_setopt(h, CURLOPT_NOSIGNAL, 1L);
+	curl_easy_setopt(h, CURLOPT_TIMEOUT_MS, (long)CIMD_TIMEOUT_MS);
+	curl_easy_setopt(h, CURLOPT_CONNECTTIMEOUT_MS, (long)CIMD_CONNECT_MS);
+	curl_easy_setopt(h, CURLOPT_MAXFILESIZE, (long)CIMD_MAX_BYTES);
+	curl_easy_setopt(h, CURLOPT_HTTPHEADER, hdrs);
+	curl_easy_setopt(h, CURLOPT_USERAGENT, "code-sandbox");
+	curl_easy_setopt(h, CURLOPT_WRITEFUNCTION, sink_write);
+	curl_easy_setopt(h, CURLOPT_WRITEDATA, body);
+	if ((cc = curl_easy_perform(h)) != CURLE_OK) {
+		error_set(err, "The client metadata document could not be "
+		    "fetched: %s.", body->too_big ? "it is too large" :
+		    curl_easy_strerror(cc));
+		goto out;
+	}
+	curl_easy_getinfo(h, CURLINFO_RESPONSE_CODE, &status);
+	if (status != 200) {
+		error_set(err, "The client metadata document answered HTTP %ld.",
+		    status);
+		goto out;
+	}
+	if (cimd_validate(url, body->buf, body->len, &name, &uris, &meta,
+	    &refresh, err) == -1)
+		goto out;
+	if (db_exec(db, STMT_CLIENT_UPSERT_CIMD, "ttttttiii", url, NULL, "none",
+	    name, js_text(uris, NULL), js_text(meta, NULL), (long long)refresh,
+	    1LL, oauth_now()) != 1) {
+		error_set(err, "The client metadata document could not be stored.");
+		goto out;
+	}
+	log_info("cimd: fetched the metadata document of %s", url);
+	rc = 0;
+out:
+	free(name);
+	json_object_put(uris);
+	json_object_put(meta);
+	curl_slist_free_all(hdrs);
+	curl_slist_free_all(resolve);
+	if (h != NULL)
+		curl_easy_cleanup(h);
+	free(body);
+	return rc;
+}

@@ -1,0 +1,133 @@
+/*
+ * oauth_extern.h: what the files of the OAuth module share (oauth.c,
+ * oauth_authorize.c, oauth_token.c, signin.c, cimd.c). Not for programs.
+ */
+#ifndef CS_OAUTH_EXTERN_H
+#define CS_OAUTH_EXTERN_H
+
+#include <stdbool.h>
+#include <stddef.h>
+
+#include "crypto.h"
+#include "error.h"
+#include "oauth.h"
+
+struct config;
+struct db;
+struct form;
+struct http_req;
+struct json_object;
+
+/* Token prefixes: readable in logs of secret scanners, never stored. */
+#define TOKEN_PREFIX_ACCESS	"csat_"
+#define TOKEN_PREFIX_REFRESH	"csrt_"
+#define TOKEN_PREFIX_SECRET	"cscs_"
+#define TOKEN_PREFIX_CLIENT	"csc_"
+/* Random bytes in a token, secret, code or request id: 256 bits. */
+#define TOKEN_BYTES		32
+/* Room for a prefix and base64url of TOKEN_BYTES, plus NUL. */
+#define TOKEN_MAX		64
+
+/* A client as stored (sql/002-oauth.sql oauth_client). */
+struct oauth_client {
+	char			 client_id[OAUTH_MAX_CLIENT_ID + 1];
+	char			 secret_hash[CRYPTO_SHA256_HEX];	/* "" when public */
+	char			 auth_method[24];
+	char			*name;		/* may be NULL */
+	struct json_object	*redirect_uris;	/* array of strings */
+	bool			 refresh;	/* may use refresh_token */
+	bool			 cimd;
+	long long		 created;
+};
+
+/*
+ * Load a client by id into c. Returns 1 when found, 0 when not, -1 on a
+ * database error. Free with oauth_client_clear (also after 0 and -1).
+ */
+int	oauth_client_load(struct db *, const char *client_id, struct oauth_client *c);
+void	oauth_client_clear(struct oauth_client *);
+
+/*
+ * Find the client for an authorization request: a registered one, or, for
+ * an https client_id, its Client ID Metadata Document (cimd.c, cached).
+ * Returns 0 with c filled, or -1 with a message for the error page in err.
+ */
+int	oauth_client_find(struct db *, const struct config *, const char *client_id,
+	    struct oauth_client *c, struct error *err);
+
+/*
+ * The registered redirect URI given matches, or the one to use when given
+ * is NULL and exactly one is registered (RFC 6749 §3.1.2.3). NULL if none.
+ */
+const char *oauth_client_redirect(const struct oauth_client *, const char *given);
+
+/* Make a token: prefix + base64url of TOKEN_BYTES random bytes. 0 or -1. */
+int	oauth_new_token(const char *prefix, char out[TOKEN_MAX]);
+
+/* Hex SHA-256 of a token, as stored. */
+void	oauth_hash(const char *token, char out[CRYPTO_SHA256_HEX]);
+
+/* Current time, unix seconds. */
+long long oauth_now(void);
+
+/* An https client_id naming a Client ID Metadata Document? */
+bool	cimd_is_url(const char *client_id);
+
+/*
+ * Fetch and validate the Client ID Metadata Document at url and store it
+ * in oauth_client (cimd = 1) through db. Returns 0, or -1 with a message
+ * for a person in err.
+ */
+int	cimd_fetch(struct db *, const char *url, struct error *err);
+
+/*
+ * Validate a fetched document (draft-ietf-oauth-client-id-metadata-document
+ * §4): a JSON object whose client_id equals url, with valid redirect_uris,
+ * and no secret-based authentication. Returns 0 with the values to store
+ * (*name may be NULL; *redirect_uris and *metadata are new references), or
+ * -1 with err.
+ */
+int	cimd_validate(const char *url, const char *doc, size_t len, char **name,
+	    struct json_object **redirect_uris, struct json_object **metadata,
+	    bool *refresh, struct error *err);
+
+/*
+ * Is this address one a server may fetch from: not loopback, private,
+ * link-local, shared, multicast, reserved or documentation space? family is
+ * AF_INET or AF_INET6, addr a struct in_addr or in6_addr.
+ */
+bool	cimd_addr_public(int family, const void *addr);
+
+/* The sign-in page (signin.c). Values are escaped; message may be NULL. */
+struct signin {
+	const char	*client_name;	/* may be NULL */
+	const char	*client_id;
+	const char	*redirect_host;	/* host[:port] of the redirect URI */
+	const char	*form_origin;	/* origin the form may redirect to (CSP) */
+	const char	*request_id;	/* hidden field binding the form */
+	const char	*message;	/* an error to show, or NULL */
+};
+void	signin_page(struct http_req *, int status, const struct signin *);
+
+/* An error page for a request that must not be redirected (RFC 6749 §4.1.2.1). */
+void	signin_error(struct http_req *, int status, const char *title,
+	    const char *detail);
+
+/* RFC 6749 §5.2 error: JSON body, no-store. */
+void	oauth_error(struct http_req *, int status, const char *error,
+	    const char *description);
+
+/*
+ * Authenticate the client of a token or revocation request (RFC 6749 §2.3,
+ * RFC 7009 §2.1) by its registered method: client_secret_basic in the
+ * Authorization header, client_secret_post or none in the form. Returns 0
+ * with c loaded, or -1 having answered 401 invalid_client (with
+ * WWW-Authenticate when Basic was tried) or 400 invalid_request.
+ */
+int	oauth_client_auth(struct http_req *, struct db *, const struct form *,
+	    struct oauth_client *c);
+
+/* Delete what has expired (codes, requests, tokens, empty grants, throttles). */
+void	oauth_prune(struct db *);
+
+#endif

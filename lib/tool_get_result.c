@@ -1,0 +1,171 @@
+/*
+ * tool_get_result.c: get_result(run_id, wait) returns an earlier execute
+ * call's result, waiting for it while it still runs; with no run_id it lists
+ * recent runs. A command outlives the request that started it (a lost
+ * connection, a client's timeout), so its result is never lost.
+ */
+#include <stdio.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "config.h"
+#include "http.h"
+#include "js.h"
+#include "mcp.h"
+#include "runs.h"
+#include "tools.h"
+
+#define WAIT_DEFAULT	60
+#define WAIT_MAX	600
+#define RECENT		10
+#define POLL_US		250000
+
+static struct json_object *
+describe(const struct config *cfg)
+{
+	struct json_object *t, *in, *props, *p, *ann;
+
+	(void)cfg;
+	t = json_object_new_object();
+	js_set_str(t, "name", "get_result");
+	js_set_str(t, "title", "Get the result of an earlier execute call");
+	js_set_str(t, "description",
+	    "Commands started by execute keep running when a call is "
+	    "interrupted (lost connection, client timeout, server restart of "
+	    "the web front). Call get_result(run_id) to wait up to `wait` "
+	    "seconds for that command and get the same result execute would "
+	    "have returned; if it is still running you are told so and can call "
+	    "again. Call get_result() without run_id to list the latest runs "
+	    "with their run_id, state and command. Results are kept for a day.");
+	in = json_object_new_object();
+	js_set_str(in, "type", "object");
+	props = json_object_new_object();
+	p = json_object_new_object();
+	js_set_str(p, "type", "string");
+	js_set_str(p, "description", "run_id from an execute result or from "
+	    "the list; omit it to list recent runs.");
+	js_set(props, "run_id", p);
+	p = json_object_new_object();
+	js_set_str(p, "type", "integer");
+	js_set_str(p, "description", "Seconds to wait for a running command.");
+	js_set_int(p, "default", WAIT_DEFAULT);
+	js_set_int(p, "minimum", 0);
+	js_set_int(p, "maximum", WAIT_MAX);
+	js_set(props, "wait", p);
+	js_set(in, "properties", props);
+	js_set_bool(in, "additionalProperties", false);
+	js_set(t, "inputSchema", in);
+	ann = json_object_new_object();
+	js_set_bool(ann, "readOnlyHint", true);
+	js_set_bool(ann, "destructiveHint", false);
+	js_set_bool(ann, "idempotentHint", true);
+	js_set_bool(ann, "openWorldHint", false);
+	js_set(t, "annotations", ann);
+	return t;
+}
+
+static struct json_object *
+list_recent(struct tool_ctx *tc)
+{
+	struct json_object	*runs = runs_recent(tc->db, RECENT), *sc;
+	char			*text = NULL;
+	size_t			 i, n = json_object_array_length(runs), len;
+	FILE			*f;
+
+	if ((f = open_memstream(&text, &len)) == NULL) {
+		json_object_put(runs);
+		return tool_error("Internal error: out of memory.");
+	}
+	fprintf(f, n == 0 ? "No runs yet.\n" : "Latest runs, newest first "
+	    "(get_result(run_id) returns one's result):\n");
+	for (i = 0; i < n; i++) {
+		struct json_object *o = json_object_array_get_idx(runs, i);
+		long long ago = 0, code;
+
+		js_int(o, "started_seconds_ago", &ago);
+		fprintf(f, "- %s  %s", js_str(o, "run_id"), js_str(o, "state"));
+		if (js_int(o, "exit_code", &code) == 0)
+			fprintf(f, " (exit %lld)", code);
+		fprintf(f, ", started %llds ago: %s\n", ago, js_str(o, "command"));
+	}
+	fclose(f);
+	sc = json_object_new_object();
+	js_set(sc, "runs", runs);
+	struct json_object *res = tool_result(text, sc, false);
+	free(text);
+	return res;
+}
+
+static struct json_object *
+call(struct tool_ctx *tc, struct json_object *args)
+{
+	struct json_object	*v, *result = NULL;
+	const char		*run_id = NULL;
+	long long		 wait = WAIT_DEFAULT;
+	time_t			 deadline;
+	char			 state[32];
+	int			 found;
+
+	json_object_object_foreach(args, key, val) {
+		(void)val;
+		if (strcmp(key, "run_id") != 0 && strcmp(key, "wait") != 0)
+			return tool_error("Unknown argument \"%.64s\": get_result "
+			    "takes run_id (string) and wait (seconds).", key);
+	}
+	if (json_object_object_get_ex(args, "run_id", &v) &&
+	    !json_object_is_type(v, json_type_null)) {
+		if ((run_id = js_str_max(args, "run_id", RUN_ID_MAX)) == NULL ||
+		    *run_id == '\0')
+			return tool_error("run_id must be a run id string from an "
+			    "execute result; call get_result() to list runs.");
+	}
+	if (json_object_object_get_ex(args, "wait", &v) &&
+	    !json_object_is_type(v, json_type_null) &&
+	    (js_int(args, "wait", &wait) == -1 || wait < 0 || wait > WAIT_MAX))
+		return tool_error("wait must be a whole number of seconds from 0 "
+		    "to %d.", WAIT_MAX);
+	if (run_id == NULL)
+		return list_recent(tc);
+
+	deadline = time(NULL) + (time_t)wait;
+	for (;;) {
+		found = runs_get(tc->db, run_id, state, sizeof(state), &result);
+		if (found != 1)
+			return found == 0 ? tool_error("No run %s: call get_result() "
+			    "to list recent runs.", run_id) :
+			    tool_error("Internal error reading run %s.", run_id);
+		if (strcmp(state, "running") != 0 || time(NULL) >= deadline ||
+		    http_stopping())
+			break;
+		json_object_put(result);
+		result = NULL;
+		if (tc->stream != NULL)
+			mcp_stream_keepalive(tc->stream, tc->cfg->ping_interval);
+		usleep(POLL_US);
+	}
+	if (strcmp(state, "running") == 0) {
+		struct json_object *sc = json_object_new_object();
+
+		js_set_str(sc, "run_id", run_id);
+		js_set_str(sc, "state", state);
+		json_object_put(result);
+		return tool_result("Still running; call get_result again with "
+		    "this run_id to keep waiting.", sc, false);
+	}
+	if (result == NULL) {
+		if (strcmp(state, "detached") == 0)
+			return tool_error("Run %s was going on while the server "
+			    "restarted: it ran on in the sandbox, but its output "
+			    "was not captured.", run_id);
+		return tool_error("The result of run %s is no longer kept "
+		    "(state: %s).", run_id, state);
+	}
+	return result;
+}
+
+const struct tool tool_get_result = {
+	.name = "get_result",
+	.describe = describe,
+	.call = call,
+};
