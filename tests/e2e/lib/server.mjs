@@ -131,13 +131,13 @@ export function cmdline(pid) {
  *   binDir    programs folder (default $CS_BIN or build/san/bin)
  */
 export async function startServer({ name = 'test', settings = {}, env = {}, binDir } = {}) {
-  const dir = mkdtempSync(join(tmpdir(), 'cs-e2e-'));
-  const runDir = join(dir, 'run');
-  const envFile = join(dir, 'sandbox.env');
   const bin = resolve(TOP, binDir ?? process.env.CS_BIN ?? 'build/san/bin');
   if (!existsSync(join(bin, 'mcp'))) {
     throw new Error(`${bin}/mcp is missing: build it first (make SAN=1 all)`);
   }
+  const dir = mkdtempSync(join(tmpdir(), 'cs-e2e-'));
+  const runDir = join(dir, 'run');
+  const envFile = join(dir, 'sandbox.env');
   const prefix = `${TEST_PREFIX}${RUN}-${name.replace(/[^a-zA-Z0-9-]/g, '-')}-${randomBytes(4).toString('hex')}`;
   const key = randomBytes(32).toString('base64url');
   const port = await freePort();
@@ -310,6 +310,7 @@ export async function startServer({ name = 'test', settings = {}, env = {}, binD
       if (srv.proc && srv.proc.exitCode === null) srv.proc.kill('SIGKILL');
       if (attempt >= 2 || !/Address already in use/.test(e.message)) {
         await srv.cleanup();
+        if (!process.env.CS_KEEP_TEST_DIRS) rmSync(dir, { recursive: true, force: true });
         throw e;
       }
       srv.port = await freePort();
