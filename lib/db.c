@@ -147,6 +147,19 @@ static const char *const sql[STMT__MAX] = {
 	    "DELETE FROM oauth_token WHERE token_hash = ?",
 	[STMT_TOKEN_PRUNE] =
 	    "DELETE FROM oauth_token WHERE expires < ?",
+	/* links */
+	[STMT_LINK_INSERT] =
+	    "INSERT INTO link (id, path, size, created, expires, client_id) "
+	    "VALUES (?, ?, ?, ?, ?, ?)",
+	[STMT_LINK_GET] =
+	    "SELECT path, size, created, expires, revoked FROM link WHERE id = ?",
+	[STMT_LINK_COUNT] =
+	    "UPDATE link SET downloads = downloads + 1, last_download = ?1 "
+	    "WHERE id = ?2",
+	[STMT_LINK_REVOKE] =
+	    "UPDATE link SET revoked = ?1 WHERE id = ?2 AND revoked IS NULL",
+	[STMT_LINK_PRUNE] =
+	    "DELETE FROM link WHERE expires < ?",
 };
 
 struct db_q {
