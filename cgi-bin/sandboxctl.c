@@ -608,7 +608,7 @@ cmd_links(struct ctl *c)
 	if (need_table(c, "link", "download links") == -1)
 		return 1;
 	if (c->argc == 2 && strcmp(c->argv[0], "revoke") == 0) {
-		if ((n = db_exec(c->db, STMT_OPS_LINK_REVOKE, "it", now,
+		if ((n = db_exec(c->db, STMT_LINK_REVOKE, "it", now,
 		    c->argv[1])) == -1)
 			return 1;
 		if (n == 0) {

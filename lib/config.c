@@ -66,7 +66,7 @@ static const struct setting settings[] = {
 	  "Folder with ca.pem, cert.pem and key.pem for a TLS engine." },
 	{ "SANDBOX_PING_INTERVAL", K_LONG, "15", 1, 300, OFF(ping_interval),
 	  "Seconds between keep-alive pings on a streamed response." },
-	{ "SANDBOX_THREADS", K_LONG, "16", 1, 256, OFF(threads),
+	{ "SANDBOX_THREADS", K_LONG, "32", 1, 256, OFF(threads),
 	  "Requests each FastCGI process serves at once." },
 	{ "SANDBOX_MAX_TIMEOUT", K_LONG, "86400", 1, 2592000, OFF(max_timeout),
 	  "Largest timeout (seconds) execute accepts." },

@@ -147,6 +147,19 @@ static const char *const sql[STMT__MAX] = {
 	    "DELETE FROM oauth_token WHERE token_hash = ?",
 	[STMT_TOKEN_PRUNE] =
 	    "DELETE FROM oauth_token WHERE expires < ?",
+	/* links */
+	[STMT_LINK_INSERT] =
+	    "INSERT INTO link (id, path, size, created, expires, client_id) "
+	    "VALUES (?, ?, ?, ?, ?, ?)",
+	[STMT_LINK_GET] =
+	    "SELECT path, size, created, expires, revoked FROM link WHERE id = ?",
+	[STMT_LINK_COUNT] =
+	    "UPDATE link SET downloads = downloads + 1, last_download = ?1 "
+	    "WHERE id = ?2",
+	[STMT_LINK_REVOKE] =
+	    "UPDATE link SET revoked = ?1 WHERE id = ?2 AND revoked IS NULL",
+	[STMT_LINK_PRUNE] =
+	    "DELETE FROM link WHERE expires < ?",
 	/* ops */
 	[STMT_TABLE_EXISTS] =
 	    "SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = ?",
@@ -221,8 +234,6 @@ static const char *const sql[STMT__MAX] = {
 	    "WHEN expires <= ?1 THEN 'expired' ELSE 'active' END, path, size, "
 	    "client_id, created, expires, downloads, last_download FROM link "
 	    "ORDER BY created DESC, id LIMIT ?2",
-	[STMT_OPS_LINK_REVOKE] =
-	    "UPDATE link SET revoked = ? WHERE id = ? AND revoked IS NULL",
 };
 
 struct db_q {

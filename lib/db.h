@@ -74,6 +74,12 @@ enum db_stmt {
 	STMT_TOKEN_RETIRE_CHILDREN, /* parent: its refresh tokens count as reused */
 	STMT_TOKEN_DELETE,	/* token_hash */
 	STMT_TOKEN_PRUNE,	/* now */
+	/* links (share_file, /dl; sql/003-links.sql) */
+	STMT_LINK_INSERT,	/* id, path, size, created, expires, client_id */
+	STMT_LINK_GET,		/* id -> path, size, created, expires, revoked */
+	STMT_LINK_COUNT,	/* now, id: one more download */
+	STMT_LINK_REVOKE,	/* now, id */
+	STMT_LINK_PRUNE,	/* min_expires: forget links expired before */
 	/* ops: clean-up, audit log, sandboxctl */
 	STMT_TABLE_EXISTS,	/* name -> 1 when the table exists */
 	STMT_CLEANUP_LEASE_GET,	/* -> last_run, lease_until, holder */
@@ -107,7 +113,6 @@ enum db_stmt {
 	STMT_OPS_GRANT_DELETE_ALL,
 	STMT_OPS_LINK_LIST,	/* now, limit -> id, state, path, size, client_id,
 				   created, expires, downloads, last_download */
-	STMT_OPS_LINK_REVOKE,	/* now, id */
 	STMT__MAX
 };
 

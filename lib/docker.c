@@ -585,3 +585,123 @@ out:
 	free(path);
 	return ret;
 }
+
+/*
+ * Raw streaming transfers (docker_raw), for the archive API. Kept apart
+ * from the JSON calls: a fresh handle per transfer, no overall timeout, a
+ * large receive buffer for throughput, and the body handed on as it comes.
+ */
+
+#define RAW_BUFFER_SIZE	(256L * 1024)
+
+struct raw {
+	CURL				*h;
+	const struct docker_raw_cb	*cb;
+	struct body			 error_body;
+	long				 status;
+	bool				 stopped;
+};
+
+static long
+raw_status(struct raw *r)
+{
+	if (r->status == 0)
+		curl_easy_getinfo(r->h, CURLINFO_RESPONSE_CODE, &r->status);
+	return r->status;
+}
+
+static size_t
+raw_header(char *ptr, size_t size, size_t nmemb, void *arg)
+{
+	struct raw	*r = arg;
+	size_t		 n = size * nmemb;
+
+	/* A status line starts a new response (after a 100 Continue). */
+	if (n >= 5 && memcmp(ptr, "HTTP/", 5) == 0)
+		r->status = 0;
+	if (r->cb->header != NULL && r->cb->header(r->cb->arg, ptr, n) == -1) {
+		r->stopped = true;
+		return 0;
+	}
+	return n;
+}
+
+static size_t
+raw_write(char *ptr, size_t size, size_t nmemb, void *arg)
+{
+	struct raw	*r = arg;
+	size_t		 n = size * nmemb;
+	long		 st = raw_status(r);
+
+	if (st < 200 || st > 299)
+		return body_write(ptr, size, nmemb, &r->error_body);
+	if (r->cb->body != NULL && r->cb->body(r->cb->arg, ptr, n) == -1) {
+		r->stopped = true;
+		return 0;
+	}
+	return n;
+}
+
+int
+docker_raw(struct docker *d, const char *method, const char *path,
+    const struct docker_raw_cb *cb, long *status, bool *stopped,
+    struct error *err)
+{
+	struct raw		 r;
+	struct json_object	*obj;
+	struct error		 perr;
+	char			 errbuf[CURL_ERROR_SIZE] = "";
+	CURLcode		 rc;
+	int			 ret = -1, bad = 0;
+
+	*status = 0;
+	*stopped = false;
+	memset(&r, 0, sizeof(r));
+	r.cb = cb;
+	r.error_body.max = ERROR_BODY_MAX;
+	if ((r.h = curl_easy_init()) == NULL)
+		return error_set(err, "out of memory");
+	if (setup_handle(d, r.h, path, errbuf) == -1) {
+		error_set(err, "cannot set up a Docker API transfer");
+		goto out;
+	}
+	if (strcmp(method, "HEAD") == 0)
+		bad |= curl_easy_setopt(r.h, CURLOPT_NOBODY, 1L) != CURLE_OK;
+	else
+		bad |= curl_easy_setopt(r.h, CURLOPT_HTTPGET, 1L) != CURLE_OK;
+	bad |= curl_easy_setopt(r.h, CURLOPT_BUFFERSIZE, RAW_BUFFER_SIZE) != CURLE_OK;
+	bad |= curl_easy_setopt(r.h, CURLOPT_LOW_SPEED_LIMIT, 1L) != CURLE_OK;
+	bad |= curl_easy_setopt(r.h, CURLOPT_LOW_SPEED_TIME,
+	    (long)DOCKER_RAW_STALL_S) != CURLE_OK;
+	bad |= curl_easy_setopt(r.h, CURLOPT_HEADERFUNCTION, raw_header) != CURLE_OK;
+	bad |= curl_easy_setopt(r.h, CURLOPT_HEADERDATA, &r) != CURLE_OK;
+	bad |= curl_easy_setopt(r.h, CURLOPT_WRITEFUNCTION, raw_write) != CURLE_OK;
+	bad |= curl_easy_setopt(r.h, CURLOPT_WRITEDATA, &r) != CURLE_OK;
+	if (bad) {
+		error_set(err, "cannot set up a Docker API transfer");
+		goto out;
+	}
+	rc = curl_easy_perform(r.h);
+	*status = raw_status(&r);
+	if (r.stopped) {
+		*stopped = true;
+		ret = 0;
+		goto out;
+	}
+	if (rc != CURLE_OK) {
+		transport_error(d, rc, errbuf, err);
+		goto out;
+	}
+	if (*status < 200 || *status > 299) {
+		obj = r.error_body.len > 0 ? js_parse(r.error_body.buf,
+		    r.error_body.len, JS_MAX_DEPTH, &perr) : NULL;
+		error_status(err, (int)*status, "Docker engine (HTTP %ld): %.200s",
+		    *status, docker_message(obj));
+		json_object_put(obj);
+	}
+	ret = 0;
+out:
+	curl_easy_cleanup(r.h);
+	free(r.error_body.buf);
+	return ret;
+}

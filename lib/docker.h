@@ -112,4 +112,33 @@ int	docker_frames_feed(struct docker_frames *, const char *buf, size_t len,
 /* True when the stream may end here: no partial header or payload pending. */
 bool	docker_frames_at_boundary(const struct docker_frames *);
 
+/*
+ * Raw streaming transfers (the archive API, files.c).
+ *
+ * docker_raw sends method ("GET" or "HEAD") on path and passes on the
+ * response as it arrives: each header line of the final response to
+ * cb->header, and the body of a 2xx response to cb->body in pieces (a
+ * non-2xx body, the engine's JSON error, is read into err instead). Either
+ * callback may return -1 to stop the transfer: docker_raw then returns 0
+ * with *stopped set. There is no overall time limit (a body may take as
+ * long as it takes to stream); a transfer that moves nothing for
+ * DOCKER_RAW_STALL_S seconds is dropped. Each call uses a fresh connection,
+ * so the callbacks may use this struct docker's JSON calls.
+ *
+ * Returns 0 with *status the HTTP status, or -1 when no answer came
+ * (err as for docker_request). For a non-2xx status, err also holds the
+ * engine's message (err->status = the HTTP status).
+ */
+#define DOCKER_RAW_STALL_S	600
+
+struct docker_raw_cb {
+	int	(*header)(void *arg, const char *line, size_t len);
+	int	(*body)(void *arg, const char *buf, size_t len);
+	void	*arg;
+};
+
+int	docker_raw(struct docker *, const char *method, const char *path,
+	    const struct docker_raw_cb *, long *status, bool *stopped,
+	    struct error *);
+
 #endif

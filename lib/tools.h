@@ -49,6 +49,7 @@ struct tool {
 
 extern const struct tool tool_execute;
 extern const struct tool tool_get_result;
+extern const struct tool tool_share_file;
 
 /* A CallToolResult with one text block, structuredContent (taken, may be NULL) and isError. */
 struct json_object	*tool_result(const char *text, struct json_object *structured,

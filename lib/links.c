@@ -1,0 +1,312 @@
+/*
+ * links.c: see links.h for the URL and signature design.
+ *
+ * Why the path is signed but not in the URL: the row in the database says
+ * what a link serves, and the signature ties the URL to that row, so neither
+ * a changed URL nor a changed row (short of the key) serves another file.
+ * Operators may shorten a link's life or revoke it in the database; the
+ * earlier of the URL's and the row's expiry applies.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "crypto.h"
+#include "db.h"
+#include "form.h"
+#include "links.h"
+#include "log.h"
+
+static const char key_label[] = "code-sandbox download links v1";
+static const char sig_label[] = "code-sandbox link v1";
+
+/* Links that expired this long ago are deleted when a new one is made. */
+#define PRUNE_AFTER	(30LL * 86400)
+
+void
+links_key(const char *api_key, uint8_t key[LINK_KEY_LEN])
+{
+	crypto_hmac_sha256(api_key, strlen(api_key), key_label,
+	    sizeof(key_label) - 1, key);
+}
+
+/*
+ * The signed message: label, id, expires and path, each followed by NUL.
+ * None of them may contain NUL, so the encoding is unambiguous.
+ */
+static void
+sign_raw(const uint8_t key[LINK_KEY_LEN], const char *id, long long expires,
+    const char *path, uint8_t mac[CRYPTO_SHA256_LEN])
+{
+	char	 exp[24];
+	char	*msg;
+	size_t	 n, lid, lexp, lpath, o = 0;
+
+	lid = strlen(id);
+	lexp = (size_t)snprintf(exp, sizeof(exp), "%lld", expires);
+	lpath = strlen(path);
+	n = sizeof(sig_label) + lid + 1 + lexp + 1 + lpath + 1;
+	if ((msg = malloc(n)) == NULL) {
+		/* Cannot sign: a MAC over nothing never matches a real one. */
+		crypto_random(mac, CRYPTO_SHA256_LEN);
+		return;
+	}
+	memcpy(msg + o, sig_label, sizeof(sig_label));
+	o += sizeof(sig_label);
+	memcpy(msg + o, id, lid + 1);
+	o += lid + 1;
+	memcpy(msg + o, exp, lexp + 1);
+	o += lexp + 1;
+	memcpy(msg + o, path, lpath + 1);
+	o += lpath + 1;
+	crypto_hmac_sha256(key, LINK_KEY_LEN, msg, o, mac);
+	free(msg);
+}
+
+void
+links_sign(const uint8_t key[LINK_KEY_LEN], const char *id, long long expires,
+    const char *path, char sig[LINK_SIG_LEN + 1])
+{
+	uint8_t mac[CRYPTO_SHA256_LEN];
+
+	sign_raw(key, id, expires, path, mac);
+	crypto_b64url_encode(mac, sizeof(mac), sig);
+}
+
+bool
+links_verify(const uint8_t key[LINK_KEY_LEN], const char *id, long long expires,
+    const char *path, const char *sig)
+{
+	char	 want[LINK_SIG_LEN + 1];
+	bool	 ok;
+
+	links_sign(key, id, expires, path, want);
+	/*
+	 * Compare the text, in constant time: a link's signature has one
+	 * spelling, so a non-canonical base64url twin is refused too.
+	 */
+	ok = strlen(sig) == LINK_SIG_LEN &&
+	    crypto_equal(want, sig, LINK_SIG_LEN);
+	crypto_wipe(want, sizeof(want));
+	return ok;
+}
+
+const char *
+links_basename(const char *path)
+{
+	const char *s = strrchr(path, '/');
+
+	return s != NULL ? s + 1 : path;
+}
+
+static bool
+is_b64url(const char *s, size_t n)
+{
+	size_t i;
+
+	for (i = 0; i < n; i++) {
+		char c = s[i];
+
+		if (!((c >= 'A' && c <= 'Z') || (c >= 'a' && c <= 'z') ||
+		    (c >= '0' && c <= '9') || c == '-' || c == '_'))
+			return false;
+	}
+	return true;
+}
+
+static int
+hexval(char c)
+{
+	if (c >= '0' && c <= '9')
+		return c - '0';
+	if (c >= 'a' && c <= 'f')
+		return c - 'a' + 10;
+	if (c >= 'A' && c <= 'F')
+		return c - 'A' + 10;
+	return -1;
+}
+
+int
+links_parse(const char *path, struct link_url *u, struct error *err)
+{
+	const char	*seg[4], *end[4], *p;
+	size_t		 i, n;
+
+	memset(u, 0, sizeof(*u));
+	if (strncmp(path, "/dl/", 4) != 0)
+		return error_status(err, 404, "There is no such link.");
+	p = path + 4;
+	for (i = 0; i < 4; i++) {
+		seg[i] = p;
+		end[i] = strchrnul(p, '/');
+		if (end[i] == p)
+			return error_status(err, 404, "There is no such link.");
+		if (*end[i] == '/' && i == 3)
+			return error_status(err, 404, "There is no such link.");
+		if (*end[i] == '\0' && i < 3)
+			return error_status(err, 404, "There is no such link.");
+		p = end[i] + 1;
+	}
+
+	n = (size_t)(end[0] - seg[0]);
+	if (n != LINK_ID_LEN || !is_b64url(seg[0], n))
+		return error_status(err, 400, "The link is malformed (id).");
+	memcpy(u->id, seg[0], n);
+
+	n = (size_t)(end[1] - seg[1]);
+	if (n > 12 || seg[1][0] == '0')
+		return error_status(err, 400, "The link is malformed (expiry).");
+	for (i = 0; i < n; i++) {
+		if (seg[1][i] < '0' || seg[1][i] > '9')
+			return error_status(err, 400,
+			    "The link is malformed (expiry).");
+		u->expires = u->expires * 10 + (seg[1][i] - '0');
+	}
+
+	n = (size_t)(end[2] - seg[2]);
+	if (n != LINK_SIG_LEN || !is_b64url(seg[2], n))
+		return error_status(err, 400, "The link is malformed (signature).");
+	memcpy(u->sig, seg[2], n);
+
+	/* The name, percent-decoded (RFC 3986 §2.1). */
+	for (p = seg[3], n = 0; p < end[3]; p++) {
+		int c = (unsigned char)*p;
+
+		if (c == '%') {
+			int hi = hexval(p[1]), lo = hi < 0 ? -1 : hexval(p[2]);
+
+			if (hi < 0 || lo < 0)
+				return error_status(err, 400,
+				    "The link is malformed (name).");
+			c = hi << 4 | lo;
+			p += 2;
+		}
+		if (c == '\0' || c == '/' || n >= LINK_NAME_MAX)
+			return error_status(err, 400, "The link is malformed (name).");
+		u->name[n++] = (char)c;
+	}
+	u->name[n] = '\0';
+	u->name_len = n;
+	return 0;
+}
+
+char *
+links_url(const char *public_url, const char *id, long long expires,
+    const char *sig, const char *path)
+{
+	char	 name[LINK_NAME_MAX * 3 + 1];
+	char	*url;
+	size_t	 n;
+
+	if (form_encode(links_basename(path), name, sizeof(name)) < 0)
+		return NULL;
+	n = strlen(public_url) + strlen(id) + strlen(sig) + strlen(name) + 48;
+	if ((url = malloc(n)) == NULL)
+		return NULL;
+	snprintf(url, n, "%s/dl/%s/%lld/%s/%s", public_url, id, expires, sig, name);
+	return url;
+}
+
+char *
+links_create(struct db *db, const char *api_key, const char *public_url,
+    const char *path, long long size, const char *client_id, long long now,
+    long ttl, struct link_row *row, struct error *err)
+{
+	uint8_t	 key[LINK_KEY_LEN];
+	char	 sig[LINK_SIG_LEN + 1];
+	char	*url = NULL;
+
+	memset(row, 0, sizeof(*row));
+	if (path[0] != '/' || strlen(path) > LINK_PATH_MAX ||
+	    strlen(links_basename(path)) == 0 ||
+	    strlen(links_basename(path)) > LINK_NAME_MAX) {
+		error_set(err, "cannot share %s: the path is too long", path);
+		return NULL;
+	}
+	if (crypto_token(row->id, sizeof(row->id), LINK_ID_BYTES) == -1) {
+		error_set(err, "cannot make a link id: no randomness");
+		return NULL;
+	}
+	memcpy(row->path, path, strlen(path) + 1);
+	row->size = size;
+	row->created = now;
+	row->expires = now + ttl;
+
+	links_key(api_key, key);
+	links_sign(key, row->id, row->expires, path, sig);
+	crypto_wipe(key, sizeof(key));
+	if ((url = links_url(public_url, row->id, row->expires, sig, path)) == NULL) {
+		error_set(err, "out of memory");
+		goto out;
+	}
+	if (db_exec(db, STMT_LINK_INSERT, "ttiiit", row->id, path, size, now,
+	    row->expires, client_id) != 1) {
+		error_set(err, "cannot record the link in the database");
+		free(url);
+		url = NULL;
+		goto out;
+	}
+	db_exec(db, STMT_LINK_PRUNE, "i", now - PRUNE_AFTER);
+out:
+	crypto_wipe(sig, sizeof(sig));
+	return url;
+}
+
+int
+links_check(struct db *db, const char *api_key, const char *reqpath,
+    long long now, struct link_row *row, struct error *err)
+{
+	struct link_url	 u;
+	struct db_q	*q;
+	uint8_t		 key[LINK_KEY_LEN];
+	bool		 found = false, sig_ok;
+	const char	*s;
+	enum db_step	 st;
+
+	memset(row, 0, sizeof(*row));
+	if (links_parse(reqpath, &u, err) == -1)
+		return -1;
+
+	if ((q = db_query(db, STMT_LINK_GET, "t", u.id)) == NULL)
+		return error_status(err, 500, "The link cannot be checked now.");
+	st = db_step(q);
+	if (st == DB_ROW && (s = db_text(q, 0)) != NULL &&
+	    strlen(s) <= LINK_PATH_MAX) {
+		memcpy(row->path, s, strlen(s) + 1);
+		row->size = db_int(q, 1);
+		row->created = db_int(q, 2);
+		row->expires = db_int(q, 3);
+		row->revoked = !db_null(q, 4);
+		found = true;
+	}
+	db_done(q);
+	if (st == DB_ERROR)
+		return error_status(err, 500, "The link cannot be checked now.");
+	memcpy(row->id, u.id, sizeof(row->id));
+
+	/*
+	 * Sign and compare whether or not the id was found, so an unknown id
+	 * costs the same as a wrong signature.
+	 */
+	links_key(api_key, key);
+	sig_ok = links_verify(key, u.id, u.expires, found ? row->path : "", u.sig);
+	crypto_wipe(key, sizeof(key));
+	if (!found || !sig_ok)
+		return error_status(err, 403, "This link is not valid.");
+
+	s = links_basename(row->path);
+	if (strlen(s) != u.name_len || memcmp(s, u.name, u.name_len) != 0)
+		return error_status(err, 403, "This link is not valid.");
+	if (now >= u.expires || now >= row->expires)
+		return error_status(err, 410, "This link has expired.");
+	if (row->revoked)
+		return error_status(err, 410, "This link has been revoked.");
+	return 0;
+}
+
+void
+links_count_download(struct db *db, const char *id, long long now)
+{
+	if (db_exec(db, STMT_LINK_COUNT, "it", now, id) != 1)
+		log_warn("links: cannot count a download of link %s", id);
+}

@@ -1,0 +1,89 @@
+/*
+ * tar.h: pick one regular file out of a tar stream as it arrives.
+ *
+ * The Docker archive API (GET /containers/N/archive?path=P) answers with a
+ * tar of P. tar_extract is a push parser for that stream: feed it the bytes
+ * in pieces of any size (down to one byte) and it reports the wanted entry's
+ * header, then its data, in order, without ever holding more than one
+ * 512-byte header block and one bounded metadata record. So a file of any
+ * size is streamed in constant memory, and its first bytes can be sent on
+ * before the last have arrived.
+ *
+ * Formats read (POSIX.1-1988 ustar and its GNU and POSIX.1-2001 variants):
+ *   - ustar headers, with the 155-byte name prefix when the magic is
+ *     "ustar\0";
+ *   - GNU long names ('L') and long link names ('K', skipped);
+ *   - pax extended headers ('x': path, size, mtime) and global headers ('g',
+ *     skipped);
+ *   - octal and GNU base-256 numbers.
+ * Header checksums are verified. A pax record or long name larger than
+ * TAR_META_MAX, more than TAR_MAX_ENTRIES entries before the wanted one, or
+ * a malformed header stop the parse with an error.
+ */
+#ifndef CS_TAR_H
+#define CS_TAR_H
+
+#include <stdbool.h>
+#include <stddef.h>
+
+#include "error.h"
+
+#define TAR_BLOCK		512
+#define TAR_META_MAX		(64 * 1024)	/* one pax header or long name */
+#define TAR_NAME_MAX		4096		/* an entry's name */
+#define TAR_MAX_ENTRIES		64		/* entries looked at before giving up */
+
+/* The wanted entry, as its headers describe it. */
+struct tar_entry {
+	const char		*name;	/* as found, NUL-terminated */
+	unsigned long long	 size;	/* bytes of data that follow */
+	long long		 mtime;	/* unix seconds */
+};
+
+/*
+ * What to do with the wanted entry. begin is called once, before any data;
+ * data with each piece of its content (never with len 0). Either may return
+ * -1 to stop the parse (tar_extract_feed then returns TAR_STOPPED).
+ */
+struct tar_sink {
+	int	(*begin)(void *arg, const struct tar_entry *);
+	int	(*data)(void *arg, const void *buf, size_t len);
+	void	*arg;
+};
+
+enum tar_rc {
+	TAR_ERROR = -1,		/* malformed stream, or the entry is not a regular file */
+	TAR_MORE = 0,		/* feed more */
+	TAR_DONE = 1,		/* the wanted file was passed on whole */
+	TAR_STOPPED = 2,	/* a sink callback returned -1 */
+	TAR_NOT_FOUND = 3,	/* the archive ended without the wanted entry */
+};
+
+struct tar_extract;
+
+/*
+ * A parser looking for the regular file called want (compared after
+ * removing a leading "./" or "/" and a trailing "/" from entry names).
+ * The sink is copied. Returns NULL when out of memory or want is longer
+ * than TAR_NAME_MAX. Free with tar_extract_free.
+ */
+struct tar_extract	*tar_extract_new(const char *want, const struct tar_sink *);
+void			 tar_extract_free(struct tar_extract *);
+
+/*
+ * Feed the next len bytes of the stream. Returns TAR_MORE while more is
+ * needed, or a final state (TAR_DONE, TAR_STOPPED, TAR_NOT_FOUND,
+ * TAR_ERROR with err filled); once final, later calls return it again and
+ * read nothing. Bytes after the wanted entry are not looked at.
+ */
+enum tar_rc		 tar_extract_feed(struct tar_extract *, const void *buf,
+			    size_t len, struct error *err);
+
+/*
+ * Call at the end of the stream: the final state, TAR_NOT_FOUND when the
+ * archive ended cleanly (or with its end blocks missing) between entries
+ * without the wanted one, TAR_ERROR when it was cut inside an entry.
+ */
+enum tar_rc		 tar_extract_end(struct tar_extract *, struct error *err);
+
+#endif

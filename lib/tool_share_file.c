@@ -1,0 +1,328 @@
+/*
+ * tool_share_file.c: share_file(path) makes a download link to a file in
+ * the sandbox (links.h for the URL, dl.h for how it is served).
+ *
+ * The path is taken relative to /sandbox unless absolute, normalised
+ * lexically (".", "..", repeated slashes), and its final symbolic links are
+ * followed through the engine's stat, so the link names the file itself.
+ * Anything but an existing regular file is an isError result that says
+ * what to do instead.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "auth.h"
+#include "config.h"
+#include "docker.h"
+#include "files.h"
+#include "js.h"
+#include "links.h"
+#include "mime.h"
+#include "sandbox.h"
+#include "tools.h"
+
+#define SYMLINK_HOPS	8
+
+static struct json_object *
+prop(const char *type, const char *description)
+{
+	struct json_object *p = json_object_new_object();
+
+	js_set_str(p, "type", type);
+	js_set_str(p, "description", description);
+	return p;
+}
+
+static struct json_object *
+describe(const struct config *cfg)
+{
+	struct json_object *t, *in, *props, *req, *out, *oprops, *ann;
+	char desc[1024];
+
+	t = json_object_new_object();
+	js_set_str(t, "name", "share_file");
+	js_set_str(t, "title", "Share a sandbox file as a download link");
+	snprintf(desc, sizeof(desc),
+	    "Make a download link to a file in the sandbox, for the user to open "
+	    "or download in a browser without signing in: charts, PDFs, "
+	    "spreadsheets, archives, audio, video. The link works for %ld "
+	    "seconds unless revoked; anyone holding it can download the file "
+	    "as it is at download time. Give the user the URL as it is. Only "
+	    "regular files: archive a directory first (tar czf out.tgz dir).",
+	    cfg->link_ttl);
+	js_set_str(t, "description", desc);
+
+	in = json_object_new_object();
+	js_set_str(in, "type", "object");
+	props = json_object_new_object();
+	js_set(props, "path", prop("string", "The file: absolute, or relative "
+	    "to /sandbox (e.g. \"out/chart.png\")."));
+	js_set(in, "properties", props);
+	req = json_object_new_array();
+	json_object_array_add(req, json_object_new_string("path"));
+	js_set(in, "required", req);
+	js_set_bool(in, "additionalProperties", false);
+	js_set(t, "inputSchema", in);
+
+	out = json_object_new_object();
+	js_set_str(out, "type", "object");
+	oprops = json_object_new_object();
+	js_set(oprops, "url", prop("string", "The download link."));
+	js_set(oprops, "path", prop("string", "The file shared (absolute, symbolic links resolved)."));
+	js_set(oprops, "name", prop("string", "The file name the browser saves it as."));
+	js_set(oprops, "size", prop("integer", "Size in bytes now."));
+	js_set(oprops, "content_type", prop("string", "Media type the link serves it as."));
+	js_set(oprops, "expires", prop("string", "When the link stops working (ISO 8601, UTC)."));
+	js_set(oprops, "expires_at", prop("integer", "The same, in unix seconds."));
+	js_set(oprops, "link_id", prop("string", "The link's id, for revocation by an operator."));
+	js_set(out, "properties", oprops);
+	req = json_object_new_array();
+	json_object_array_add(req, json_object_new_string("url"));
+	json_object_array_add(req, json_object_new_string("path"));
+	json_object_array_add(req, json_object_new_string("name"));
+	json_object_array_add(req, json_object_new_string("size"));
+	json_object_array_add(req, json_object_new_string("content_type"));
+	json_object_array_add(req, json_object_new_string("expires"));
+	json_object_array_add(req, json_object_new_string("expires_at"));
+	json_object_array_add(req, json_object_new_string("link_id"));
+	js_set(out, "required", req);
+	js_set(t, "outputSchema", out);
+
+	ann = json_object_new_object();
+	js_set_str(ann, "title", "Share a sandbox file as a download link");
+	js_set_bool(ann, "readOnlyHint", false);
+	js_set_bool(ann, "destructiveHint", false);
+	js_set_bool(ann, "idempotentHint", false);
+	js_set_bool(ann, "openWorldHint", true);
+	js_set(t, "annotations", ann);
+	return t;
+}
+
+/*
+ * Normalise path (relative to base unless absolute) into out: one '/'
+ * between parts, no "." or ".." parts. Returns 0, or -1 with why set when
+ * it goes above "/" or is too long.
+ */
+static int
+normalise(const char *base, const char *path, char *out, size_t outsz,
+    const char **why)
+{
+	const char	*parts[2], *p, *end;
+	size_t		 i, o = 0, n;
+
+	if (strlen(path) > FILES_PATH_MAX || strlen(base) > FILES_PATH_MAX) {
+		*why = "the path is too long";
+		return -1;
+	}
+	/* The base's parts first, unless path is absolute; then path's. */
+	parts[0] = path[0] == '/' ? "" : base;
+	parts[1] = path;
+	out[0] = '\0';
+	for (i = 0; i < 2; i++) {
+		for (p = parts[i]; *p != '\0'; p = *end == '\0' ? end : end + 1) {
+			end = strchrnul(p, '/');
+			n = (size_t)(end - p);
+			if (n == 0 || (n == 1 && p[0] == '.'))
+				continue;
+			if (n == 2 && p[0] == '.' && p[1] == '.') {
+				if (o == 0) {
+					*why = "the path goes above /";
+					return -1;
+				}
+				while (o > 0 && out[o - 1] != '/')
+					o--;
+				out[--o] = '\0';	/* and the '/' before the part */
+				continue;
+			}
+			if (o + 1 + n + 1 > outsz) {
+				*why = "the path is too long";
+				return -1;
+			}
+			out[o++] = '/';
+			memcpy(out + o, p, n);
+			o += n;
+			out[o] = '\0';
+		}
+	}
+	if (o == 0) {
+		out[0] = '/';
+		out[1] = '\0';
+	}
+	return 0;
+}
+
+/* "3.4 MB" */
+static void
+human_size(unsigned long long n, char *out, size_t outsz)
+{
+	static const char *const unit[] = { "KB", "MB", "GB", "TB" };
+	double	v = (double)n;
+	int	i = -1;
+
+	if (n < 1000) {
+		snprintf(out, outsz, "%llu bytes", n);
+		return;
+	}
+	while (v >= 1000 && i < 3) {
+		v /= 1000;
+		i++;
+	}
+	snprintf(out, outsz, "%.1f %s", v, unit[i]);
+}
+
+static struct json_object *
+call(struct tool_ctx *tc, struct json_object *args)
+{
+	const struct config	*cfg = tc->cfg;
+	struct json_object	*res = NULL, *sc, *content, *block, *v;
+	struct docker		*dk = NULL;
+	struct file_stat	 st;
+	struct link_row		 row;
+	struct error		 err;
+	const struct mime_type	*mime;
+	const char		*arg, *why = NULL, *client;
+	char			 path[FILES_PATH_MAX + 1], next[FILES_PATH_MAX + 1];
+	char			 dir[FILES_PATH_MAX + 1], expires[32], size[32];
+	char			*url = NULL, *text = NULL;
+	struct tm		 tm;
+	time_t			 exp;
+	size_t			 tlen;
+	int			 hops;
+	FILE			*f;
+
+	if (!json_object_object_get_ex(args, "path", &v) ||
+	    !json_object_is_type(v, json_type_string))
+		return tool_error("path is required: a string naming a file, "
+		    "absolute or relative to /sandbox (e.g. \"out/report.pdf\").");
+	if ((arg = js_str_max(args, "path", FILES_PATH_MAX)) == NULL ||
+	    arg[0] == '\0')
+		return tool_error("path must be a non-empty file path of at most "
+		    "%d bytes, without NUL characters.", FILES_PATH_MAX);
+	if (normalise("/sandbox", arg, path, sizeof(path), &why) == -1)
+		return tool_error("Bad path \"%.300s\": %s. Use an absolute path "
+		    "or one relative to /sandbox.", arg, why);
+	if (strcmp(path, "/") == 0)
+		return tool_error("\"/\" is a directory: archive what you need "
+		    "first (tar czf /sandbox/out.tgz -C / dir) and share the archive.");
+
+	if (tc->sandbox != NULL && sandbox_ensure(tc->sandbox, &err) == -1)
+		return tool_error("%s", err.msg);
+	if (docker_open(cfg->docker_host, cfg->docker_tls_verify,
+	    cfg->docker_cert_path, &dk, &err) == -1)
+		return tool_error("%s", err.msg);
+
+	/* Follow the final symbolic links, so the link names the file. */
+	for (hops = 0;; hops++) {
+		if (files_stat(dk, cfg->container, path, &st, &err) == -1) {
+			const char *name = links_basename(path);
+
+			if (err.status == 404)
+				res = tool_error("No file at %s%s (a relative path "
+				    "is taken from /sandbox). Check the name with "
+				    "execute, e.g. ls -la %.*s", path, hops == 0 ?
+				    "" : " (where a symbolic link points)",
+				    (int)(name - path > 1 ? name - path - 1 : 1), path);
+			else
+				res = tool_error("Cannot share %s: %s", path,
+				    err.msg);
+			goto out;
+		}
+		if (st.kind != FILE_SYMLINK)
+			break;
+		if (hops == SYMLINK_HOPS || st.link_target[0] == '\0') {
+			res = tool_error("%s is a symbolic link that cannot be "
+			    "followed (a loop, or more than %d links). Share the "
+			    "file it points to.", path, SYMLINK_HOPS);
+			goto out;
+		}
+		snprintf(dir, sizeof(dir), "%s", path);
+		*strrchr(dir, '/') = '\0';
+		if (normalise(dir[0] == '\0' ? "/" : dir, st.link_target, next,
+		    sizeof(next), &why) == -1) {
+			res = tool_error("%s is a symbolic link to a bad path: %s.",
+			    path, why);
+			goto out;
+		}
+		memcpy(path, next, sizeof(path));
+	}
+	if (st.kind == FILE_DIRECTORY) {
+		const char *name = links_basename(path);
+
+		res = tool_error("%s is a directory. Archive it first, then share "
+		    "the archive: execute `tar czf /sandbox/%s.tgz -C %.*s %s` and "
+		    "share_file(\"/sandbox/%s.tgz\") (or zip -r for a .zip).",
+		    path, name, (int)(name - path > 1 ? name - path - 1 : 1),
+		    path, name, name);
+		goto out;
+	}
+	if (st.kind != FILE_REGULAR) {
+		res = tool_error("%s is not a regular file (a device, socket or "
+		    "pipe); only regular files can be shared. Copy its content "
+		    "into a file first.", path);
+		goto out;
+	}
+
+	client = tc->who != NULL && tc->who->client_id[0] != '\0' ?
+	    tc->who->client_id : "unknown";
+	if ((url = links_create(tc->db, cfg->api_key, cfg->public_url, path,
+	    (long long)st.size, client, (long long)time(NULL), cfg->link_ttl,
+	    &row, &err)) == NULL) {
+		res = tool_error("Cannot share %s: %s", path, err.msg);
+		goto out;
+	}
+	mime = mime_lookup(links_basename(path));
+	exp = (time_t)row.expires;
+	gmtime_r(&exp, &tm);
+	strftime(expires, sizeof(expires), "%Y-%m-%dT%H:%M:%SZ", &tm);
+	human_size(st.size, size, sizeof(size));
+
+	if ((f = open_memstream(&text, &tlen)) == NULL) {
+		res = tool_error("out of memory");
+		goto out;
+	}
+	fprintf(f, "Download link for %s (%s, %s), valid until %s "
+	    "(%ld seconds):\n%s\n\nGive the user this URL as it is: anyone "
+	    "who has it can open or download the file until then.",
+	    path, size, mime->type, expires, cfg->link_ttl, url);
+	if (fclose(f) != 0) {
+		res = tool_error("out of memory");
+		goto out;
+	}
+
+	sc = json_object_new_object();
+	js_set_str(sc, "url", url);
+	js_set_str(sc, "path", path);
+	js_set_str(sc, "name", links_basename(path));
+	js_set_int(sc, "size", (long long)st.size);
+	js_set_str(sc, "content_type", mime->type);
+	js_set_str(sc, "expires", expires);
+	js_set_int(sc, "expires_at", row.expires);
+	js_set_str(sc, "link_id", row.id);
+	res = tool_result(text, sc, false);
+
+	/* A resource_link block (spec: server/tools "Resource Links"). */
+	if (json_object_object_get_ex(res, "content", &content)) {
+		block = json_object_new_object();
+		js_set_str(block, "type", "resource_link");
+		js_set_str(block, "uri", url);
+		js_set_str(block, "name", links_basename(path));
+		js_set_str(block, "mimeType", mime->type);
+		js_set_int(block, "size", (long long)st.size);
+		js_set_str(block, "description", "Download link, valid until the "
+		    "time in the text result.");
+		json_object_array_add(content, block);
+	}
+out:
+	free(text);
+	free(url);
+	docker_close(dk);
+	return res;
+}
+
+const struct tool tool_share_file = {
+	.name = "share_file",
+	.describe = describe,
+	.call = call,
+};
