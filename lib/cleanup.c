@@ -114,12 +114,8 @@ next_number(const char **p)
 	return v;
 }
 
-/*
- * Read the script's output into the report and log each removal. Returns
- * 0, or -1 when the summary line is missing (the script did not finish).
- */
-static int
-parse_output(const char *out, struct cleanup_report *r)
+int
+cleanup_parse(const char *out, struct cleanup_report *r)
 {
 	struct json_object	*names;
 	const char		*line, *nl, *p;
@@ -207,7 +203,7 @@ sweep(const struct config *cfg, struct cleanup_report *r)
 		    "status %d", code);
 		goto fail;
 	}
-	if (parse_output(out, r) == -1) {
+	if (cleanup_parse(out, r) == -1) {
 		snprintf(e.msg, sizeof(e.msg), "the clean-up script gave no summary");
 		goto fail;
 	}

@@ -43,6 +43,15 @@ int	cleanup_run(const struct config *, const char *trigger, bool force,
 void	cleanup_report_free(struct cleanup_report *);
 
 /*
+ * Read the clean-up script's output ("R BYTES NAME", "F NAME" lines and a
+ * last "T REMOVED KEPT FAILED BYTES") into r's counts and r->names (a JSON
+ * array text of the R names, replacing nothing: r->names must be NULL), and
+ * log each removal. Returns 0, or -1 without a valid T line (the script did
+ * not finish).
+ */
+int	cleanup_parse(const char *out, struct cleanup_report *r);
+
+/*
  * From a request handler: if a pass may be due, start one in a background
  * thread and return at once. Cheap: the database is looked at at most once
  * a minute per process. Does nothing in plain CGI mode (run
