@@ -47,7 +47,7 @@ static const char instructions[] =
     "client timeout): get_result() lists recent runs and "
     "get_result(run_id) waits for and returns one's result.\n"
     "- To give the user a file (PDF, image, archive, ...) that is not text, "
-    "use share_file(path) when available; it returns a download link.";
+    "use share_file(path): it returns a download link to hand to the user.";
 
 bool
 mcp_version_supported(const char *v)
