@@ -12,6 +12,10 @@
 # build/san (the tests use that build).
 
 PREFIX	?= /usr/local
+# V=1 shows the commands.
+ifneq ($(V),1)
+Q	 = @
+endif
 DESTDIR	?=
 CC	?= cc
 PKGS	 = fcgi json-c libcurl libcrypto sqlite3
@@ -44,7 +48,8 @@ all: $(PROGS)
 
 $(BUILD)/lib/%.o: lib/%.c
 	@mkdir -p $(@D)
-	$(CC) $(CFLAGS) -MMD -MP -Ilib -c -o $@ $<
+	@$(if $(Q),echo "  CC      $<")
+	$(Q)$(CC) $(CFLAGS) -MMD -MP -Ilib -c -o $@ $<
 
 # The schema files in sql/, compiled in as C strings (lib/schema.h).
 $(BUILD)/lib/schema.c: $(SQL) Makefile
@@ -60,26 +65,31 @@ $(BUILD)/lib/schema.c: $(SQL) Makefile
 	   echo '{ 0, NULL, NULL } };'; } > $@
 
 $(BUILD)/lib/schema.o: $(BUILD)/lib/schema.c lib/schema.h
-	$(CC) $(CFLAGS) -Ilib -c -o $@ $<
+	$(Q)$(CC) $(CFLAGS) -Ilib -c -o $@ $<
 
 $(BUILD)/libcodesandbox.a: $(LIB_OBJ)
-	rm -f $@
-	ar rcs $@ $(LIB_OBJ)
+	@rm -f $@
+	@$(if $(Q),echo "  AR      $@")
+	$(Q)ar rcs $@ $(LIB_OBJ)
 
 $(BUILD)/cgi-bin/%.o: cgi-bin/%.c
 	@mkdir -p $(@D)
-	$(CC) $(CFLAGS) -MMD -MP -Ilib -c -o $@ $<
+	@$(if $(Q),echo "  CC      $<")
+	$(Q)$(CC) $(CFLAGS) -MMD -MP -Ilib -c -o $@ $<
 
 $(BUILD)/bin/%: $(BUILD)/cgi-bin/%.o $(BUILD)/libcodesandbox.a
 	@mkdir -p $(@D)
-	$(CC) $(LDFLAGS) -o $@ $< $(BUILD)/libcodesandbox.a $(LDLIBS)
+	@$(if $(Q),echo "  LD      $@")
+	$(Q)$(CC) $(LDFLAGS) -o $@ $< $(BUILD)/libcodesandbox.a $(LDLIBS)
 
 $(BUILD)/tests/%.o: tests/unit/%.c
 	@mkdir -p $(@D)
-	$(CC) $(CFLAGS) -MMD -MP -Ilib -c -o $@ $<
+	@$(if $(Q),echo "  CC      $<")
+	$(Q)$(CC) $(CFLAGS) -MMD -MP -Ilib -c -o $@ $<
 
 $(BUILD)/tests/%: $(BUILD)/tests/%.o $(BUILD)/libcodesandbox.a
-	$(CC) $(LDFLAGS) -o $@ $< $(BUILD)/libcodesandbox.a $(LDLIBS)
+	@$(if $(Q),echo "  LD      $@")
+	$(Q)$(CC) $(LDFLAGS) -o $@ $< $(BUILD)/libcodesandbox.a $(LDLIBS)
 
 units: $(UNITS)
 

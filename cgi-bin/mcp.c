@@ -11,8 +11,7 @@
 #include <string.h>
 #include <strings.h>
 
-#include <curl/curl.h>
-
+#include "app.h"
 #include "auth.h"
 #include "cleanup.h"
 #include "config.h"
@@ -25,10 +24,6 @@
 
 #define BODY_MAX	(1024 * 1024)	/* commands are capped lower, in the tool */
 #define BATCH_MAX	32
-
-struct ctx {
-	const struct config	*cfg;
-};
 
 /* Send a JSON-RPC error as a whole HTTP response. */
 static void
@@ -327,15 +322,11 @@ do_delete(struct http_req *r, const struct config *cfg, struct db *db)
 }
 
 static void
-handle(struct http_req *r, void *arg)
+handle(struct http_req *r, const struct config *cfg, struct db *db)
 {
-	struct ctx		*c = arg;
-	const struct config	*cfg = c->cfg;
 	const char		*method = http_method(r);
 	const char		*origin = http_header(r, "Origin");
 	struct auth_info	 who;
-	struct db		*db;
-	struct error		 err;
 
 	if (strcmp(http_path(r), "/mcp") != 0) {
 		http_send_error(r, 404, "Not found.");
@@ -343,11 +334,6 @@ handle(struct http_req *r, void *arg)
 	}
 	if (origin != NULL && !origin_allowed(cfg, origin)) {
 		http_send_error(r, 403, "Origin not allowed.");
-		return;
-	}
-	if ((db = db_thread(cfg->db_path, &err)) == NULL) {
-		log_warn("%s", err.msg);
-		http_send_error(r, 503, "The server's database is unavailable.");
 		return;
 	}
 	if (auth_bearer(r, cfg, db, &who) == -1)
@@ -366,27 +352,7 @@ handle(struct http_req *r, void *arg)
 }
 
 int
-main(int argc, char *argv[])
+main(void)
 {
-	struct config	*cfg;
-	struct error	 err;
-	struct ctx	 c;
-	int		 rc;
-
-	log_init(argv[0]);
-	if (config_load(&cfg, &err) == -1) {
-		fprintf(stderr, "%s: %s\n", argv[0], err.msg);
-		return 1;
-	}
-	if (curl_global_init(CURL_GLOBAL_DEFAULT) != 0) {
-		fprintf(stderr, "%s: cannot initialise libcurl\n", argv[0]);
-		config_free(cfg);
-		return 1;
-	}
-	c.cfg = cfg;
-	rc = http_serve(handle, &c, (int)cfg->threads);
-	cleanup_shutdown();
-	curl_global_cleanup();
-	config_free(cfg);
-	return rc;
+	return app_main("mcp", handle);
 }

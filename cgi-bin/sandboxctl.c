@@ -25,12 +25,11 @@
 #include <time.h>
 #include <unistd.h>
 
-#include <curl/curl.h>
-
 #include "cleanup.h"
 #include "config.h"
 #include "crypto.h"
 #include "db.h"
+#include "docker.h"
 #include "js.h"
 #include "log.h"
 #include "sandbox.h"
@@ -935,7 +934,7 @@ main(int argc, char *argv[])
 		fprintf(stderr, "sandboxctl: %s\n", err.msg);
 		return 1;
 	}
-	if (curl_global_init(CURL_GLOBAL_DEFAULT) != 0) {
+	if (docker_global_init() == -1) {
 		fprintf(stderr, "sandboxctl: cannot initialise libcurl\n");
 		config_free(c.cfg);
 		return 1;
@@ -964,7 +963,7 @@ main(int argc, char *argv[])
 	}
 out:
 	db_close(c.db);
-	curl_global_cleanup();
+	docker_global_cleanup();
 	config_free(c.cfg);
 	return rc;
 }

@@ -384,7 +384,7 @@ fail(struct dl *d, const struct error *err)
 }
 
 void
-dl_handle(struct http_req *r, void *arg)
+dl_handle(struct http_req *r, const struct config *cfg, struct db *db)
 {
 	struct dl		 d;
 	struct error		 err;
@@ -397,18 +397,14 @@ dl_handle(struct http_req *r, void *arg)
 	memset(&d, 0, sizeof(d));
 	error_clear(&err);
 	d.r = r;
-	d.cfg = arg;
+	d.cfg = cfg;
+	d.db = db;
 	d.head = strcmp(method, "HEAD") == 0;
 	sink.arg = &d;
 
 	if (!d.head && strcmp(method, "GET") != 0) {
 		http_header_add(r, "Allow", "GET, HEAD");
 		http_send_error(r, 405, "Only GET and HEAD are allowed here.");
-		return;
-	}
-	if ((d.db = db_thread(d.cfg->db_path, &err)) == NULL) {
-		log_warn("dl: %s", err.msg);
-		http_send_error(r, 503, "The server cannot check links now.");
 		return;
 	}
 	if (links_check(d.db, d.cfg->api_key, http_path(r), (long long)time(NULL),

@@ -30,10 +30,11 @@
 #include <stddef.h>
 
 struct config;
+struct db;
 struct http_req;
 
-/* Answer one /dl request. arg is the program's struct config. */
-void	dl_handle(struct http_req *, void *arg);
+/* Answer one /dl request. */
+void	dl_handle(struct http_req *, const struct config *, struct db *);
 
 enum dl_range {
 	DL_RANGE_NONE,		/* no usable Range: send the whole file */

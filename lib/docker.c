@@ -52,6 +52,18 @@ join(const char *a, const char *b)
 }
 
 int
+docker_global_init(void)
+{
+	return curl_global_init(CURL_GLOBAL_DEFAULT) == CURLE_OK ? 0 : -1;
+}
+
+void
+docker_global_cleanup(void)
+{
+	curl_global_cleanup();
+}
+
+int
 docker_open(const char *host, bool tls_verify, const char *cert_path,
     struct docker **out, struct error *err)
 {

@@ -7,9 +7,9 @@
  * DOCKER_CERT_PATH.
  *
  * Threads: a struct docker holds its own curl handles; use one per thread.
- * The program's main must call curl_global_init(CURL_GLOBAL_DEFAULT) once,
- * before any thread starts, and curl_global_cleanup at the end; this module
- * never does.
+ * The program's main must call docker_global_init once, before any thread
+ * starts, and docker_global_cleanup at the end (app_main does both); they
+ * set up libcurl for every user of it in the program.
  *
  * Only this file's implementation includes <curl/curl.h>.
  */
@@ -27,6 +27,10 @@ struct docker;
 
 /* Largest JSON response body accepted from the engine. */
 #define DOCKER_MAX_RESPONSE	(4u << 20)
+
+/* libcurl's process-wide set-up and tear-down. 0 or -1. */
+int	docker_global_init(void);
+void	docker_global_cleanup(void);
 
 /*
  * A client for the engine at host (DOCKER_HOST syntax). With tls_verify,

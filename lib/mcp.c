@@ -2,7 +2,6 @@
  * mcp.c: JSON-RPC envelopes, the MCP lifecycle and tools methods, and the
  * response stream (JSON body or SSE).
  */
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -47,7 +46,7 @@ static const char instructions[] =
     "client timeout): get_result() lists recent runs and "
     "get_result(run_id) waits for and returns one's result.\n"
     "- To give the user a file (PDF, image, archive, ...) that is not text, "
-    "use share_file(path) when available; it returns a download link.";
+    "use share_file(path): it returns a download link to hand to the user.";
 
 bool
 mcp_version_supported(const char *v)
@@ -300,37 +299,6 @@ mcp_handle(struct mcp_call *c, struct json_object *msg)
 		return mcp_error(id, RPC_INVALID_REQUEST,
 		    "Invalid Request: the session is already initialized");
 	return mcp_error(id, RPC_METHOD_NOT_FOUND, "Method not found");
-}
-
-/* The tool result helpers of tools.h. */
-
-struct json_object *
-tool_result(const char *text, struct json_object *structured, bool is_error)
-{
-	struct json_object *r = json_object_new_object(), *content, *block;
-
-	content = json_object_new_array();
-	block = json_object_new_object();
-	js_set_str(block, "type", "text");
-	js_set_str(block, "text", text);
-	json_object_array_add(content, block);
-	js_set(r, "content", content);
-	if (structured != NULL)
-		js_set(r, "structuredContent", structured);
-	js_set_bool(r, "isError", is_error);
-	return r;
-}
-
-struct json_object *
-tool_error(const char *fmt, ...)
-{
-	char	msg[1024];
-	va_list	ap;
-
-	va_start(ap, fmt);
-	vsnprintf(msg, sizeof(msg), fmt, ap);
-	va_end(ap);
-	return tool_result(msg, NULL, true);
 }
 
 /* The response stream. */

@@ -188,14 +188,17 @@ repair_into(char *out, const unsigned char *p, size_t len)
 char *
 utf8_repair(const char *buf, size_t len, size_t *outlen)
 {
-	char *out;
+	char	*out;
+	size_t	 n;
 
 	if (len > (SIZE_MAX - 1) / 3)
 		return NULL;
 	if ((out = malloc(len * 3 + 1)) == NULL)
 		return NULL;
-	*outlen = repair_into(out, (const unsigned char *)buf, len);
-	out[*outlen] = '\0';
+	n = repair_into(out, (const unsigned char *)buf, len);
+	out[n] = '\0';
+	if (outlen != NULL)
+		*outlen = n;
 	return out;
 }
 

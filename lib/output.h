@@ -29,7 +29,8 @@ char	*capture_text(const struct capture *, size_t *len, unsigned long long *cut)
 /*
  * Copy buf into a malloc'd NUL-terminated string that is valid UTF-8: each
  * byte that is not part of a well-formed UTF-8 sequence (and each NUL) becomes
- * U+FFFD. Returns NULL on ENOMEM.
+ * U+FFFD. Its length goes to *outlen unless outlen is NULL. Returns NULL on
+ * ENOMEM.
  */
 char	*utf8_repair(const char *buf, size_t len, size_t *outlen);
 

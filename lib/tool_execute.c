@@ -31,25 +31,11 @@
 #define PROGRESS_MESSAGE_MAX 400
 
 static struct json_object *
-prop(const char *type, const char *description)
-{
-	struct json_object *p = json_object_new_object();
-
-	js_set_str(p, "type", type);
-	if (description != NULL)
-		js_set_str(p, "description", description);
-	return p;
-}
-
-static struct json_object *
 describe(const struct config *cfg)
 {
-	struct json_object *t, *in, *props, *req, *out, *oprops, *ann, *p, *types;
-	char desc[1024];
+	struct json_object	*t, *props, *p, *types;
+	char			 desc[1024];
 
-	t = json_object_new_object();
-	js_set_str(t, "name", "execute");
-	js_set_str(t, "title", "Run a bash command in the sandbox");
 	snprintf(desc, sizeof(desc),
 	    "Run a bash command in /sandbox inside a persistent Linux container "
 	    "(Debian, root, internet access) and return its stdout, stderr and "
@@ -61,58 +47,35 @@ describe(const struct config *cfg)
 	    "`setsid nohup cmd > log 2>&1 &`. If the call is interrupted the "
 	    "command still runs to its end: get_result() finds it.",
 	    cfg->max_output_bytes);
-	js_set_str(t, "description", desc);
+	t = tool_new("execute", "Run a bash command in the sandbox", desc);
 
-	in = json_object_new_object();
-	js_set_str(in, "type", "object");
 	props = json_object_new_object();
-	js_set(props, "command", prop("string", "The bash command or script to run."));
-	p = prop("integer", "Seconds before the command and its children are killed.");
+	js_set(props, "command", tool_prop("string", "The bash command or script to run."));
+	p = tool_prop("integer", "Seconds before the command and its children are killed.");
 	js_set_int(p, "default", DEFAULT_TIMEOUT);
 	js_set_int(p, "minimum", 1);
 	js_set_int(p, "maximum", cfg->max_timeout);
 	js_set(props, "timeout", p);
-	js_set(in, "properties", props);
-	req = json_object_new_array();
-	json_object_array_add(req, json_object_new_string("command"));
-	js_set(in, "required", req);
-	js_set_bool(in, "additionalProperties", false);
-	js_set(t, "inputSchema", in);
+	js_set(t, "inputSchema", tool_object(props, true, "command", NULL));
 
-	out = json_object_new_object();
-	js_set_str(out, "type", "object");
-	oprops = json_object_new_object();
+	props = json_object_new_object();
 	types = json_object_new_array();
 	json_object_array_add(types, json_object_new_string("integer"));
 	json_object_array_add(types, json_object_new_string("null"));
-	p = json_object_new_object();
+	p = tool_prop(NULL, "Exit status; null when it is not known.");
 	js_set(p, "type", types);
-	js_set_str(p, "description", "Exit status; null when it is not known.");
-	js_set(oprops, "exit_code", p);
-	js_set(oprops, "stdout", prop("string", "Standard output (valid UTF-8; invalid bytes shown as U+FFFD)."));
-	js_set(oprops, "stderr", prop("string", "Standard error (same)."));
-	js_set(oprops, "run_id", prop("string", "Names this run for get_result."));
-	js_set(oprops, "timed_out", prop("boolean", "Killed at the timeout."));
-	js_set(oprops, "cancelled", prop("boolean", "Killed by a cancellation."));
-	js_set(oprops, "stdout_truncated_bytes", prop("integer", "Bytes cut from the middle of stdout."));
-	js_set(oprops, "stderr_truncated_bytes", prop("integer", "Bytes cut from the middle of stderr."));
-	js_set(oprops, "duration_ms", prop("integer", "Wall-clock run time."));
-	js_set(out, "properties", oprops);
-	req = json_object_new_array();
-	json_object_array_add(req, json_object_new_string("exit_code"));
-	json_object_array_add(req, json_object_new_string("stdout"));
-	json_object_array_add(req, json_object_new_string("stderr"));
-	json_object_array_add(req, json_object_new_string("timed_out"));
-	js_set(out, "required", req);
-	js_set(t, "outputSchema", out);
-
-	ann = json_object_new_object();
-	js_set_str(ann, "title", "Run a bash command in the sandbox");
-	js_set_bool(ann, "readOnlyHint", false);
-	js_set_bool(ann, "destructiveHint", true);
-	js_set_bool(ann, "idempotentHint", false);
-	js_set_bool(ann, "openWorldHint", true);
-	js_set(t, "annotations", ann);
+	js_set(props, "exit_code", p);
+	js_set(props, "stdout", tool_prop("string", "Standard output (valid UTF-8; invalid bytes shown as U+FFFD)."));
+	js_set(props, "stderr", tool_prop("string", "Standard error (same)."));
+	js_set(props, "run_id", tool_prop("string", "Names this run for get_result."));
+	js_set(props, "timed_out", tool_prop("boolean", "Killed at the timeout."));
+	js_set(props, "cancelled", tool_prop("boolean", "Killed by a cancellation."));
+	js_set(props, "stdout_truncated_bytes", tool_prop("integer", "Bytes cut from the middle of stdout."));
+	js_set(props, "stderr_truncated_bytes", tool_prop("integer", "Bytes cut from the middle of stderr."));
+	js_set(props, "duration_ms", tool_prop("integer", "Wall-clock run time."));
+	js_set(t, "outputSchema", tool_object(props, false, "exit_code", "stdout",
+	    "stderr", "timed_out", NULL));
+	tool_annotate(t, false, true, false, true);
 	return t;
 }
 

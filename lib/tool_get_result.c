@@ -24,44 +24,27 @@
 static struct json_object *
 describe(const struct config *cfg)
 {
-	struct json_object *t, *in, *props, *p, *ann;
+	struct json_object *t, *props, *p;
 
 	(void)cfg;
-	t = json_object_new_object();
-	js_set_str(t, "name", "get_result");
-	js_set_str(t, "title", "Get the result of an earlier execute call");
-	js_set_str(t, "description",
+	t = tool_new("get_result", "Get the result of an earlier execute call",
 	    "Commands started by execute keep running when a call is "
-	    "interrupted (lost connection, client timeout, server restart of "
-	    "the web front). Call get_result(run_id) to wait up to `wait` "
-	    "seconds for that command and get the same result execute would "
-	    "have returned; if it is still running you are told so and can call "
-	    "again. Call get_result() without run_id to list the latest runs "
-	    "with their run_id, state and command. Results are kept for a day.");
-	in = json_object_new_object();
-	js_set_str(in, "type", "object");
+	    "interrupted (lost connection, client timeout, server restart). "
+	    "Call get_result(run_id) to wait up to `wait` seconds for that "
+	    "command and get the same result execute would have returned; if "
+	    "it is still running you are told so and can call again. Call "
+	    "get_result() without run_id to list the latest runs with their "
+	    "run_id, state and command. Results are kept for a day.");
 	props = json_object_new_object();
-	p = json_object_new_object();
-	js_set_str(p, "type", "string");
-	js_set_str(p, "description", "run_id from an execute result or from "
-	    "the list; omit it to list recent runs.");
-	js_set(props, "run_id", p);
-	p = json_object_new_object();
-	js_set_str(p, "type", "integer");
-	js_set_str(p, "description", "Seconds to wait for a running command.");
+	js_set(props, "run_id", tool_prop("string", "run_id from an execute "
+	    "result or from the list; omit it to list recent runs."));
+	p = tool_prop("integer", "Seconds to wait for a running command.");
 	js_set_int(p, "default", WAIT_DEFAULT);
 	js_set_int(p, "minimum", 0);
 	js_set_int(p, "maximum", WAIT_MAX);
 	js_set(props, "wait", p);
-	js_set(in, "properties", props);
-	js_set_bool(in, "additionalProperties", false);
-	js_set(t, "inputSchema", in);
-	ann = json_object_new_object();
-	js_set_bool(ann, "readOnlyHint", true);
-	js_set_bool(ann, "destructiveHint", false);
-	js_set_bool(ann, "idempotentHint", true);
-	js_set_bool(ann, "openWorldHint", false);
-	js_set(t, "annotations", ann);
+	js_set(t, "inputSchema", tool_object(props, true, NULL));
+	tool_annotate(t, true, false, true, false);
 	return t;
 }
 

@@ -26,24 +26,11 @@
 #define SYMLINK_HOPS	8
 
 static struct json_object *
-prop(const char *type, const char *description)
-{
-	struct json_object *p = json_object_new_object();
-
-	js_set_str(p, "type", type);
-	js_set_str(p, "description", description);
-	return p;
-}
-
-static struct json_object *
 describe(const struct config *cfg)
 {
-	struct json_object *t, *in, *props, *req, *out, *oprops, *ann;
-	char desc[1024];
+	struct json_object	*t, *props;
+	char			 desc[1024];
 
-	t = json_object_new_object();
-	js_set_str(t, "name", "share_file");
-	js_set_str(t, "title", "Share a sandbox file as a download link");
 	snprintf(desc, sizeof(desc),
 	    "Make a download link to a file in the sandbox, for the user to open "
 	    "or download in a browser without signing in: charts, PDFs, "
@@ -52,51 +39,25 @@ describe(const struct config *cfg)
 	    "as it is at download time. Give the user the URL as it is. Only "
 	    "regular files: archive a directory first (tar czf out.tgz dir).",
 	    cfg->link_ttl);
-	js_set_str(t, "description", desc);
+	t = tool_new("share_file", "Share a sandbox file as a download link", desc);
 
-	in = json_object_new_object();
-	js_set_str(in, "type", "object");
 	props = json_object_new_object();
-	js_set(props, "path", prop("string", "The file: absolute, or relative "
+	js_set(props, "path", tool_prop("string", "The file: absolute, or relative "
 	    "to /sandbox (e.g. \"out/chart.png\")."));
-	js_set(in, "properties", props);
-	req = json_object_new_array();
-	json_object_array_add(req, json_object_new_string("path"));
-	js_set(in, "required", req);
-	js_set_bool(in, "additionalProperties", false);
-	js_set(t, "inputSchema", in);
+	js_set(t, "inputSchema", tool_object(props, true, "path", NULL));
 
-	out = json_object_new_object();
-	js_set_str(out, "type", "object");
-	oprops = json_object_new_object();
-	js_set(oprops, "url", prop("string", "The download link."));
-	js_set(oprops, "path", prop("string", "The file shared (absolute, symbolic links resolved)."));
-	js_set(oprops, "name", prop("string", "The file name the browser saves it as."));
-	js_set(oprops, "size", prop("integer", "Size in bytes now."));
-	js_set(oprops, "content_type", prop("string", "Media type the link serves it as."));
-	js_set(oprops, "expires", prop("string", "When the link stops working (ISO 8601, UTC)."));
-	js_set(oprops, "expires_at", prop("integer", "The same, in unix seconds."));
-	js_set(oprops, "link_id", prop("string", "The link's id, for revocation by an operator."));
-	js_set(out, "properties", oprops);
-	req = json_object_new_array();
-	json_object_array_add(req, json_object_new_string("url"));
-	json_object_array_add(req, json_object_new_string("path"));
-	json_object_array_add(req, json_object_new_string("name"));
-	json_object_array_add(req, json_object_new_string("size"));
-	json_object_array_add(req, json_object_new_string("content_type"));
-	json_object_array_add(req, json_object_new_string("expires"));
-	json_object_array_add(req, json_object_new_string("expires_at"));
-	json_object_array_add(req, json_object_new_string("link_id"));
-	js_set(out, "required", req);
-	js_set(t, "outputSchema", out);
-
-	ann = json_object_new_object();
-	js_set_str(ann, "title", "Share a sandbox file as a download link");
-	js_set_bool(ann, "readOnlyHint", false);
-	js_set_bool(ann, "destructiveHint", false);
-	js_set_bool(ann, "idempotentHint", false);
-	js_set_bool(ann, "openWorldHint", true);
-	js_set(t, "annotations", ann);
+	props = json_object_new_object();
+	js_set(props, "url", tool_prop("string", "The download link."));
+	js_set(props, "path", tool_prop("string", "The file shared (absolute, symbolic links resolved)."));
+	js_set(props, "name", tool_prop("string", "The file name the browser saves it as."));
+	js_set(props, "size", tool_prop("integer", "Size in bytes now."));
+	js_set(props, "content_type", tool_prop("string", "Media type the link serves it as."));
+	js_set(props, "expires", tool_prop("string", "When the link stops working (ISO 8601, UTC)."));
+	js_set(props, "expires_at", tool_prop("integer", "The same, in unix seconds."));
+	js_set(props, "link_id", tool_prop("string", "The link's id, for revocation by an operator."));
+	js_set(t, "outputSchema", tool_object(props, false, "url", "path", "name",
+	    "size", "content_type", "expires", "expires_at", "link_id", NULL));
+	tool_annotate(t, false, false, false, true);
 	return t;
 }
 

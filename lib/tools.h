@@ -51,6 +51,22 @@ extern const struct tool tool_execute;
 extern const struct tool tool_get_result;
 extern const struct tool tool_share_file;
 
+/* Building tools/list entries (spec: server/tools "Tool"). */
+/* A new entry with name, title and description. */
+struct json_object	*tool_new(const char *name, const char *title,
+			    const char *description);
+/* A JSON Schema property {type, description}; either may be NULL. */
+struct json_object	*tool_prop(const char *type, const char *description);
+/*
+ * An object schema taking props, with the NULL-terminated required names;
+ * closed: no other properties allowed.
+ */
+struct json_object	*tool_object(struct json_object *props, bool closed, ...)
+			    __attribute__((sentinel));
+/* Set the entry's annotations (its title is copied into them). */
+void			 tool_annotate(struct json_object *tool, bool read_only,
+			    bool destructive, bool idempotent, bool open_world);
+
 /* A CallToolResult with one text block, structuredContent (taken, may be NULL) and isError. */
 struct json_object	*tool_result(const char *text, struct json_object *structured,
 			    bool is_error);

@@ -1,0 +1,58 @@
+/* app.c: see app.h. */
+#include <stdio.h>
+
+#include "app.h"
+#include "cleanup.h"
+#include "config.h"
+#include "db.h"
+#include "docker.h"
+#include "error.h"
+#include "http.h"
+#include "log.h"
+
+struct app {
+	const struct config	*cfg;
+	app_handler		 handler;
+};
+
+static void
+dispatch(struct http_req *r, void *arg)
+{
+	struct app	*a = arg;
+	struct db	*db;
+	struct error	 err;
+
+	if ((db = db_thread(a->cfg->db_path, &err)) == NULL) {
+		log_warn("%s", err.msg);
+		http_send_error(r, 503, "The server's database is unavailable.");
+		return;
+	}
+	a->handler(r, a->cfg, db);
+}
+
+int
+app_main(const char *name, app_handler handler)
+{
+	struct config	*cfg;
+	struct error	 err;
+	struct app	 a;
+	int		 rc;
+
+	log_init(name);
+	if (config_load(&cfg, &err) == -1) {
+		fprintf(stderr, "%s: %s\n", name, err.msg);
+		return 1;
+	}
+	if (docker_global_init() == -1) {
+		fprintf(stderr, "%s: cannot initialise libcurl\n", name);
+		config_free(cfg);
+		return 1;
+	}
+	a.cfg = cfg;
+	a.handler = handler;
+	rc = http_serve(dispatch, &a, (int)cfg->threads);
+	cleanup_shutdown();	/* a background clean-up pass uses cfg and libcurl */
+	docker_global_cleanup();
+	config_free(cfg);
+	return rc;
+}

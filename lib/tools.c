@@ -1,0 +1,96 @@
+/* tools.c: the helpers of tools.h shared by the tools. */
+#include <stdarg.h>
+#include <stdio.h>
+
+#include "js.h"
+#include "tools.h"
+
+struct json_object *
+tool_new(const char *name, const char *title, const char *description)
+{
+	struct json_object *t = json_object_new_object();
+
+	js_set_str(t, "name", name);
+	js_set_str(t, "title", title);
+	js_set_str(t, "description", description);
+	return t;
+}
+
+struct json_object *
+tool_prop(const char *type, const char *description)
+{
+	struct json_object *p = json_object_new_object();
+
+	if (type != NULL)
+		js_set_str(p, "type", type);
+	if (description != NULL)
+		js_set_str(p, "description", description);
+	return p;
+}
+
+struct json_object *
+tool_object(struct json_object *props, bool closed, ...)
+{
+	struct json_object	*o = json_object_new_object(), *req;
+	const char		*name;
+	va_list			 ap;
+
+	js_set_str(o, "type", "object");
+	js_set(o, "properties", props);
+	req = json_object_new_array();
+	va_start(ap, closed);
+	while ((name = va_arg(ap, const char *)) != NULL)
+		json_object_array_add(req, json_object_new_string(name));
+	va_end(ap);
+	if (json_object_array_length(req) > 0)
+		js_set(o, "required", req);
+	else
+		json_object_put(req);
+	if (closed)
+		js_set_bool(o, "additionalProperties", false);
+	return o;
+}
+
+void
+tool_annotate(struct json_object *tool, bool read_only, bool destructive,
+    bool idempotent, bool open_world)
+{
+	struct json_object *a = json_object_new_object();
+
+	js_set_str(a, "title", js_str(tool, "title"));
+	js_set_bool(a, "readOnlyHint", read_only);
+	js_set_bool(a, "destructiveHint", destructive);
+	js_set_bool(a, "idempotentHint", idempotent);
+	js_set_bool(a, "openWorldHint", open_world);
+	js_set(tool, "annotations", a);
+}
+
+struct json_object *
+tool_result(const char *text, struct json_object *structured, bool is_error)
+{
+	struct json_object *r = json_object_new_object(), *content, *block;
+
+	content = json_object_new_array();
+	block = json_object_new_object();
+	js_set_str(block, "type", "text");
+	js_set_str(block, "text", text);
+	json_object_array_add(content, block);
+	js_set(r, "content", content);
+	if (structured != NULL)
+		js_set(r, "structuredContent", structured);
+	js_set_bool(r, "isError", is_error);
+	return r;
+}
+
+struct json_object *
+tool_error(const char *fmt, ...)
+{
+	char	msg[1024];
+	va_list	ap;
+
+	va_start(ap, fmt);
+	vsnprintf(msg, sizeof(msg), fmt, ap);
+	va_end(ap);
+	return tool_result(msg, NULL, true);
+}
+
