@@ -70,6 +70,7 @@ describe(const struct config *cfg)
 	js_set(props, "run_id", tool_prop("string", "Names this run for get_result."));
 	js_set(props, "timed_out", tool_prop("boolean", "Killed at the timeout."));
 	js_set(props, "cancelled", tool_prop("boolean", "Killed by a cancellation."));
+	js_set(props, "oom_killed", tool_prop("boolean", "Killed by the sandbox's memory limit."));
 	js_set(props, "stdout_truncated_bytes", tool_prop("integer", "Bytes cut from the middle of stdout."));
 	js_set(props, "stderr_truncated_bytes", tool_prop("integer", "Bytes cut from the middle of stderr."));
 	js_set(props, "duration_ms", tool_prop("integer", "Wall-clock run time."));
@@ -329,6 +330,7 @@ call(struct tool_ctx *tc, struct json_object *args)
 	js_set_strn(sc, "stderr", res.err.text, res.err.len);
 	js_set_bool(sc, "timed_out", res.timed_out);
 	js_set_bool(sc, "cancelled", res.killed);
+	js_set_bool(sc, "oom_killed", res.oom_killed);
 	js_set_int(sc, "stdout_truncated_bytes", (long long)res.out.cut);
 	js_set_int(sc, "stderr_truncated_bytes", (long long)res.err.cut);
 	js_set_int(sc, "duration_ms", res.duration_ms);
