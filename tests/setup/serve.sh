@@ -1,5 +1,10 @@
 #!/bin/sh
-# Serve code-sandbox in the foreground: tests/setup/serve.sh lighttpd
+# Serve code-sandbox in the foreground: tests/setup/serve.sh [lighttpd|caddy]
+#
+#   lighttpd   lighttpd.conf: lighttpd starts the FastCGI programs itself
+#   caddy      caddy/Caddyfile, the programs started and watched by
+#              caddy/run-programs.sh; SIGTERM/SIGINT stop the programs first
+#              (running streams end with a "restarting" result), then Caddy
 #
 # Environment (all optional):
 #   CS_BIN            folder with the programs (default build/bin)
@@ -63,8 +68,43 @@ lighttpd)
 	echo "code-sandbox: programs from $CS_BIN; logs in $CS_RUN (lighttpd.log, programs.log)"
 	exec lighttpd -D -f "$top/lighttpd.conf"
 	;;
+caddy)
+	command -v caddy >/dev/null 2>&1 || { echo "serve: caddy is missing (apt-get install caddy)" >&2; exit 1; }
+	echo "code-sandbox: serving $url through Caddy"
+	echo "code-sandbox: the API key is SANDBOX_API_KEY in $SANDBOX_ENV_FILE"
+	echo "code-sandbox: programs from $CS_BIN; logs in $CS_RUN (programs.log)"
+	set +e
+	programs=
+	caddy_pid=
+	stop() {
+		trap '' TERM INT HUP
+		# The programs first: they end their streams, which still go out
+		# through Caddy; then Caddy (its grace period covers the rest).
+		if [ -n "$programs" ]; then
+			kill -TERM "$programs" 2>/dev/null
+			wait "$programs" 2>/dev/null
+		fi
+		if [ -n "$caddy_pid" ]; then
+			kill -TERM "$caddy_pid" 2>/dev/null
+			wait "$caddy_pid" 2>/dev/null
+		fi
+		exit "${1:-0}"
+	}
+	trap 'stop 0' TERM INT HUP
+	"$top/caddy/run-programs.sh" run &
+	programs=$!
+	caddy run --adapter caddyfile --config "$top/caddy/Caddyfile" &
+	caddy_pid=$!
+	# Until one of them ends (a background sleep lets the trap run at once).
+	while kill -0 "$programs" 2>/dev/null && kill -0 "$caddy_pid" 2>/dev/null; do
+		sleep 1 &
+		wait $! 2>/dev/null
+	done
+	echo "serve: $(kill -0 "$caddy_pid" 2>/dev/null && echo caddy/run-programs.sh || echo caddy) exited" >&2
+	stop 1
+	;;
 *)
-	echo "usage: $0 lighttpd" >&2
+	echo "usage: $0 lighttpd|caddy" >&2
 	exit 2
 	;;
 esac

@@ -1,5 +1,6 @@
 // A node:test reporter for tests/run.sh: one line per test,
 //   ok - e2e/execute: execute > files persist between calls (123 ms)
+//   (e2e[caddy]/execute: ... when CS_WEB=caddy)
 //   not ok - e2e/execute: ... with the error indented below,
 // and a last line "E2E-SUMMARY passed=N failed=N skipped=N" that run.sh reads.
 // Suites are not counted, except a suite that failed by itself (a hook threw)
@@ -8,9 +9,13 @@
 import { basename } from 'node:path';
 import { inspect } from 'node:util';
 
+// Behind Caddy (CS_WEB=caddy) the names read e2e[caddy]/FILE: ..., so a
+// run through both web servers shows both.
+const WEB = process.env.CS_WEB && process.env.CS_WEB !== 'lighttpd' ? `[${process.env.CS_WEB}]` : '';
+
 function label(data) {
   const file = data.file ? basename(data.file).replace(/\.test\.mjs$/, '') : '?';
-  return `e2e/${file}: ${data.name}`;
+  return `e2e${WEB}/${file}: ${data.name}`;
 }
 
 function describeError(err) {

@@ -1,15 +1,18 @@
 // An isolated code-sandbox instance for one test file: its own temporary
 // folder and settings file (fresh API key, its own SQLite file, and a
 // container and volume named with a unique test prefix, so tests never touch
-// the user's sandbox), on a free loopback port, served by real lighttpd with
-// the sanitizer build of the programs (build/san/bin, or CS_BIN).
+// the user's sandbox), on a free loopback port, served by real lighttpd
+// (lighttpd.conf) or Caddy (tests/setup/serve.sh caddy: caddy/Caddyfile and
+// caddy/run-programs.sh) with the sanitizer build of the programs
+// (build/san/bin, or CS_BIN). The web server is the `web` option, else
+// $CS_WEB, else lighttpd.
 //
 // stop() fails when the programs' stderr holds a sanitizer report, and
 // removes the test's container and volume.
 
 import { spawn, execFile } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
-import { mkdtempSync, mkdirSync, writeFileSync, readFileSync, existsSync, rmSync, readdirSync } from 'node:fs';
+import { mkdtempSync, mkdirSync, writeFileSync, readFileSync, existsSync, rmSync, readdirSync, openSync, closeSync } from 'node:fs';
 import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join, resolve, dirname } from 'node:path';
@@ -88,7 +91,7 @@ function envLine(k, v) {
   return `${k}=${v}\n`;
 }
 
-function pidAlive(pid) {
+export function pidAlive(pid) {
   try {
     const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
     // Field 3 (after "pid (comm)") is the state; Z is a zombie (exited).
@@ -113,6 +116,16 @@ export function childPids(pid) {
   return out;
 }
 
+function killAll(pids) {
+  for (const k of pids) {
+    try {
+      process.kill(k, 'SIGKILL');
+    } catch {
+      /* gone meanwhile */
+    }
+  }
+}
+
 /* Command line of a process, '' when gone. */
 export function cmdline(pid) {
   try {
@@ -127,10 +140,15 @@ export function cmdline(pid) {
  *   name      short name for the container prefix (letters, digits, '-')
  *   settings  extra lines for the settings file ({MAX_OUTPUT_BYTES: 1000});
  *             a value of null leaves a default setting out
- *   env       extra environment for lighttpd and the programs (overrides the file)
+ *   env       extra environment for the web server and the programs
+ *             (overrides the file)
  *   binDir    programs folder (default $CS_BIN or build/san/bin)
+ *   web       'lighttpd' or 'caddy' (default $CS_WEB, else lighttpd)
  */
-export async function startServer({ name = 'test', settings = {}, env = {}, binDir } = {}) {
+export const WEB = process.env.CS_WEB || 'lighttpd';
+
+export async function startServer({ name = 'test', settings = {}, env = {}, binDir, web = WEB } = {}) {
+  if (web !== 'lighttpd' && web !== 'caddy') throw new Error(`unknown web server ${web}`);
   const bin = resolve(TOP, binDir ?? process.env.CS_BIN ?? 'build/san/bin');
   if (!existsSync(join(bin, 'mcp'))) {
     throw new Error(`${bin}/mcp is missing: build it first (make SAN=1 all)`);
@@ -171,16 +189,20 @@ export async function startServer({ name = 'test', settings = {}, env = {}, binD
     volume: all.SANDBOX_VOLUME,
     settings: all,
     env,
+    web,
+    runDir,
     proc: null,
     stopped: false,
   };
 
   srv.programsLog = join(runDir, 'programs.log');
   srv.lighttpdLog = join(runDir, 'lighttpd.log');
+  // Caddy's and tests/setup/serve.sh's output (Caddy only).
+  srv.serveLog = join(dir, 'serve.log');
 
   srv.logs = () => {
     let s = '';
-    for (const f of [srv.lighttpdLog, srv.programsLog]) {
+    for (const f of [srv.lighttpdLog, srv.serveLog, srv.programsLog]) {
       if (existsSync(f)) s += `==> ${f} <==\n` + readFileSync(f, 'utf8');
     }
     return s;
@@ -200,9 +222,30 @@ export async function startServer({ name = 'test', settings = {}, env = {}, binD
     return hits.join('\n---\n');
   };
 
-  /* PIDs of the running FastCGI processes of one program (default mcp). */
-  srv.programPids = (prog = 'mcp') =>
-    srv.proc ? childPids(srv.proc.pid).filter((p) => cmdline(p).startsWith(join(srv.bin, prog))) : [];
+  /*
+   * PIDs of the running FastCGI processes of one program (default mcp), or
+   * of all programs (prog null). lighttpd's children; for Caddy, the PIDs
+   * caddy/run-programs.sh keeps in CS_RUN/NAME.pids.
+   */
+  srv.programPids = (prog = 'mcp') => {
+    if (!srv.proc) return [];
+    let pids;
+    if (web === 'lighttpd') {
+      pids = childPids(srv.proc.pid);
+    } else {
+      pids = [];
+      try {
+        for (const f of readdirSync(runDir)) {
+          if (!f.endsWith('.pids')) continue;
+          pids.push(...readFileSync(join(runDir, f), 'utf8').split(/\s+/).filter(Boolean).map(Number));
+        }
+      } catch {
+        /* not started yet */
+      }
+    }
+    const want = prog === null ? `${srv.bin}/` : join(srv.bin, prog);
+    return pids.filter((p) => pidAlive(p) && (cmdline(p) + ' ').startsWith(prog === null ? want : want + ' '));
+  };
 
   srv.launch = async () => {
     mkdirSync(join(runDir, 'empty'), { recursive: true });
@@ -216,67 +259,90 @@ export async function startServer({ name = 'test', settings = {}, env = {}, binD
       ...SANITIZER_ENV,
       ...env,
     };
-    const p = spawn('lighttpd', ['-D', '-f', join(TOP, 'lighttpd.conf')], {
-      env: procEnv,
-      stdio: ['ignore', 'pipe', 'pipe'],
-    });
+    let p;
+    let early = '';
+    if (web === 'lighttpd') {
+      p = spawn('lighttpd', ['-D', '-f', join(TOP, 'lighttpd.conf')], {
+        env: procEnv,
+        stdio: ['ignore', 'pipe', 'pipe'],
+      });
+      p.stdout.on('data', (d) => (early += d));
+      p.stderr.on('data', (d) => (early += d));
+    } else {
+      // Caddy keeps its state (autosave.json) under XDG folders: the test's own.
+      const home = join(dir, 'caddy-home');
+      mkdirSync(home, { recursive: true });
+      const out = openSync(srv.serveLog, 'a');
+      try {
+        p = spawn('/bin/sh', [join(TOP, 'tests/setup/serve.sh'), 'caddy'], {
+          env: { XDG_DATA_HOME: home, XDG_CONFIG_HOME: home, ...procEnv },
+          stdio: ['ignore', out, out],
+        });
+      } finally {
+        closeSync(out);
+      }
+    }
     srv.proc = p;
     srv.stopped = false;
-    let early = '';
-    p.stdout.on('data', (d) => (early += d));
-    p.stderr.on('data', (d) => (early += d));
     let exited = null;
     p.on('exit', (code, sig) => (exited = { code, sig }));
     await waitFor(
       async () => {
-        if (exited) throw new Error(`lighttpd exited (${JSON.stringify(exited)}): ${early}\n${srv.logs()}`);
+        if (exited) throw new Error(`${web} exited (${JSON.stringify(exited)}): ${early}\n${srv.logs()}`);
         try {
           const r = await fetch(srv.mcpUrl, { method: 'GET', signal: AbortSignal.timeout(2000) });
           await r.arrayBuffer();
-          // Any answer from the program (not lighttpd's 503 while spawning).
+          // Any answer from the program (not lighttpd's 503 while
+          // spawning, not Caddy's 502 before the socket is there).
           return r.status !== 503 && r.status !== 502;
         } catch {
           return false;
         }
       },
-      { timeout: 30000, what: `lighttpd on ${srv.url}` },
+      { timeout: 30000, what: `${web} on ${srv.url}` },
     );
   };
 
-  /* Stop lighttpd and its programs; throws on sanitizer reports. */
+  /*
+   * Stop the web server and the programs; throws on sanitizer reports.
+   * lighttpd sends its programs SIGTERM; for Caddy, serve.sh stops the
+   * programs (run-programs.sh: SIGTERM, SIGKILL after 20 s), then Caddy.
+   */
   srv.shutdown = async () => {
     const p = srv.proc;
     if (!p || srv.stopped) return;
     srv.stopped = true;
-    const kids = childPids(p.pid);
+    const kids = web === 'lighttpd' ? childPids(p.pid) : srv.programPids(null);
+    const helpers = web === 'lighttpd' ? [] : childPids(p.pid); // run-programs.sh, caddy
     if (p.exitCode === null && p.signalCode === null) {
       const gone = new Promise((r) => p.once('exit', r));
       p.kill('SIGTERM');
-      await Promise.race([gone, sleep(15000)]);
+      await Promise.race([gone, sleep(web === 'lighttpd' ? 15000 : 40000)]);
       if (p.exitCode === null && p.signalCode === null) {
         p.kill('SIGKILL');
         await gone;
+        killAll(helpers);
       }
     }
-    // The programs get SIGTERM from lighttpd and must exit by themselves,
-    // writing any leak report on the way out.
+    // The programs get SIGTERM from lighttpd (from run-programs.sh with
+    // Caddy) and must exit by themselves, writing any leak report on the way
+    // out. run-programs.sh kills those that do not, and says so.
     let stuck = [];
+    if (web === 'caddy') {
+      const killed = /run-programs: still running after .*/.exec(existsSync(srv.serveLog) ? readFileSync(srv.serveLog, 'utf8') : '');
+      if (killed) stuck.push(killed[0]);
+    }
     try {
       await waitFor(() => kids.every((k) => !pidAlive(k)), { timeout: 15000, what: 'programs to exit' });
     } catch {
-      stuck = kids.filter(pidAlive);
-      for (const k of stuck) {
-        try {
-          process.kill(k, 'SIGKILL');
-        } catch {
-          /* gone meanwhile */
-        }
-      }
+      const left = kids.filter(pidAlive);
+      stuck.push(...left.map(cmdline));
+      killAll(left);
     }
     const reports = srv.sanitizerReports();
     if (reports) throw new Error(`sanitizer reports in ${srv.programsLog}:\n${reports}`);
     if (stuck.length) {
-      throw new Error(`programs did not exit within 15 s of SIGTERM: ${stuck.map(cmdline).join(', ')}`);
+      throw new Error(`programs did not exit within 15 s of SIGTERM: ${stuck.join(', ')}`);
     }
   };
 
@@ -307,8 +373,12 @@ export async function startServer({ name = 'test', settings = {}, env = {}, binD
       break;
     } catch (e) {
       srv.stopped = true;
-      if (srv.proc && srv.proc.exitCode === null) srv.proc.kill('SIGKILL');
-      if (attempt >= 2 || !/Address already in use/.test(e.message)) {
+      if (srv.proc) {
+        const pids = [...srv.programPids(null), ...(web === 'lighttpd' ? [] : childPids(srv.proc.pid))];
+        if (srv.proc.exitCode === null) srv.proc.kill('SIGKILL');
+        killAll(pids);
+      }
+      if (attempt >= 2 || !/address already in use/i.test(e.message)) {
         await srv.cleanup();
         if (!process.env.CS_KEEP_TEST_DIRS) rmSync(dir, { recursive: true, force: true });
         throw e;
