@@ -1,12 +1,18 @@
 #!/bin/sh
 # Run every test: the C unit tests (build/san/tests/test_*, each printing
 # "ok - ..." / "not ok - ..." lines) and the end-to-end tests (tests/e2e,
-# node's test runner, through real lighttpd and Docker). Prints one line per
-# test and, last, "N passed, N failed". Exits non-zero if any failed.
+# node's test runner, through real lighttpd and Docker), then the e2e tests
+# once more behind Caddy (caddy/Caddyfile, caddy/run-programs.sh), named
+# "e2e[caddy]/FILE: ...". Prints one line per test and, last,
+# "N passed, N failed". Exits non-zero if any failed.
 #
 #   tests/run.sh               everything
 #   tests/run.sh unit          unit tests only
 #   tests/run.sh e2e [FILE..]  e2e tests only (FILE: tests/e2e/NAME.test.mjs)
+#
+# CS_WEB=lighttpd or CS_WEB=caddy runs the e2e tests behind that web server
+# only. Files named config*.test.mjs check configuration files without a
+# server: they run once, in the lighttpd pass.
 #
 # make test builds what this needs first (make SAN=1 all units).
 set -u
@@ -93,22 +99,37 @@ clean_test_containers() {
 	return 0
 }
 
+# The e2e files behind lighttpd, then behind Caddy (or CS_WEB's only).
 run_e2e() {
 	if [ ! -d tests/e2e/node_modules ]; then
 		echo "not ok - e2e: tests/e2e/node_modules is missing (tests/setup/packages.sh)"
 		failed=$((failed + 1))
 		return
 	fi
-	clean_test_containers
 	if [ $# -eq 0 ]; then
 		set -- tests/e2e/*.test.mjs
 	fi
+	case "${CS_WEB:-}" in
+	'') run_e2e_web lighttpd "$@"; run_e2e_web caddy "$@" ;;
+	lighttpd|caddy) run_e2e_web "$CS_WEB" "$@" ;;
+	*)
+		echo "not ok - e2e: CS_WEB must be lighttpd or caddy, not $CS_WEB"
+		failed=$((failed + 1))
+		;;
+	esac
+}
+
+run_e2e_web() {	# run_e2e_web WEB FILE...
+	web=$1
+	shift
+	clean_test_containers
 	# Files named *.serial.test.mjs disturb the machine (they restart the
 	# Docker engine): they run alone, after the others.
 	files=
 	serial=
 	for f in "$@"; do
-		case "$f" in
+		case "$web:$(basename "$f")" in
+		caddy:config*) ;;
 		*.serial.test.mjs) serial="$serial $top/$f" ;;
 		*) files="$files $top/$f" ;;
 		esac
@@ -126,7 +147,7 @@ run_e2e_batch() {	# run_e2e_batch CONCURRENCY FILE...
 	# Most of the time is spent waiting for Docker: three files at once
 	# fits 2 cores. The whole run is capped so the suite stays bounded.
 	# shellcheck disable=SC2086
-	(cd tests/e2e && timeout -k 30 1080 node --test --test-concurrency="$conc" \
+	(cd tests/e2e && CS_WEB=$web timeout -k 30 1080 node --test --test-concurrency="$conc" \
 		--test-timeout=600000 --test-reporter=./lib/reporter.mjs $files) \
 		>"$tmp/e2e.out" 2>&1 &
 	pid=$!
@@ -136,7 +157,7 @@ run_e2e_batch() {	# run_e2e_batch CONCURRENCY FILE...
 	rc=$?
 	summary=$(grep '^E2E-SUMMARY ' "$tmp/e2e.out" | tail -n 1)
 	if [ -z "$summary" ]; then
-		echo "not ok - e2e: the test runner ended without a summary (status $rc)"
+		echo "not ok - e2e($web): the test runner ended without a summary (status $rc)"
 		failed=$((failed + 1))
 	else
 		p=$(echo "$summary" | sed -n 's/.*passed=\([0-9]*\).*/\1/p')
@@ -144,7 +165,7 @@ run_e2e_batch() {	# run_e2e_batch CONCURRENCY FILE...
 		passed=$((passed + p))
 		failed=$((failed + f))
 		if [ "$rc" -ne 0 ] && [ "$f" -eq 0 ]; then
-			echo "not ok - e2e: the test runner exited with status $rc"
+			echo "not ok - e2e($web): the test runner exited with status $rc"
 			failed=$((failed + 1))
 		fi
 	fi
