@@ -14,7 +14,8 @@
 # processes (default 2) sharing its socket, the others one each. Each
 # process serves SANDBOX_THREADS requests at once. Their PIDs are kept in
 # CS_RUN/NAME.pids, their stderr (log lines, sanitizer reports) appended to
-# CS_RUN/programs.log.
+# CS_RUN/programs.log. CS_RUN/programs.started appears once every socket is
+# there (and goes away on stop).
 #
 # Environment:
 #   CS_BIN            folder with the programs (absolute)
@@ -133,6 +134,7 @@ started() {
 }
 
 stop_all() {
+	rm -f "$CS_RUN/programs.started"
 	# shellcheck disable=SC2046
 	stop_some $(started)
 	rm -f "$CS_RUN"/*.restarted
@@ -156,6 +158,8 @@ start_all() {
 		fi
 	done
 	say "started $(printf '%s ' $names)on $CS_RUN/*.sock; stderr to $CS_PROGRAMS_LOG"
+	# Every socket is there: what waits for the programs can go on.
+	date +%s >"$CS_RUN/programs.started"
 }
 
 case "${1:-run}" in

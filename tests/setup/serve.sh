@@ -91,8 +91,17 @@ caddy)
 		exit "${1:-0}"
 	}
 	trap 'stop 0' TERM INT HUP
+	rm -f "$CS_RUN/programs.started"
 	"$top/caddy/run-programs.sh" run &
 	programs=$!
+	# Caddy once every program's socket is there (no 502 at start-up).
+	i=0
+	while [ ! -f "$CS_RUN/programs.started" ]; do
+		kill -0 "$programs" 2>/dev/null || { wait "$programs"; exit 1; }
+		i=$((i + 1))
+		[ "$i" -le 300 ] || { echo "serve: the programs did not start within 30 s" >&2; stop 1; }
+		sleep 0.1
+	done
 	caddy run --adapter caddyfile --config "$top/caddy/Caddyfile" &
 	caddy_pid=$!
 	# Until one of them ends (a background sleep lets the trap run at once).

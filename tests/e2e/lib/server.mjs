@@ -275,7 +275,7 @@ export async function startServer({ name = 'test', settings = {}, env = {}, binD
       const out = openSync(srv.serveLog, 'a');
       try {
         p = spawn('/bin/sh', [join(TOP, 'tests/setup/serve.sh'), 'caddy'], {
-          env: { XDG_DATA_HOME: home, XDG_CONFIG_HOME: home, ...procEnv },
+          env: { HOME: home, XDG_DATA_HOME: home, XDG_CONFIG_HOME: home, ...procEnv },
           stdio: ['ignore', out, out],
         });
       } finally {
