@@ -9,7 +9,7 @@
 import { describe, it, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { randomBytes } from 'node:crypto';
-import { startServer, dockerExec, waitFor, pidAlive, sleep } from './lib/server.mjs';
+import { startServer, dockerExec, waitFor, pidAlive, sleep, WEB } from './lib/server.mjs';
 import { connect, resultText, openSession, http, parseSse } from './lib/client.mjs';
 
 const PING = 1; // SANDBOX_PING_INTERVAL for this server, seconds
@@ -371,8 +371,24 @@ describe('long commands', () => {
     }
   });
 
-  it('the programs exit cleanly on SIGTERM with no sanitizer reports', async () => {
+  it('stopping the whole server (serve.sh caddy gets SIGTERM) during an execute: the stream ends with the "restarting" result', { skip: WEB !== 'caddy' && 'lighttpd ends its connections at once on SIGTERM' }, async () => {
+    const sess = await openSession(srv);
+    const m = mark();
+    const s = rawStream(srv, sess, execBody('stop-1', `echo up-${m}; sleep 6`, { _meta: { progressToken: 'pt-s' } }));
+    await waitFor(() => s.text().includes(`up-${m}`), { timeout: 20000, what: 'the first output as progress' });
     await conn.close();
+    conn = null;
+    await srv.shutdown();
+    await Promise.race([s.done, sleep(5000)]);
+    assert.ok(s.ended, `the stream ended cleanly: ${s.error ?? 'still open'}`);
+    const final = parseSse(s.text()).find((x) => x.id === 'stop-1');
+    assert.ok(final, `a result: ${s.text()}`);
+    assert.equal(final.result.isError, true);
+    assert.match(resultText(final.result), /restart/i);
+  });
+
+  it('the programs exit cleanly on SIGTERM with no sanitizer reports', async () => {
+    await conn?.close();
     conn = null;
     await srv.shutdown();
   });
