@@ -135,7 +135,8 @@ install: all
 	install -m 644 lighttpd.conf $(DESTDIR)$(PREFIX)/share/code-sandbox/
 	if [ -d caddy ] && [ -n "$$(ls caddy)" ]; then \
 	  install -d $(DESTDIR)$(PREFIX)/share/code-sandbox/caddy && \
-	  install -m 644 caddy/* $(DESTDIR)$(PREFIX)/share/code-sandbox/caddy/; fi
+	  install -m 644 caddy/Caddyfile $(DESTDIR)$(PREFIX)/share/code-sandbox/caddy/; \
+	  install -m 755 caddy/*.sh $(DESTDIR)$(PREFIX)/share/code-sandbox/caddy/; fi
 	install -m 644 containers/Dockerfile.* $(DESTDIR)$(PREFIX)/share/code-sandbox/containers/
 	install -m 755 containers/*.sh $(DESTDIR)$(PREFIX)/share/code-sandbox/containers/
 	install -m 644 containers/systemd/* $(DESTDIR)$(PREFIX)/share/code-sandbox/containers/systemd/

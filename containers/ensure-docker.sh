@@ -31,7 +31,9 @@ fi
 rm -f /var/run/docker/containerd/containerd.pid 2>/dev/null || true
 
 echo "ensure-docker: starting dockerd (log: /var/log/dockerd.log)"
-nohup dockerd >>/var/log/dockerd.log 2>&1 &
+# Its own session: a Ctrl-C on `make run` or the end of a test run must
+# not take the engine down with it.
+setsid nohup dockerd >>/var/log/dockerd.log 2>&1 </dev/null &
 
 i=0
 while ! ping; do

@@ -29,6 +29,7 @@
 #define PROGRESS_KEEP	1024	/* output bytes remembered for progress */
 #define PROGRESS_LINES	3	/* lines of output in a progress message */
 #define PROGRESS_MESSAGE_MAX 400
+#define PROGRESS_EVERY_MS 1000	/* progress at most about once a second */
 
 static struct json_object *
 describe(const struct config *cfg)
@@ -128,7 +129,7 @@ range:
 struct watch {
 	struct tool_ctx	*tc;
 	const char	*run_id;
-	time_t		 last_progress;
+	long long	 last_progress;		/* ms, monotonic */
 	long long	 progress;
 	char		 recent[PROGRESS_KEEP];	/* newest output bytes */
 	size_t		 recent_len;
@@ -136,10 +137,39 @@ struct watch {
 	bool		 cancel_seen;
 };
 
+static long long
+now_ms(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (long long)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
+static char	*recent_lines(const struct watch *);
+
+/* Send a progress notification now, with the newest lines if any are new. */
+static void
+send_progress(struct watch *w, long long now)
+{
+	struct mcp_stream	*st = w->tc->stream;
+	char			*msg;
+
+	if (st == NULL || w->tc->progress_token == NULL ||
+	    !mcp_stream_can_stream(st) || mcp_stream_gone(st))
+		return;
+	msg = w->fresh ? recent_lines(w) : NULL;
+	mcp_stream_progress(st, w->tc->progress_token, ++w->progress, msg);
+	free(msg);
+	w->fresh = false;
+	w->last_progress = now;
+}
+
 static void
 on_output(void *arg, int stream, const char *buf, size_t len)
 {
-	struct watch *w = arg;
+	struct watch	*w = arg;
+	long long	 now;
 
 	(void)stream;
 	if (len >= sizeof(w->recent)) {
@@ -156,6 +186,9 @@ on_output(void *arg, int stream, const char *buf, size_t len)
 		w->recent_len += len;
 	}
 	w->fresh = true;
+	/* Output after a quiet second goes out at once; more waits for a tick. */
+	if ((now = now_ms()) - w->last_progress >= PROGRESS_EVERY_MS)
+		send_progress(w, now);
 }
 
 /* The newest few lines of output, valid UTF-8, for a progress message. */
@@ -181,8 +214,7 @@ on_tick(void *arg)
 	struct tool_ctx		*tc = w->tc;
 	struct mcp_stream	*st = tc->stream;
 	struct error		 err;
-	time_t			 now = time(NULL);
-	char			*msg;
+	long long		 now = now_ms();
 
 	/* Stopping: stop reading; the command goes on in the container. */
 	if (http_stopping())
@@ -195,14 +227,9 @@ on_tick(void *arg)
 	/* A client that went away is noticed here; the command goes on. */
 	if (st == NULL || !mcp_stream_can_stream(st) || mcp_stream_gone(st))
 		return 0;
-	if (tc->progress_token != NULL && (w->fresh ||
-	    now - w->last_progress >= tc->cfg->ping_interval)) {
-		msg = w->fresh ? recent_lines(w) : NULL;
-		mcp_stream_progress(st, tc->progress_token, ++w->progress, msg);
-		free(msg);
-		w->fresh = false;
-		w->last_progress = now;
-	}
+	if ((w->fresh && now - w->last_progress >= PROGRESS_EVERY_MS / 2) ||
+	    now - w->last_progress >= tc->cfg->ping_interval * 1000)
+		send_progress(w, now);
 	mcp_stream_keepalive(st, tc->cfg->ping_interval);
 	return 0;
 }
@@ -302,7 +329,8 @@ call(struct tool_ctx *tc, struct json_object *args)
 	memset(&w, 0, sizeof(w));
 	w.tc = tc;
 	w.run_id = run_id;
-	w.last_progress = time(NULL);
+	/* The first output goes out at once. */
+	w.last_progress = now_ms() - PROGRESS_EVERY_MS;
 	memset(&obs, 0, sizeof(obs));
 	obs.output = on_output;
 	obs.tick = on_tick;
