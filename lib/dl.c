@@ -24,6 +24,7 @@
 #include "crypto.h"
 #include "db.h"
 #include "dl.h"
+#include "form.h"
 #include "docker.h"
 #include "files.h"
 #include "http.h"
@@ -141,7 +142,6 @@ utf8_valid(const unsigned char *s)
 long
 dl_disposition(const char *type, const char *name, char *out, size_t outsz)
 {
-	static const char	 hex[] = "0123456789ABCDEF";
 	const unsigned char	*p;
 	size_t			 o;
 	bool			 changed = false;
@@ -174,24 +174,9 @@ dl_disposition(const char *type, const char *name, char *out, size_t outsz)
 	if (n < 0 || (size_t)n >= outsz - o)
 		return -1;
 	o += (size_t)n;
-	for (p = (const unsigned char *)name; *p != '\0'; p++) {
-		unsigned char c = *p;
-
-		if ((c >= 'A' && c <= 'Z') || (c >= 'a' && c <= 'z') ||
-		    (c >= '0' && c <= '9') || strchr("!#$&+-.^_`|~", c) != NULL) {
-			if (o + 1 >= outsz)
-				return -1;
-			out[o++] = (char)c;
-		} else {
-			if (o + 3 >= outsz)
-				return -1;
-			out[o++] = '%';
-			out[o++] = hex[c >> 4];
-			out[o++] = hex[c & 15];
-		}
-	}
-	out[o] = '\0';
-	return (long)o;
+	if ((n = form_encode_keep(name, "!#$&+-.^_`|~", out + o, outsz - o)) < 0)
+		return -1;
+	return (long)(o + (size_t)n);
 }
 
 bool

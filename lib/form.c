@@ -26,39 +26,50 @@ hexval(int c)
 	return -1;
 }
 
-/* Decode s[0..len) ('+' is a space); NULL on a bad escape or NUL. */
+long
+form_decode(const char *s, size_t len, bool plus_is_space, char *out,
+    size_t outsz)
+{
+	size_t	 i, o = 0;
+	int	 hi, lo;
+	char	 c;
+
+	for (i = 0; i < len; i++) {
+		c = s[i];
+		if (c == '+' && plus_is_space)
+			c = ' ';
+		else if (c == '%') {
+			if (i + 2 >= len)
+				return -1;
+			if ((hi = hexval((unsigned char)s[i + 1])) < 0 ||
+			    (lo = hexval((unsigned char)s[i + 2])) < 0)
+				return -1;
+			c = (char)(hi << 4 | lo);
+			i += 2;
+		}
+		if (c == '\0' || o + 1 >= outsz)
+			return -1;
+		out[o++] = c;
+	}
+	if (o >= outsz)
+		return -1;
+	out[o] = '\0';
+	return (long)o;
+}
+
+/* A malloc'd decoded copy of s[0..len) ('+' is a space); NULL if malformed. */
 static char *
 decode(const char *s, size_t len)
 {
-	char	*out;
-	size_t	 i, o = 0;
+	char *out;
 
 	if ((out = malloc(len + 1)) == NULL)
 		return NULL;
-	for (i = 0; i < len; i++) {
-		int hi, lo;
-
-		if (s[i] == '+') {
-			out[o++] = ' ';
-		} else if (s[i] == '%') {
-			if (i + 2 >= len || (hi = hexval((unsigned char)s[i + 1])) < 0 ||
-			    (lo = hexval((unsigned char)s[i + 2])) < 0)
-				goto bad;
-			if (hi == 0 && lo == 0)
-				goto bad;
-			out[o++] = (char)(hi << 4 | lo);
-			i += 2;
-		} else if (s[i] == '\0') {
-			goto bad;
-		} else {
-			out[o++] = s[i];
-		}
+	if (form_decode(s, len, true, out, len + 1) == -1) {
+		free(out);
+		return NULL;
 	}
-	out[o] = '\0';
 	return out;
-bad:
-	free(out);
-	return NULL;
 }
 
 struct form *
@@ -140,7 +151,7 @@ form_get(const struct form *f, const char *name)
 }
 
 long
-form_encode(const char *s, char *out, size_t outsz)
+form_encode_keep(const char *s, const char *keep, char *out, size_t outsz)
 {
 	static const char hex[] = "0123456789ABCDEF";
 	size_t o = 0;
@@ -149,8 +160,7 @@ form_encode(const char *s, char *out, size_t outsz)
 		unsigned char c = (unsigned char)*s;
 
 		if ((c >= 'A' && c <= 'Z') || (c >= 'a' && c <= 'z') ||
-		    (c >= '0' && c <= '9') || c == '-' || c == '.' || c == '_' ||
-		    c == '~') {
+		    (c >= '0' && c <= '9') || strchr(keep, c) != NULL) {
 			if (o + 1 >= outsz)
 				return -1;
 			out[o++] = (char)c;
@@ -166,4 +176,11 @@ form_encode(const char *s, char *out, size_t outsz)
 		return -1;
 	out[o] = '\0';
 	return (long)o;
+}
+
+long
+form_encode(const char *s, char *out, size_t outsz)
+{
+	/* RFC 3986 §2.3 unreserved. */
+	return form_encode_keep(s, "-._~", out, outsz);
 }

@@ -8,6 +8,7 @@
 #ifndef CS_FORM_H
 #define CS_FORM_H
 
+#include <stdbool.h>
 #include <stddef.h>
 
 #include "error.h"
@@ -27,5 +28,16 @@ const char	*form_get(const struct form *, const char *name);
  * into out (size outsz). Returns the length, or -1 if it does not fit.
  */
 long		 form_encode(const char *s, char *out, size_t outsz);
+/* The same, keeping letters, digits and the characters of keep. */
+long		 form_encode_keep(const char *s, const char *keep, char *out,
+		    size_t outsz);
+
+/*
+ * Percent-decode s[0..len) into out (size outsz), NUL-terminated; '+' is a
+ * space when plus_is_space. Returns the length, or -1 on a bad escape, a NUL
+ * or a result that does not fit.
+ */
+long		 form_decode(const char *s, size_t len, bool plus_is_space,
+		    char *out, size_t outsz);
 
 #endif

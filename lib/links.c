@@ -114,23 +114,12 @@ is_b64url(const char *s, size_t n)
 	return true;
 }
 
-static int
-hexval(char c)
-{
-	if (c >= '0' && c <= '9')
-		return c - '0';
-	if (c >= 'a' && c <= 'f')
-		return c - 'a' + 10;
-	if (c >= 'A' && c <= 'F')
-		return c - 'A' + 10;
-	return -1;
-}
-
 int
 links_parse(const char *path, struct link_url *u, struct error *err)
 {
 	const char	*seg[4], *end[4], *p;
 	size_t		 i, n;
+	long		 len;
 
 	memset(u, 0, sizeof(*u));
 	if (strncmp(path, "/dl/", 4) != 0)
@@ -169,24 +158,10 @@ links_parse(const char *path, struct link_url *u, struct error *err)
 	memcpy(u->sig, seg[2], n);
 
 	/* The name, percent-decoded (RFC 3986 §2.1). */
-	for (p = seg[3], n = 0; p < end[3]; p++) {
-		int c = (unsigned char)*p;
-
-		if (c == '%') {
-			int hi = hexval(p[1]), lo = hi < 0 ? -1 : hexval(p[2]);
-
-			if (hi < 0 || lo < 0)
-				return error_status(err, 400,
-				    "The link is malformed (name).");
-			c = hi << 4 | lo;
-			p += 2;
-		}
-		if (c == '\0' || c == '/' || n >= LINK_NAME_MAX)
-			return error_status(err, 400, "The link is malformed (name).");
-		u->name[n++] = (char)c;
-	}
-	u->name[n] = '\0';
-	u->name_len = n;
+	if ((len = form_decode(seg[3], (size_t)(end[3] - seg[3]), false, u->name,
+	    sizeof(u->name))) == -1 || memchr(u->name, '/', (size_t)len) != NULL)
+		return error_status(err, 400, "The link is malformed (name).");
+	u->name_len = (size_t)len;
 	return 0;
 }
 

@@ -34,6 +34,14 @@ main(void)
 	CHECK(form_encode("a b/c~", buf, sizeof(buf)) == 10 &&
 	    strcmp(buf, "a%20b%2Fc~") == 0, "encode");
 	CHECK(form_encode("abcdef", buf, 4) == -1, "encode overflow refused");
+	CHECK(form_encode_keep("a b!", "!", buf, sizeof(buf)) == 6 &&
+	    strcmp(buf, "a%20b!") == 0, "encode keeping extra characters");
+	CHECK(form_decode("a+b%2Fc", 7, false, buf, sizeof(buf)) == 5 &&
+	    strcmp(buf, "a+b/c") == 0, "decode without plus as space");
+	CHECK(form_decode("a+b", 3, true, buf, sizeof(buf)) == 3 &&
+	    strcmp(buf, "a b") == 0, "decode with plus as space");
+	CHECK(form_decode("abc", 3, false, buf, 3) == -1, "decode overflow refused");
+	CHECK(form_decode("a%", 2, false, buf, sizeof(buf)) == -1, "decode cut escape refused");
 
 	CHECK(crypto_b64url_encode("\xfb\xff", 2, buf) == 3 && strcmp(buf, "-_8") == 0,
 	    "base64url alphabet");
