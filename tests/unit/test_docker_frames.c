@@ -8,17 +8,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "check.h"
 #include "docker.h"
-
-static int failures;
-
-static void
-check(bool cond, const char *name)
-{
-	printf("%s - %s\n", cond ? "ok" : "not ok", name);
-	if (!cond)
-		failures++;
-}
 
 /* What the decoder delivered, per stream. */
 struct sink {
@@ -90,10 +81,10 @@ main(void)
 	memset(&s, 0, sizeof(s));
 	docker_frames_init(&f);
 	ok = docker_frames_feed(&f, (char *)msg, len, collect, &s) == 0;
-	check(ok && sink_ok(&s),
+	CHECK(ok && sink_ok(&s),
 	    "several frames in one chunk, stdout and stderr apart");
-	check(docker_frames_at_boundary(&f), "at a boundary after whole frames");
-	check(s.calls == 4, "empty frame produces no call");
+	CHECK(docker_frames_at_boundary(&f), "at a boundary after whole frames");
+	CHECK(s.calls == 4, "empty frame produces no call");
 
 	/* Split at every byte boundary into two chunks. */
 	ok = true;
@@ -106,7 +97,7 @@ main(void)
 		    !docker_frames_at_boundary(&f))
 			ok = false;
 	}
-	check(ok, "split into two chunks at every byte");
+	CHECK(ok, "split into two chunks at every byte");
 
 	/* Split into three chunks at every pair of positions. */
 	ok = true;
@@ -123,7 +114,7 @@ main(void)
 				break;
 			}
 		}
-	check(ok, "split into three chunks at every pair of bytes");
+	CHECK(ok, "split into three chunks at every pair of bytes");
 
 	/* One byte at a time. */
 	memset(&s, 0, sizeof(s));
@@ -135,13 +126,13 @@ main(void)
 		if (cut == 3 && docker_frames_at_boundary(&f))
 			ok = false;	/* inside the first header */
 	}
-	check(ok && sink_ok(&s), "one byte at a time");
+	CHECK(ok && sink_ok(&s), "one byte at a time");
 
 	/* Partial frame at the end is reported. */
 	docker_frames_init(&f);
 	memset(&s, 0, sizeof(s));
 	docker_frames_feed(&f, (char *)msg, 10, collect, &s);
-	check(!docker_frames_at_boundary(&f) && s.len[1] == 2,
+	CHECK(!docker_frames_at_boundary(&f) && s.len[1] == 2,
 	    "partial payload is delivered and not at a boundary");
 
 	/* Stream ids 0 and 3 are valid and reported as they are. */
@@ -150,7 +141,7 @@ main(void)
 	memset(&s, 0, sizeof(s));
 	docker_frames_init(&f);
 	ok = docker_frames_feed(&f, (char *)msg, len, collect, &s) == 0;
-	check(ok && s.len[0] == 2 && s.len[3] == 12, "stream ids 0 and 3 accepted");
+	CHECK(ok && s.len[0] == 2 && s.len[3] == 12, "stream ids 0 and 3 accepted");
 
 	/* Bad stream id: error, and stays in error. */
 	len = frame(msg, 0, 1, "ok", 2);
@@ -159,15 +150,15 @@ main(void)
 	memset(&s, 0, sizeof(s));
 	docker_frames_init(&f);
 	ok = docker_frames_feed(&f, (char *)msg, len, collect, &s) == -1;
-	check(ok && s.len[1] == 2, "bad stream id rejected after earlier frames");
-	check(docker_frames_feed(&f, (char *)msg, 10, collect, &s) == -1 &&
+	CHECK(ok && s.len[1] == 2, "bad stream id rejected after earlier frames");
+	CHECK(docker_frames_feed(&f, (char *)msg, 10, collect, &s) == -1 &&
 	    s.len[1] == 2 && !docker_frames_at_boundary(&f),
 	    "decoder stays failed");
 
 	/* Non-zero padding (e.g. a TTY stream of plain text) is rejected. */
 	memset(&s, 0, sizeof(s));
 	docker_frames_init(&f);
-	check(docker_frames_feed(&f, "\x01hello world", 12, collect, &s) == -1 &&
+	CHECK(docker_frames_feed(&f, "\x01hello world", 12, collect, &s) == -1 &&
 	    s.calls == 0, "plain text (non-zero padding) rejected");
 
 	/* Stream id 255 split across calls. */
@@ -175,7 +166,7 @@ main(void)
 	docker_frames_init(&f);
 	ok = docker_frames_feed(&f, "\xff\0\0", 3, collect, &s) == 0 &&
 	    docker_frames_feed(&f, "\0\0\0\0\1x", 6, collect, &s) == -1;
-	check(ok && s.calls == 0, "bad stream id split across calls rejected");
+	CHECK(ok && s.calls == 0, "bad stream id split across calls rejected");
 
 	/* A large length is streamed through, never buffered. */
 	memset(&s, 0, sizeof(s));
@@ -183,13 +174,13 @@ main(void)
 	ok = docker_frames_feed(&f, "\x01\0\0\0\xff\xff\xff\xff", 8, collect, &s) == 0 &&
 	    docker_frames_feed(&f, "abc", 3, collect, &s) == 0 &&
 	    f.left == UINT32_MAX - 3 && s.len[1] == 3;
-	check(ok, "4 GiB frame length streams through");
+	CHECK(ok, "4 GiB frame length streams through");
 
 	/* NULL callback: frames decoded and dropped. */
 	len = frame(msg, 0, 1, "x", 1);
 	docker_frames_init(&f);
-	check(docker_frames_feed(&f, (char *)msg, len, NULL, NULL) == 0 &&
+	CHECK(docker_frames_feed(&f, (char *)msg, len, NULL, NULL) == 0 &&
 	    docker_frames_at_boundary(&f), "NULL callback allowed");
 
-	return failures ? 1 : 0;
+	return check_status();
 }

@@ -7,17 +7,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "check.h"
 #include "output.h"
-
-static int failures;
-
-static void
-check(bool cond, const char *name)
-{
-	printf("%s - %s\n", cond ? "ok" : "not ok", name);
-	if (!cond)
-		failures++;
-}
 
 /* Repair buf and compare with want. */
 static bool
@@ -82,68 +73,68 @@ main(void)
 	bool			 ok;
 
 	/* utf8_repair */
-	check(repairs_to("", 0, ""), "repair: empty");
-	check(repairs_to("hello\n", 6, "hello\n"), "repair: ascii unchanged");
-	check(repairs_to("\xc3\xa9\xe2\x82\xac\xf0\x9f\x98\x80", 9,
+	CHECK(repairs_to("", 0, ""), "repair: empty");
+	CHECK(repairs_to("hello\n", 6, "hello\n"), "repair: ascii unchanged");
+	CHECK(repairs_to("\xc3\xa9\xe2\x82\xac\xf0\x9f\x98\x80", 9,
 	    "\xc3\xa9\xe2\x82\xac\xf0\x9f\x98\x80"), "repair: 2, 3, 4 byte chars kept");
-	check(repairs_to("\xff\xfe", 2, "\xef\xbf\xbd\xef\xbf\xbd"),
+	CHECK(repairs_to("\xff\xfe", 2, "\xef\xbf\xbd\xef\xbf\xbd"),
 	    "repair: each invalid byte becomes U+FFFD");
-	check(repairs_to("a\0b", 3, "a\xef\xbf\xbd" "b"), "repair: NUL becomes U+FFFD");
-	check(repairs_to("\xc0\xaf", 2, "\xef\xbf\xbd\xef\xbf\xbd"),
+	CHECK(repairs_to("a\0b", 3, "a\xef\xbf\xbd" "b"), "repair: NUL becomes U+FFFD");
+	CHECK(repairs_to("\xc0\xaf", 2, "\xef\xbf\xbd\xef\xbf\xbd"),
 	    "repair: overlong 2-byte rejected");
-	check(repairs_to("\xe0\x80\xaf", 3,
+	CHECK(repairs_to("\xe0\x80\xaf", 3,
 	    "\xef\xbf\xbd\xef\xbf\xbd\xef\xbf\xbd"), "repair: overlong 3-byte rejected");
-	check(repairs_to("\xed\xa0\x80", 3,
+	CHECK(repairs_to("\xed\xa0\x80", 3,
 	    "\xef\xbf\xbd\xef\xbf\xbd\xef\xbf\xbd"), "repair: surrogate rejected");
-	check(repairs_to("\xf4\x90\x80\x80", 4,
+	CHECK(repairs_to("\xf4\x90\x80\x80", 4,
 	    "\xef\xbf\xbd\xef\xbf\xbd\xef\xbf\xbd\xef\xbf\xbd"),
 	    "repair: above U+10FFFF rejected");
-	check(repairs_to("x\xe2\x82", 3, "x\xef\xbf\xbd\xef\xbf\xbd"),
+	CHECK(repairs_to("x\xe2\x82", 3, "x\xef\xbf\xbd\xef\xbf\xbd"),
 	    "repair: truncated sequence at end");
-	check(repairs_to("\xe2\x82" "a", 3, "\xef\xbf\xbd\xef\xbf\xbd" "a"),
+	CHECK(repairs_to("\xe2\x82" "a", 3, "\xef\xbf\xbd\xef\xbf\xbd" "a"),
 	    "repair: truncated sequence before ascii");
-	check(repairs_to("\x80" "a", 2, "\xef\xbf\xbd" "a"),
+	CHECK(repairs_to("\x80" "a", 2, "\xef\xbf\xbd" "a"),
 	    "repair: lone continuation byte");
 
 	/* capture: small outputs are kept whole */
-	check(captures_to(16, "", 0, 1, "", 0), "capture: empty");
-	check(captures_to(16, "hello world\n", 12, 1, "hello world\n", 0),
+	CHECK(captures_to(16, "", 0, 1, "", 0), "capture: empty");
+	CHECK(captures_to(16, "hello world\n", 12, 1, "hello world\n", 0),
 	    "capture: short kept whole");
-	check(captures_to(10, "0123456789", 10, 3, "0123456789", 0),
+	CHECK(captures_to(10, "0123456789", 10, 3, "0123456789", 0),
 	    "capture: exactly max kept whole");
-	check(captures_to(10, "0123456789", 10, 10, "0123456789", 0),
+	CHECK(captures_to(10, "0123456789", 10, 10, "0123456789", 0),
 	    "capture: exactly max in one add");
 
 	/* head and tail with a marker */
-	check(captures_to(10, "0123456789ABCDEF", 16, 1,
+	CHECK(captures_to(10, "0123456789ABCDEF", 16, 1,
 	    "01234\n[... 6 bytes cut ...]\nBCDEF", 6), "capture: head+tail, 1-byte adds");
-	check(captures_to(10, "0123456789ABCDEF", 16, 16,
+	CHECK(captures_to(10, "0123456789ABCDEF", 16, 16,
 	    "01234\n[... 6 bytes cut ...]\nBCDEF", 6), "capture: head+tail, one add");
-	check(captures_to(10, "0123456789ABCDEF", 16, 7,
+	CHECK(captures_to(10, "0123456789ABCDEF", 16, 7,
 	    "01234\n[... 6 bytes cut ...]\nBCDEF", 6), "capture: head+tail, 7-byte adds");
-	check(captures_to(10, "0123\nabcdefghijklmnopqrst", 25, 3,
+	CHECK(captures_to(10, "0123\nabcdefghijklmnopqrst", 25, 3,
 	    "0123\n[... 15 bytes cut ...]\npqrst", 15),
 	    "capture: no extra newline after a head ending in one");
-	check(captures_to(11, "0123456789ABCDEF", 16, 5,
+	CHECK(captures_to(11, "0123456789ABCDEF", 16, 5,
 	    "01234\n[... 5 bytes cut ...]\nABCDEF", 5), "capture: odd max, tail gets the extra byte");
-	check(captures_to(0, "abc", 3, 1, "[... 3 bytes cut ...]\n", 3),
+	CHECK(captures_to(0, "abc", 3, 1, "[... 3 bytes cut ...]\n", 3),
 	    "capture: max 0 keeps nothing");
 
 	/* cuts on character boundaries: "é" is c3 a9, "€" is e2 82 ac */
-	check(captures_to(8, "ab\xe2\x82\xac" "0123456789" "\xe2\x82\xac" "yz", 20, 1,
+	CHECK(captures_to(8, "ab\xe2\x82\xac" "0123456789" "\xe2\x82\xac" "yz", 20, 1,
 	    "ab\n[... 16 bytes cut ...]\nyz", 16),
 	    "capture: split characters at both cuts are dropped whole");
-	check(captures_to(10, "abc\xc3\xa9" "0123456789zz\xc3\xa9" "yz", 21, 4,
+	CHECK(captures_to(10, "abc\xc3\xa9" "0123456789zz\xc3\xa9" "yz", 21, 4,
 	    "abc\xc3\xa9\n[... 11 bytes cut ...]\nz\xc3\xa9" "yz", 11),
 	    "capture: whole characters at the cut are kept");
-	check(captures_to(6, "\xf0\x9f\x98\x80\xf0\x9f\x98\x80\xf0\x9f\x98\x80", 12, 5,
+	CHECK(captures_to(6, "\xf0\x9f\x98\x80\xf0\x9f\x98\x80\xf0\x9f\x98\x80", 12, 5,
 	    "[... 12 bytes cut ...]\n", 12),
 	    "capture: 4-byte characters wider than each half");
 	/* invalid bytes inside the kept parts are repaired, not cut */
-	check(captures_to(6, "\xff" "bc0123456789xy\xfe", 16, 2,
+	CHECK(captures_to(6, "\xff" "bc0123456789xy\xfe", 16, 2,
 	    "\xef\xbf\xbd" "bc\n[... 10 bytes cut ...]\nxy\xef\xbf\xbd", 10),
 	    "capture: invalid bytes repaired in head and tail");
-	check(captures_to(32, "a\0b", 3, 1, "a\xef\xbf\xbd" "b", 0),
+	CHECK(captures_to(32, "a\0b", 3, 1, "a\xef\xbf\xbd" "b", 0),
 	    "capture: NUL repaired");
 
 	/* Every split of a mixed text: the result is valid UTF-8 and counts add up. */
@@ -173,21 +164,21 @@ main(void)
 				capture_free(c);
 			}
 	}
-	check(ok, "capture: every max and chunk size gives valid UTF-8 and sane counts");
+	CHECK(ok, "capture: every max and chunk size gives valid UTF-8 and sane counts");
 
 	/* A gigabyte through a 1 KiB capture: bounded and exact counts. */
 	if ((c = capture_new(1024)) == NULL)
-		check(false, "capture: huge input");
+		CHECK(false, "capture: huge input");
 	else {
 		memset(buf, 'x', sizeof(buf));
 		for (i = 0; i < (1u << 30) / sizeof(buf); i++)
 			capture_add(c, buf, sizeof(buf));
 		capture_add(c, "END\n", 4);
 		s = capture_text(c, &n, &cut);
-		check(capture_total(c) == (1ULL << 30) + 4, "capture: huge input total");
-		check(s != NULL && cut == (1ULL << 30) + 4 - 1024,
+		CHECK(capture_total(c) == (1ULL << 30) + 4, "capture: huge input total");
+		CHECK(s != NULL && cut == (1ULL << 30) + 4 - 1024,
 		    "capture: huge input cut count");
-		check(s != NULL && n < 1024 + 64 && n >= 4 &&
+		CHECK(s != NULL && n < 1024 + 64 && n >= 4 &&
 		    memcmp(s + n - 4, "END\n", 4) == 0,
 		    "capture: huge input keeps the tail and stays bounded");
 		free(s);
@@ -195,7 +186,7 @@ main(void)
 	}
 
 	capture_free(NULL);
-	check(true, "capture: free(NULL) is a no-op");
+	CHECK(true, "capture: free(NULL) is a no-op");
 
-	return failures ? 1 : 0;
+	return check_status();
 }
