@@ -125,22 +125,125 @@ col_value(struct db_q *q, int col, bool integer)
 	return json_object_new_string(db_text(q, col));
 }
 
-/* Run a one-row count query into obj as named integers. */
+enum col_kind {
+	COL_TEXT,	/* string, or null */
+	COL_INT,	/* integer, or null */
+	COL_BOOL	/* true unless 0 or NULL */
+};
+
+/* A result column shown as a JSON member; arrays of them end with NULL. */
+struct column {
+	const char	*name;
+	int		 col;
+	enum col_kind	 kind;
+};
+
+/* Set obj's members, in the order of cols, from q's current row. */
+static void
+set_columns(struct json_object *obj, struct db_q *q, const struct column *cols)
+{
+	for (; cols->name != NULL; cols++) {
+		if (cols->kind == COL_BOOL)
+			js_set_bool(obj, cols->name, db_int(q, cols->col) != 0);
+		else
+			js_set(obj, cols->name, col_value(q, cols->col,
+			    cols->kind == COL_INT));
+	}
+}
+
+/*
+ * Statement st with as many of the integers a and b as types says (the
+ * rest are passed but not read).
+ */
+static struct db_q *
+query(struct db *db, enum db_stmt st, const char *types, long long a,
+    long long b)
+{
+	return db_query(db, st, types, a, b);
+}
+
+/* Run a one-row count query into obj as the members cols names. */
 static void
 counts(struct db *db, enum db_stmt st, const char *types, long long arg,
-    struct json_object *obj, const char *const names[])
+    struct json_object *obj, const struct column *cols)
 {
-	struct db_q	*q;
-	int		 i;
+	struct db_q *q;
 
-	q = types[0] != '\0' ? db_query(db, st, types, arg) :
-	    db_query(db, st, "");
-	if (q == NULL)
+	if ((q = query(db, st, types, arg, 0)) == NULL)
 		return;
 	if (db_step(q) == DB_ROW)
-		for (i = 0; names[i] != NULL; i++)
-			js_set(obj, names[i], col_value(q, i, true));
+		set_columns(obj, q, cols);
 	db_done(q);
+}
+
+/*
+ * List the rows of st as an array of objects with the members cols names:
+ * printed as JSON with --json, else shown to people by show. Exit status.
+ */
+static int
+list_rows(struct ctl *c, enum db_stmt st, const char *types, long long a,
+    long long b, const struct column *cols,
+    void (*show)(struct json_object *arr))
+{
+	struct json_object	*arr, *o;
+	struct db_q		*q;
+	enum db_step		 s;
+	int			 rc = 1;
+
+	arr = json_object_new_array();
+	if ((q = query(c->db, st, types, a, b)) == NULL)
+		goto out;
+	while ((s = db_step(q)) == DB_ROW) {
+		o = json_object_new_object();
+		set_columns(o, q, cols);
+		json_object_array_add(arr, o);
+	}
+	db_done(q);
+	if (s == DB_ERROR)
+		goto out;
+	if (c->json)
+		print_json(arr);
+	else
+		show(arr);
+	rc = 0;
+out:
+	json_object_put(arr);
+	return rc;
+}
+
+/*
+ * The answer to revoking one row by id (n rows changed, or -1): "no
+ * <missing> ID" on standard error, or "<noun> ID <done>". Exit status.
+ */
+static int
+revoked_one(long n, const char *missing, const char *noun, const char *id,
+    const char *done)
+{
+	char b[160];
+
+	if (n == -1)
+		return 1;
+	if (n == 0) {
+		fprintf(stderr, "sandboxctl: no %s %s\n", missing,
+		    esc(b, sizeof(b), id));
+		return 1;
+	}
+	printf("%s %s %s\n", noun, esc(b, sizeof(b), id), done);
+	return 0;
+}
+
+static int
+parse_long(const char *s, long min, long max, long *out)
+{
+	char		*end;
+	long long	 v;
+
+	errno = 0;
+	v = strtoll(s, &end, 10);
+	if (*s == '\0' || *end != '\0' || errno != 0 || v < min || v > max)
+		return -1;
+	*out = (long)v;
+	return 0;
 }
 
 static long long
@@ -177,11 +280,21 @@ human_bytes(char *buf, size_t n, long long b)
 static int
 cmd_status(struct ctl *c)
 {
-	static const char *const sess[] = { "live", "total", NULL };
-	static const char *const runs[] = { "total", "running", "oldest", NULL };
-	static const char *const links[] = { "total", "active", NULL };
-	static const char *const clients[] = { "total", NULL };
-	static const char *const grants[] = { "live", NULL };
+	static const struct column sess[] = { { "live", 0, COL_INT },
+	    { "total", 1, COL_INT }, { NULL, 0, 0 } };
+	static const struct column runs[] = { { "total", 0, COL_INT },
+	    { "running", 1, COL_INT }, { "oldest", 2, COL_INT },
+	    { NULL, 0, 0 } };
+	static const struct column links[] = { { "total", 0, COL_INT },
+	    { "active", 1, COL_INT }, { NULL, 0, 0 } };
+	static const struct column clients[] = { { "total", 0, COL_INT },
+	    { NULL, 0, 0 } };
+	static const struct column grants[] = { { "live", 0, COL_INT },
+	    { NULL, 0, 0 } };
+	static const struct column cleanup[] = { { "started", 1, COL_INT },
+	    { "state", 4, COL_TEXT }, { "removed", 5, COL_INT },
+	    { "bytes", 8, COL_INT }, { "message", 12, COL_TEXT },
+	    { NULL, 0, 0 } };
 	struct json_object	*st = NULL, *dbo, *o, *eng, *img, *con, *vol;
 	struct sandbox		*sb = NULL;
 	struct db_q		*q;
@@ -227,11 +340,7 @@ cmd_status(struct ctl *c)
 	if ((q = db_query(c->db, STMT_CLEANUP_LIST, "i", 1LL)) != NULL) {
 		if (db_step(q) == DB_ROW) {
 			o = json_object_new_object();
-			js_set(o, "started", col_value(q, 1, true));
-			js_set(o, "state", col_value(q, 4, false));
-			js_set(o, "removed", col_value(q, 5, true));
-			js_set(o, "bytes", col_value(q, 8, true));
-			js_set(o, "message", col_value(q, 12, false));
+			set_columns(o, q, cleanup);
 			js_set(dbo, "last_cleanup", o);
 		}
 		db_done(q);
@@ -319,71 +428,67 @@ out:
 	return rc;
 }
 
+/* The name a client registered, or its id. */
+static const char *
+client_label(struct json_object *o)
+{
+	const char *name = js_str(o, "client_name");
+
+	return name != NULL ? name : js_str(o, "client_id");
+}
+
+static void
+show_audit(struct json_object *arr)
+{
+	struct json_object	*o;
+	const char		*cmd;
+	char			 b1[64], b2[128], b3[160], b4[32], b5[24];
+	long long		 ms;
+	size_t			 i;
+
+	printf("%-20s %-8s %5s %9s  %-20s %s\n", "STARTED (UTC)", "STATE",
+	    "EXIT", "SECONDS", "CLIENT", "COMMAND");
+	for (i = 0; i < json_object_array_length(arr); i++) {
+		o = json_object_array_get_idx(arr, i);
+		cmd = js_str(o, "command");
+		ms = member_int(o, "duration_ms");
+		if (member_int(o, "exit_code") >= 0)
+			snprintf(b4, sizeof(b4), "%lld",
+			    member_int(o, "exit_code"));
+		else
+			snprintf(b4, sizeof(b4), "-");
+		if (ms >= 0)
+			snprintf(b2, sizeof(b2), "%.1f", (double)ms / 1000);
+		else
+			snprintf(b2, sizeof(b2), "-");
+		printf("%-20s %-8s %5s %9s  %-20s %s\n",
+		    when(b1, sizeof(b1), member_int(o, "started")),
+		    member_str(o, "state"), b4, b2,
+		    esc(b5, sizeof(b5), client_label(o)),
+		    cmd != NULL ? log_escape(b3, 100, cmd, strlen(cmd)) : "");
+	}
+}
+
 static int
 cmd_audit(struct ctl *c)
 {
-	struct json_object	*arr, *o;
-	struct db_q		*q;
-	char			 b1[64], b2[128], b3[160], b4[32], b5[24];
-	enum db_step		 s;
-	int			 rc = 1;
+	static const struct column cols[] = {
+		{ "id", 0, COL_TEXT },
+		{ "started", 1, COL_INT },
+		{ "finished", 10, COL_INT },
+		{ "client_id", 2, COL_TEXT },
+		{ "client_name", 3, COL_TEXT },
+		{ "state", 4, COL_TEXT },
+		{ "exit_code", 5, COL_INT },
+		{ "duration_ms", 6, COL_INT },
+		{ "stdout_bytes", 7, COL_INT },
+		{ "stderr_bytes", 8, COL_INT },
+		{ "command", 9, COL_TEXT },
+		{ NULL, 0, 0 }
+	};
 
-	if (need_table(c, "run", "audit log (run table)") == -1)
-		return 1;
-	arr = json_object_new_array();
-	if ((q = db_query(c->db, STMT_AUDIT_LIST, "ii", (long long)COMMAND_SHOWN,
-	    (long long)c->limit)) == NULL)
-		goto out;
-	while ((s = db_step(q)) == DB_ROW) {
-		o = json_object_new_object();
-		js_set(o, "id", col_value(q, 0, false));
-		js_set(o, "started", col_value(q, 1, true));
-		js_set(o, "finished", col_value(q, 10, true));
-		js_set(o, "client_id", col_value(q, 2, false));
-		js_set(o, "client_name", col_value(q, 3, false));
-		js_set(o, "state", col_value(q, 4, false));
-		js_set(o, "exit_code", col_value(q, 5, true));
-		js_set(o, "duration_ms", col_value(q, 6, true));
-		js_set(o, "stdout_bytes", col_value(q, 7, true));
-		js_set(o, "stderr_bytes", col_value(q, 8, true));
-		js_set(o, "command", col_value(q, 9, false));
-		json_object_array_add(arr, o);
-	}
-	db_done(q);
-	if (s == DB_ERROR)
-		goto out;
-	if (c->json)
-		print_json(arr);
-	else {
-		size_t i, n = json_object_array_length(arr);
-
-		printf("%-20s %-8s %5s %9s  %-20s %s\n", "STARTED (UTC)", "STATE",
-		    "EXIT", "SECONDS", "CLIENT", "COMMAND");
-		for (i = 0; i < n; i++) {
-			const char *cmd;
-			long long ms;
-
-			o = json_object_array_get_idx(arr, i);
-			cmd = js_str(o, "command");
-			ms = member_int(o, "duration_ms");
-			if (member_int(o, "exit_code") >= 0)
-				snprintf(b4, sizeof(b4), "%lld",
-				    member_int(o, "exit_code"));
-			else
-				snprintf(b4, sizeof(b4), "-");
-			printf("%-20s %-8s %5s %9s  %-20s %s\n",
-			    when(b1, sizeof(b1), member_int(o, "started")),
-			    member_str(o, "state"), b4, ms >= 0 ?
-			    (snprintf(b2, sizeof(b2), "%.1f", (double)ms / 1000), b2) :
-			    "-", esc(b5, sizeof(b5), js_str(o, "client_name") != NULL ?
-			    js_str(o, "client_name") : js_str(o, "client_id")),
-			    cmd != NULL ? log_escape(b3, 100, cmd, strlen(cmd)) : "");
-		}
-	}
-	rc = 0;
-out:
-	json_object_put(arr);
-	return rc;
+	return list_rows(c, STMT_AUDIT_LIST, "ii", COMMAND_SHOWN, c->limit,
+	    cols, show_audit);
 }
 
 static int
@@ -432,236 +537,172 @@ cmd_cleanup(struct ctl *c)
 	return r.ran && strcmp(r.state, "error") == 0 ? 1 : 0;
 }
 
-static int
-cmd_clients(struct ctl *c)
+static void
+show_clients(struct json_object *arr)
 {
-	struct json_object	*arr, *o;
-	struct db_q		*q;
-	enum db_step		 s;
+	struct json_object	*o;
 	char			 b1[160], b2[64], b3[64], b4[32];
 	size_t			 i;
-	long			 n;
-	int			 rc = 1;
 
-	if (need_table(c, "oauth_client", "OAuth clients") == -1)
-		return 1;
-	if (c->argc == 2 && strcmp(c->argv[0], "revoke") == 0) {
-		n = db_exec(c->db, STMT_OPS_CLIENT_DELETE, "t", c->argv[1]);
-		if (n == -1)
-			return 1;
-		if (n == 0) {
-			fprintf(stderr, "sandboxctl: no client %s\n",
-			    esc(b1, sizeof(b1), c->argv[1]));
-			return 1;
-		}
-		printf("client %s removed with its grants and tokens\n",
-		    esc(b1, sizeof(b1), c->argv[1]));
-		return 0;
+	printf("%-20s %-20s %6s  %-24s %s\n", "CREATED (UTC)", "LAST USED",
+	    "GRANTS", "NAME", "CLIENT ID");
+	for (i = 0; i < json_object_array_length(arr); i++) {
+		o = json_object_array_get_idx(arr, i);
+		printf("%-20s %-20s %6lld  %-24s %s\n",
+		    when(b2, sizeof(b2), member_int(o, "created")),
+		    when(b3, sizeof(b3), member_int(o, "last_used")),
+		    member_int(o, "grants"), esc(b4, 25, js_str(o, "name")),
+		    esc(b1, sizeof(b1), js_str(o, "client_id")));
 	}
-	if (c->argc != 1 || strcmp(c->argv[0], "list") != 0) {
-		usage();
-		return 2;
-	}
-	arr = json_object_new_array();
-	if ((q = db_query(c->db, STMT_OPS_CLIENT_LIST, "")) == NULL)
-		goto out;
-	while ((s = db_step(q)) == DB_ROW) {
-		o = json_object_new_object();
-		js_set(o, "client_id", col_value(q, 0, false));
-		js_set(o, "name", col_value(q, 1, false));
-		js_set(o, "auth_method", col_value(q, 2, false));
-		js_set_bool(o, "metadata_document", db_int(q, 3) != 0);
-		js_set(o, "created", col_value(q, 4, true));
-		js_set(o, "last_used", col_value(q, 5, true));
-		js_set(o, "grants", col_value(q, 6, true));
-		json_object_array_add(arr, o);
-	}
-	db_done(q);
-	if (s == DB_ERROR)
-		goto out;
-	if (c->json)
-		print_json(arr);
-	else {
-		printf("%-20s %-20s %6s  %-24s %s\n", "CREATED (UTC)",
-		    "LAST USED", "GRANTS", "NAME", "CLIENT ID");
-		for (i = 0; i < json_object_array_length(arr); i++) {
-			o = json_object_array_get_idx(arr, i);
-			printf("%-20s %-20s %6lld  %-24s %s\n",
-			    when(b2, sizeof(b2), member_int(o, "created")),
-			    when(b3, sizeof(b3), member_int(o, "last_used")),
-			    member_int(o, "grants"),
-			    esc(b4, 25, js_str(o, "name")),
-			    esc(b1, sizeof(b1), js_str(o, "client_id")));
-		}
-	}
-	rc = 0;
-out:
-	json_object_put(arr);
-	return rc;
 }
 
 static int
-parse_long(const char *s, long min, long max, long *out)
+clients_list(struct ctl *c)
 {
-	char		*end;
-	long long	 v;
+	static const struct column cols[] = {
+		{ "client_id", 0, COL_TEXT },
+		{ "name", 1, COL_TEXT },
+		{ "auth_method", 2, COL_TEXT },
+		{ "metadata_document", 3, COL_BOOL },
+		{ "created", 4, COL_INT },
+		{ "last_used", 5, COL_INT },
+		{ "grants", 6, COL_INT },
+		{ NULL, 0, 0 }
+	};
 
-	errno = 0;
-	v = strtoll(s, &end, 10);
-	if (*s == '\0' || *end != '\0' || errno != 0 || v < min || v > max)
-		return -1;
-	*out = (long)v;
+	return list_rows(c, STMT_OPS_CLIENT_LIST, "", 0, 0, cols,
+	    show_clients);
+}
+
+/* clients revoke CLIENT_ID */
+static int
+clients_revoke(struct ctl *c)
+{
+	if (c->argc != 2) {
+		usage();
+		return 2;
+	}
+	return revoked_one(db_exec(c->db, STMT_OPS_CLIENT_DELETE, "t",
+	    c->argv[1]), "client", "client", c->argv[1],
+	    "removed with its grants and tokens");
+}
+
+static void
+show_tokens(struct json_object *arr)
+{
+	struct json_object	*o;
+	char			 b1[160], b2[64], b3[64], b4[64];
+	size_t			 i;
+
+	printf("%6s %-20s %-20s %-20s %5s  %s\n", "GRANT", "SIGNED IN",
+	    "LAST USED", "EXPIRES", "LIVE", "CLIENT");
+	for (i = 0; i < json_object_array_length(arr); i++) {
+		o = json_object_array_get_idx(arr, i);
+		printf("%6lld %-20s %-20s %-20s %5lld  %s\n",
+		    member_int(o, "grant_id"),
+		    when(b2, sizeof(b2), member_int(o, "signed_in")),
+		    when(b3, sizeof(b3), member_int(o, "last_used")),
+		    when(b4, sizeof(b4), member_int(o, "expires")),
+		    member_int(o, "live_tokens"),
+		    esc(b1, sizeof(b1), client_label(o)));
+	}
+}
+
+static int
+tokens_list(struct ctl *c)
+{
+	static const struct column cols[] = {
+		{ "grant_id", 0, COL_INT },
+		{ "client_id", 1, COL_TEXT },
+		{ "client_name", 2, COL_TEXT },
+		{ "signed_in", 3, COL_INT },
+		{ "last_used", 4, COL_INT },
+		{ "live_tokens", 5, COL_INT },
+		{ "expires", 6, COL_INT },
+		{ NULL, 0, 0 }
+	};
+
+	return list_rows(c, STMT_OPS_GRANT_LIST, "i", (long long)time(NULL),
+	    0, cols, show_tokens);
+}
+
+/* tokens revoke GRANT_ID | --client CLIENT_ID | --all */
+static int
+tokens_revoke(struct ctl *c)
+{
+	long n, id;
+
+	if (c->argc == 2 && strcmp(c->argv[1], "--all") == 0)
+		n = db_exec(c->db, STMT_OPS_GRANT_DELETE_ALL, "");
+	else if (c->argc == 3 && strcmp(c->argv[1], "--client") == 0)
+		n = db_exec(c->db, STMT_OPS_GRANT_DELETE_CLIENT, "t",
+		    c->argv[2]);
+	else if (c->argc == 2 && parse_long(c->argv[1], 1, LONG_MAX,
+	    &id) == 0)
+		n = db_exec(c->db, STMT_OPS_GRANT_DELETE, "i", (long long)id);
+	else {
+		usage();
+		return 2;
+	}
+	if (n == -1)
+		return 1;
+	printf("%ld grants revoked with all their tokens; their clients "
+	    "must sign in again\n", n);
 	return 0;
 }
 
-static int
-cmd_tokens(struct ctl *c)
+static void
+show_links(struct json_object *arr)
 {
-	struct json_object	*arr, *o;
-	struct db_q		*q;
-	enum db_step		 s;
-	char			 b1[160], b2[64], b3[64], b4[64];
-	long long		 now = (long long)time(NULL);
+	struct json_object	*o;
+	char			 b1[160], b2[64], b3[64], b4[32];
 	size_t			 i;
-	long			 n, id;
-	int			 rc = 1;
 
-	if (need_table(c, "oauth_grant", "OAuth tokens") == -1)
-		return 1;
-	if (c->argc >= 2 && strcmp(c->argv[0], "revoke") == 0) {
-		if (c->argc == 2 && strcmp(c->argv[1], "--all") == 0)
-			n = db_exec(c->db, STMT_OPS_GRANT_DELETE_ALL, "");
-		else if (c->argc == 3 && strcmp(c->argv[1], "--client") == 0)
-			n = db_exec(c->db, STMT_OPS_GRANT_DELETE_CLIENT, "t",
-			    c->argv[2]);
-		else if (c->argc == 2 && parse_long(c->argv[1], 1, LONG_MAX,
-		    &id) == 0)
-			n = db_exec(c->db, STMT_OPS_GRANT_DELETE, "i",
-			    (long long)id);
-		else {
-			usage();
-			return 2;
-		}
-		if (n == -1)
-			return 1;
-		printf("%ld grants revoked with all their tokens; their clients "
-		    "must sign in again\n", n);
-		return 0;
+	printf("%-22s %-7s %-20s %-20s %5s %10s  %s\n", "ID", "STATE",
+	    "CREATED (UTC)", "EXPIRES", "DLS", "SIZE", "PATH");
+	for (i = 0; i < json_object_array_length(arr); i++) {
+		o = json_object_array_get_idx(arr, i);
+		human_bytes(b4, sizeof(b4), member_int(o, "size"));
+		printf("%-22s %-7s %-20s %-20s %5lld %10s  ",
+		    esc(b1, 40, js_str(o, "id")), member_str(o, "state"),
+		    when(b2, sizeof(b2), member_int(o, "created")),
+		    when(b3, sizeof(b3), member_int(o, "expires")),
+		    member_int(o, "downloads"), b4);
+		printf("%s\n", esc(b1, sizeof(b1), js_str(o, "path")));
 	}
-	if (c->argc != 1 || strcmp(c->argv[0], "list") != 0) {
-		usage();
-		return 2;
-	}
-	arr = json_object_new_array();
-	if ((q = db_query(c->db, STMT_OPS_GRANT_LIST, "i", now)) == NULL)
-		goto out;
-	while ((s = db_step(q)) == DB_ROW) {
-		o = json_object_new_object();
-		js_set(o, "grant_id", col_value(q, 0, true));
-		js_set(o, "client_id", col_value(q, 1, false));
-		js_set(o, "client_name", col_value(q, 2, false));
-		js_set(o, "signed_in", col_value(q, 3, true));
-		js_set(o, "last_used", col_value(q, 4, true));
-		js_set(o, "live_tokens", col_value(q, 5, true));
-		js_set(o, "expires", col_value(q, 6, true));
-		json_object_array_add(arr, o);
-	}
-	db_done(q);
-	if (s == DB_ERROR)
-		goto out;
-	if (c->json)
-		print_json(arr);
-	else {
-		printf("%6s %-20s %-20s %-20s %5s  %s\n", "GRANT", "SIGNED IN",
-		    "LAST USED", "EXPIRES", "LIVE", "CLIENT");
-		for (i = 0; i < json_object_array_length(arr); i++) {
-			o = json_object_array_get_idx(arr, i);
-			printf("%6lld %-20s %-20s %-20s %5lld  %s\n",
-			    member_int(o, "grant_id"),
-			    when(b2, sizeof(b2), member_int(o, "signed_in")),
-			    when(b3, sizeof(b3), member_int(o, "last_used")),
-			    when(b4, sizeof(b4), member_int(o, "expires")),
-			    member_int(o, "live_tokens"),
-			    esc(b1, sizeof(b1), js_str(o, "client_name") != NULL ?
-			    js_str(o, "client_name") : js_str(o, "client_id")));
-		}
-	}
-	rc = 0;
-out:
-	json_object_put(arr);
-	return rc;
 }
 
 static int
-cmd_links(struct ctl *c)
+links_list(struct ctl *c)
 {
-	struct json_object	*arr, *o;
-	struct db_q		*q;
-	enum db_step		 s;
-	char			 b1[160], b2[64], b3[64], b4[32];
-	long long		 now = (long long)time(NULL);
-	size_t			 i;
-	long			 n;
-	int			 rc = 1;
+	static const struct column cols[] = {
+		{ "id", 0, COL_TEXT },
+		{ "state", 1, COL_TEXT },
+		{ "path", 2, COL_TEXT },
+		{ "size", 3, COL_INT },
+		{ "client_id", 4, COL_TEXT },
+		{ "created", 5, COL_INT },
+		{ "expires", 6, COL_INT },
+		{ "downloads", 7, COL_INT },
+		{ "last_download", 8, COL_INT },
+		{ NULL, 0, 0 }
+	};
 
-	if (need_table(c, "link", "download links") == -1)
-		return 1;
-	if (c->argc == 2 && strcmp(c->argv[0], "revoke") == 0) {
-		if ((n = db_exec(c->db, STMT_LINK_REVOKE, "it", now,
-		    c->argv[1])) == -1)
-			return 1;
-		if (n == 0) {
-			fprintf(stderr, "sandboxctl: no live link %s\n",
-			    esc(b1, sizeof(b1), c->argv[1]));
-			return 1;
-		}
-		printf("link %s revoked\n", esc(b1, sizeof(b1), c->argv[1]));
-		return 0;
-	}
-	if (c->argc != 1 || strcmp(c->argv[0], "list") != 0) {
+	return list_rows(c, STMT_OPS_LINK_LIST, "ii", (long long)time(NULL),
+	    c->limit, cols, show_links);
+}
+
+/* links revoke LINK_ID */
+static int
+links_revoke(struct ctl *c)
+{
+	if (c->argc != 2) {
 		usage();
 		return 2;
 	}
-	arr = json_object_new_array();
-	if ((q = db_query(c->db, STMT_OPS_LINK_LIST, "ii", now,
-	    (long long)c->limit)) == NULL)
-		goto out;
-	while ((s = db_step(q)) == DB_ROW) {
-		o = json_object_new_object();
-		js_set(o, "id", col_value(q, 0, false));
-		js_set(o, "state", col_value(q, 1, false));
-		js_set(o, "path", col_value(q, 2, false));
-		js_set(o, "size", col_value(q, 3, true));
-		js_set(o, "client_id", col_value(q, 4, false));
-		js_set(o, "created", col_value(q, 5, true));
-		js_set(o, "expires", col_value(q, 6, true));
-		js_set(o, "downloads", col_value(q, 7, true));
-		js_set(o, "last_download", col_value(q, 8, true));
-		json_object_array_add(arr, o);
-	}
-	db_done(q);
-	if (s == DB_ERROR)
-		goto out;
-	if (c->json)
-		print_json(arr);
-	else {
-		printf("%-22s %-7s %-20s %-20s %5s %10s  %s\n", "ID", "STATE",
-		    "CREATED (UTC)", "EXPIRES", "DLS", "SIZE", "PATH");
-		for (i = 0; i < json_object_array_length(arr); i++) {
-			o = json_object_array_get_idx(arr, i);
-			human_bytes(b4, sizeof(b4), member_int(o, "size"));
-			printf("%-22s %-7s %-20s %-20s %5lld %10s  ",
-			    esc(b1, 40, js_str(o, "id")), member_str(o, "state"),
-			    when(b2, sizeof(b2), member_int(o, "created")),
-			    when(b3, sizeof(b3), member_int(o, "expires")),
-			    member_int(o, "downloads"), b4);
-			printf("%s\n", esc(b1, sizeof(b1), js_str(o, "path")));
-		}
-	}
-	rc = 0;
-out:
-	json_object_put(arr);
-	return rc;
+	return revoked_one(db_exec(c->db, STMT_LINK_REVOKE, "it",
+	    (long long)time(NULL), c->argv[1]), "live link", "link",
+	    c->argv[1], "revoked");
 }
 
 /* Is line an assignment of SANDBOX_API_KEY (as config.c reads the file)? */
@@ -797,9 +838,7 @@ count_one(struct db *db, enum db_stmt st, const char *types, long long arg,
 	struct db_q	*q;
 	long long	 v = 0;
 
-	q = types[0] != '\0' ? db_query(db, st, types, arg) :
-	    db_query(db, st, "");
-	if (q == NULL)
+	if ((q = query(db, st, types, arg, 0)) == NULL)
 		return 0;
 	if (db_step(q) == DB_ROW)
 		v = db_int(q, col);
@@ -891,6 +930,59 @@ out:
 	return rc;
 }
 
+/*
+ * The commands. Those with list and revoke take "list" or "revoke ..."
+ * after their name; the others take no words unless options says so.
+ */
+static const struct command {
+	const char	*name;
+	const char	*table;		/* needed in the database, or NULL */
+	const char	*what;		/* what that table holds, for people */
+	bool		 options;	/* run reads words of its own */
+	int		(*run)(struct ctl *);
+	int		(*list)(struct ctl *);
+	int		(*revoke)(struct ctl *);
+} commands[] = {
+	{ "status", NULL, NULL, false, cmd_status, NULL, NULL },
+	{ "audit", "run", "audit log (run table)", false, cmd_audit, NULL,
+	    NULL },
+	{ "cleanup", NULL, NULL, false, cmd_cleanup, NULL, NULL },
+	{ "clients", "oauth_client", "OAuth clients", false, NULL,
+	    clients_list, clients_revoke },
+	{ "tokens", "oauth_grant", "OAuth tokens", false, NULL, tokens_list,
+	    tokens_revoke },
+	{ "links", "link", "download links", false, NULL, links_list,
+	    links_revoke },
+	{ "rotate-key", NULL, NULL, true, cmd_rotate_key, NULL, NULL },
+	{ NULL, NULL, NULL, false, NULL, NULL, NULL }
+};
+
+/* Run the command called name with c's words. Exit status. */
+static int
+run_command(struct ctl *c, const char *name)
+{
+	const struct command *cmd;
+
+	for (cmd = commands; cmd->name != NULL; cmd++)
+		if (strcmp(cmd->name, name) == 0)
+			break;
+	if (cmd->name == NULL ||
+	    (cmd->list == NULL && !cmd->options && c->argc != 0)) {
+		usage();
+		return 2;
+	}
+	if (cmd->table != NULL && need_table(c, cmd->table, cmd->what) == -1)
+		return 1;
+	if (cmd->list == NULL)
+		return cmd->run(c);
+	if (c->argc >= 2 && strcmp(c->argv[0], "revoke") == 0)
+		return cmd->revoke(c);
+	if (c->argc == 1 && strcmp(c->argv[0], "list") == 0)
+		return cmd->list(c);
+	usage();
+	return 2;
+}
+
 int
 main(int argc, char *argv[])
 {
@@ -943,24 +1035,7 @@ main(int argc, char *argv[])
 		fprintf(stderr, "sandboxctl: %s\n", err.msg);
 		goto out;
 	}
-	if (strcmp(cmd, "status") == 0 && c.argc == 0)
-		rc = cmd_status(&c);
-	else if (strcmp(cmd, "audit") == 0 && c.argc == 0)
-		rc = cmd_audit(&c);
-	else if (strcmp(cmd, "cleanup") == 0 && c.argc == 0)
-		rc = cmd_cleanup(&c);
-	else if (strcmp(cmd, "clients") == 0)
-		rc = cmd_clients(&c);
-	else if (strcmp(cmd, "tokens") == 0)
-		rc = cmd_tokens(&c);
-	else if (strcmp(cmd, "links") == 0)
-		rc = cmd_links(&c);
-	else if (strcmp(cmd, "rotate-key") == 0)
-		rc = cmd_rotate_key(&c);
-	else {
-		usage();
-		rc = 2;
-	}
+	rc = run_command(&c, cmd);
 out:
 	db_close(c.db);
 	docker_global_cleanup();
