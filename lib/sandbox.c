@@ -245,22 +245,89 @@ sandbox_close(struct sandbox *sb)
 	free(sb);
 }
 
-/* Format a request path; the names in it are validated URL-safe. */
-static int fmt_path(char *, size_t, struct error *, const char *, ...)
-	    __attribute__((format(printf, 4, 5)));
+static int engine_vrequest(struct sandbox *, const char *,
+	    struct json_object *, long *, struct json_object **, struct error *,
+	    const char *, va_list) __attribute__((format(printf, 7, 0)));
+static int engine_request(struct sandbox *, const char *,
+	    struct json_object *, long *, struct json_object **, struct error *,
+	    const char *, ...) __attribute__((format(printf, 7, 8)));
+static int get_json(struct sandbox *, long *, struct json_object **,
+	    struct error *, const char *, ...)
+	    __attribute__((format(printf, 5, 6)));
+static int engine_error(struct error *, int, long, struct json_object *,
+	    const char *, ...) __attribute__((format(printf, 5, 6)));
 
+/*
+ * method on the path made from fmt (the names in it are validated URL-safe)
+ * with body, if not NULL. *status is the HTTP status, *resp the answer's
+ * JSON body or NULL (the caller puts it). 0, or -1 when the path is too
+ * long or the engine did not answer.
+ */
 static int
-fmt_path(char *buf, size_t sz, struct error *err, const char *fmt, ...)
+engine_vrequest(struct sandbox *sb, const char *method,
+    struct json_object *body, long *status, struct json_object **resp,
+    struct error *err, const char *fmt, va_list ap)
 {
-	va_list	ap;
+	char	path[512];
 	int	n;
 
-	va_start(ap, fmt);
-	n = vsnprintf(buf, sz, fmt, ap);
-	va_end(ap);
-	if (n < 0 || (size_t)n >= sz)
+	*resp = NULL;
+	n = vsnprintf(path, sizeof(path), fmt, ap);
+	if (n < 0 || (size_t)n >= sizeof(path))
 		return error_set(err, "Docker API path too long");
-	return 0;
+	return docker_request(sb->docker, method, path, body, status, resp,
+	    err);
+}
+
+static int
+engine_request(struct sandbox *sb, const char *method,
+    struct json_object *body, long *status, struct json_object **resp,
+    struct error *err, const char *fmt, ...)
+{
+	va_list	ap;
+	int	rc;
+
+	va_start(ap, fmt);
+	rc = engine_vrequest(sb, method, body, status, resp, err, fmt, ap);
+	va_end(ap);
+	return rc;
+}
+
+/* GET a path as engine_request; the body in *resp only for a 200. */
+static int
+get_json(struct sandbox *sb, long *status, struct json_object **resp,
+    struct error *err, const char *fmt, ...)
+{
+	va_list	ap;
+	int	rc;
+
+	va_start(ap, fmt);
+	rc = engine_vrequest(sb, "GET", NULL, status, resp, err, fmt, ap);
+	va_end(ap);
+	if (rc == 0 && *status != 200) {
+		json_object_put(*resp);
+		*resp = NULL;
+	}
+	return rc;
+}
+
+/*
+ * An engine answer that is not the one expected: err says what failed
+ * (from fmt), the HTTP status and the engine's message, with code as its
+ * status hint. Returns -1.
+ */
+static int
+engine_error(struct error *err, int code, long status,
+    struct json_object *resp, const char *fmt, ...)
+{
+	va_list	ap;
+	char	what[256];
+
+	va_start(ap, fmt);
+	vsnprintf(what, sizeof(what), fmt, ap);
+	va_end(ap);
+	return error_status(err, code, "%s: HTTP %ld: %.200s", what, status,
+	    docker_message(resp));
 }
 
 static struct json_object *
@@ -285,13 +352,13 @@ volume_create(struct sandbox *sb, struct error *err)
 	js_set_str(labels, "code-sandbox", "data");
 	js_set_str(body, "Name", sb->volume);
 	js_set(body, "Labels", labels);
-	if (docker_request(sb->docker, "POST", "/volumes/create", body, &status,
-	    &resp, err) == -1)
+	if (engine_request(sb, "POST", body, &status, &resp, err,
+	    "/volumes/create") == -1)
 		goto out;
 	/* 201 also when the volume exists: the call is idempotent. */
 	if (status != 200 && status != 201) {
-		error_status(err, 502, "cannot create the Docker volume %s: "
-		    "HTTP %ld: %.200s", sb->volume, status, docker_message(resp));
+		engine_error(err, 502, status, resp,
+		    "cannot create the Docker volume %s", sb->volume);
 		goto out;
 	}
 	rc = 0;
@@ -309,7 +376,6 @@ container_create(struct sandbox *sb, struct error *err)
 	static const char *const secopt[] = { "no-new-privileges", NULL };
 	struct json_object	*body, *host, *mounts, *mount, *restart, *labels;
 	struct json_object	*resp = NULL;
-	char			 path[256];
 	long			 status;
 	int			 rc = -1;
 
@@ -341,11 +407,8 @@ container_create(struct sandbox *sb, struct error *err)
 	js_set_bool(host, "Init", true);	/* reaps orphans of detached jobs */
 	js_set(body, "HostConfig", host);
 
-	if (fmt_path(path, sizeof(path), err,
+	if (engine_request(sb, "POST", body, &status, &resp, err,
 	    "/containers/create?name=%s", sb->container) == -1)
-		goto out;
-	if (docker_request(sb->docker, "POST", path, body, &status, &resp,
-	    err) == -1)
 		goto out;
 	switch (status) {
 	case 201:
@@ -360,8 +423,8 @@ container_create(struct sandbox *sb, struct error *err)
 		    "with containers/build-image.sh (or make run)", sb->image);
 		goto out;
 	default:
-		error_status(err, 502, "cannot create container %s: HTTP %ld: "
-		    "%.200s", sb->container, status, docker_message(resp));
+		engine_error(err, 502, status, resp,
+		    "cannot create container %s", sb->container);
 		goto out;
 	}
 	rc = 0;
@@ -375,22 +438,18 @@ static int
 container_start(struct sandbox *sb, bool paused, struct error *err)
 {
 	struct json_object	*resp = NULL;
-	char			 path[256];
 	long			 status;
 	int			 rc = -1;
 
-	if (fmt_path(path, sizeof(path), err, paused ? "/containers/%s/unpause" :
-	    "/containers/%s/start", sb->container) == -1)
-		return -1;
-	if (docker_request(sb->docker, "POST", path, NULL, &status, &resp,
-	    err) == -1)
+	if (engine_request(sb, "POST", NULL, &status, &resp, err,
+	    "/containers/%s/%s", sb->container,
+	    paused ? "unpause" : "start") == -1)
 		goto out;
 	/* 204 started, 304 already running. */
 	if (status != 204 && status != 304 && !(paused && status == 200)) {
-		error_status(err, status == 404 || status == 409 ? (int)status : 502,
-		    "cannot %s container %s: HTTP %ld: %.200s",
-		    paused ? "unpause" : "start", sb->container, status,
-		    docker_message(resp));
+		engine_error(err, status == 404 || status == 409 ? (int)status :
+		    502, status, resp, "cannot %s container %s",
+		    paused ? "unpause" : "start", sb->container);
 		goto out;
 	}
 	if (status == 204)
@@ -406,18 +465,14 @@ static int
 ensure_once(struct sandbox *sb, struct error *err)
 {
 	struct json_object	*resp = NULL, *state;
-	char			 path[256];
 	long			 status;
 	bool			 running = false, paused = false;
 	int			 rc = -1;
 
 	if (volume_create(sb, err) == -1)
 		goto out;
-	if (fmt_path(path, sizeof(path), err,
+	if (engine_request(sb, "GET", NULL, &status, &resp, err,
 	    "/containers/%s/json", sb->container) == -1)
-		goto out;
-	if (docker_request(sb->docker, "GET", path, NULL, &status, &resp,
-	    err) == -1)
 		goto out;
 	if (status == 404) {
 		if (container_create(sb, err) == -1)
@@ -427,8 +482,8 @@ ensure_once(struct sandbox *sb, struct error *err)
 		js_bool(state, "Running", &running);
 		js_bool(state, "Paused", &paused);
 	} else {
-		error_status(err, 502, "cannot inspect container %s: HTTP %ld: "
-		    "%.200s", sb->container, status, docker_message(resp));
+		engine_error(err, 502, status, resp,
+		    "cannot inspect container %s", sb->container);
 		goto out;
 	}
 	if (running && !paused)
@@ -469,7 +524,6 @@ exec_create(struct sandbox *sb, struct json_object *cmd, bool with_env,
 {
 	struct json_object	*body, *resp = NULL;
 	const char		*s;
-	char			 path[256];
 	long			 status;
 	int			 rc = -1;
 
@@ -483,11 +537,8 @@ exec_create(struct sandbox *sb, struct json_object *cmd, bool with_env,
 	js_set_str(body, "WorkingDir", "/sandbox");
 	if (with_env)
 		js_set(body, "Env", str_array(EXEC_ENV));
-	if (fmt_path(path, sizeof(path), err,
+	if (engine_request(sb, "POST", body, &status, &resp, err,
 	    "/containers/%s/exec", sb->container) == -1)
-		goto out;
-	if (docker_request(sb->docker, "POST", path, body, &status, &resp,
-	    err) == -1)
 		goto out;
 	if (status == 404 || status == 409) {
 		/* No such container, or it is stopped, paused, restarting. */
@@ -496,9 +547,8 @@ exec_create(struct sandbox *sb, struct json_object *cmd, bool with_env,
 		goto out;
 	}
 	if (status != 201) {
-		error_status(err, 502, "cannot create an exec in container %s: "
-		    "HTTP %ld: %.200s", sb->container, status,
-		    docker_message(resp));
+		engine_error(err, 502, status, resp,
+		    "cannot create an exec in container %s", sb->container);
 		goto out;
 	}
 	if (!valid_exec_id(s = js_str(resp, "Id"))) {
@@ -523,21 +573,17 @@ exec_inspect(struct sandbox *sb, const char *id, bool *running,
     int *exit_code, struct error *err)
 {
 	struct json_object	*resp = NULL;
-	char			 path[256];
 	long			 status;
 	long long		 code;
 	int			 rc = -1;
 
 	*running = false;
 	*exit_code = -1;
-	if (fmt_path(path, sizeof(path), err, "/exec/%s/json", id) == -1)
-		return -1;
-	if (docker_request(sb->docker, "GET", path, NULL, &status, &resp,
-	    err) == -1)
+	if (engine_request(sb, "GET", NULL, &status, &resp, err,
+	    "/exec/%s/json", id) == -1)
 		goto out;
 	if (status != 200) {
-		error_status(err, 502, "cannot inspect exec: HTTP %ld: %.200s",
-		    status, docker_message(resp));
+		engine_error(err, 502, status, resp, "cannot inspect exec");
 		goto out;
 	}
 	js_bool(resp, "Running", running);
@@ -963,22 +1009,6 @@ parse_count(const char **p)
 	return v;
 }
 
-/* GET path; the 200 body in *resp, else NULL. 0, or -1 when no answer. */
-static int
-get_json(struct sandbox *sb, const char *path, long *status,
-    struct json_object **resp, struct error *err)
-{
-	*resp = NULL;
-	if (docker_request(sb->docker, "GET", path, NULL, status, resp,
-	    err) == -1)
-		return -1;
-	if (*status != 200) {
-		json_object_put(*resp);
-		*resp = NULL;
-	}
-	return 0;
-}
-
 static void
 copy_member(struct json_object *to, const char *key, struct json_object *from,
     const char *fkey)
@@ -995,7 +1025,7 @@ sandbox_status(struct sandbox *sb, struct json_object **out, struct error *err)
 	struct json_object	*st, *engine, *image, *cont, *vol, *resp = NULL;
 	struct json_object	*state, *host;
 	const char *const	 noargs[] = { NULL };
-	char			 path[512], usage[128];
+	char			 usage[128];
 	const char		*p;
 	struct error		 e;
 	long			 status;
@@ -1015,7 +1045,7 @@ sandbox_status(struct sandbox *sb, struct json_object **out, struct error *err)
 	js_set(st, "volume", vol);
 
 	js_set_str(engine, "host", docker_host(sb->docker));
-	if (get_json(sb, "/version", &status, &resp, &e) == -1) {
+	if (get_json(sb, &status, &resp, &e, "/version") == -1) {
 		js_set_bool(engine, "reachable", false);
 		js_set_str(engine, "error", e.msg);
 		*out = st;
@@ -1029,9 +1059,8 @@ sandbox_status(struct sandbox *sb, struct json_object **out, struct error *err)
 	json_object_put(resp);
 
 	js_set_str(image, "name", sb->image);
-	if (fmt_path(path, sizeof(path), err, "/images/%s/json", sb->image) == -1)
-		goto fail;
-	if (get_json(sb, path, &status, &resp, err) == -1)
+	if (get_json(sb, &status, &resp, err, "/images/%s/json",
+	    sb->image) == -1)
 		goto fail;
 	js_set_bool(image, "present", resp != NULL);
 	copy_member(image, "id", resp, "Id");
@@ -1040,10 +1069,8 @@ sandbox_status(struct sandbox *sb, struct json_object **out, struct error *err)
 	json_object_put(resp);
 
 	js_set_str(cont, "name", sb->container);
-	if (fmt_path(path, sizeof(path), err, "/containers/%s/json",
+	if (get_json(sb, &status, &resp, err, "/containers/%s/json",
 	    sb->container) == -1)
-		goto fail;
-	if (get_json(sb, path, &status, &resp, err) == -1)
 		goto fail;
 	js_set_bool(cont, "exists", resp != NULL);
 	if (resp != NULL) {
@@ -1068,9 +1095,8 @@ sandbox_status(struct sandbox *sb, struct json_object **out, struct error *err)
 	resp = NULL;
 
 	js_set_str(vol, "name", sb->volume);
-	if (fmt_path(path, sizeof(path), err, "/volumes/%s", sb->volume) == -1)
-		goto fail;
-	if (get_json(sb, path, &status, &resp, err) == -1)
+	if (get_json(sb, &status, &resp, err, "/volumes/%s",
+	    sb->volume) == -1)
 		goto fail;
 	js_set_bool(vol, "exists", resp != NULL);
 	copy_member(vol, "created", resp, "CreatedAt");
