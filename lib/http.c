@@ -166,8 +166,12 @@ http_body(struct http_req *r, size_t max, const char **body, size_t *len,
 		if (have + 1 >= cap) {
 			char *nb;
 
-			if (want >= 0 || cap > max) {
-				/* Known length: read one more byte to see a lie. */
+			if (want >= 0 || cap > max + 1) {
+				/*
+				 * Known length: all of it is read. Unknown
+				 * (a chunked body): the buffer holds max + 1
+				 * bytes, so a body over max was refused.
+				 */
 				break;
 			}
 			cap = cap * 2 > max + 1 ? max + 2 : cap * 2;

@@ -2,6 +2,7 @@
 
 import { describe, it, before, after } from 'node:test';
 import assert from 'node:assert/strict';
+import { request } from 'node:http';
 import { startServer } from './lib/server.mjs';
 import { http, initializeBody, openSession, call, LATEST } from './lib/client.mjs';
 
@@ -193,6 +194,29 @@ describe('transport errors', () => {
     // The session still works afterwards.
     const p = await http(srv, { body: ping(2), session: sess.session, version: sess.version });
     assert.equal(p.status, 200);
+  });
+
+  it('a chunked body (no Content-Length) over a small cap: 413, not cut short', async () => {
+    // Caddy passes a chunked body without CONTENT_LENGTH: the program must
+    // notice the excess itself rather than parse the first max bytes.
+    const post = (path, ctype, body) => new Promise((resolve, reject) => {
+      const req = request(srv.url + path, {
+        method: 'POST',
+        headers: { 'content-type': ctype, 'transfer-encoding': 'chunked' },
+      }, (res) => {
+        res.resume();
+        res.on('end', () => resolve(res.statusCode));
+      });
+      req.on('error', reject);
+      req.write(body.slice(0, 100));
+      req.end(body.slice(100));
+    });
+    const form = 'grant_type=authorization_code&client_id=x&pad=' + 'a'.repeat(9000);
+    assert.equal(await post('/token', 'application/x-www-form-urlencoded', form), 413);
+    const reg = JSON.stringify({ redirect_uris: ['https://a.example/cb'], pad: 'x'.repeat(17000) });
+    assert.equal(await post('/register', 'application/json', reg), 413);
+    const signin = 'request=x&key=' + 'k'.repeat(5000);
+    assert.equal(await post('/authorize', 'application/x-www-form-urlencoded', signin), 413);
   });
 
   it('DELETE ends the session; it is then unknown (404)', async () => {
