@@ -106,6 +106,9 @@ next_number(const char **p)
 
 	while (**p == ' ')
 		(*p)++;
+	/* strtoll would skip a newline too and read the next line's number. */
+	if (**p < '0' || **p > '9')
+		return -1;
 	errno = 0;
 	v = strtoll(*p, &end, 10);
 	if (end == *p || errno != 0 || v < 0)

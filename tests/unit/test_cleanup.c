@@ -51,5 +51,27 @@ main(void)
 	CHECK(n != NULL && json_object_array_length(n) == 0, "no names when none removed");
 	json_object_put(n);
 	cleanup_report_free(&r);
+
+	/*
+	 * An R line with no number must not take one from the next line:
+	 * the name would then end before it starts. The output is the
+	 * container's (its root may replace bash), so it is untrusted; on
+	 * the heap at its exact size so that an over-read is caught.
+	 */
+	{
+		static const char text[] = "R \n42 x\nR 7\n5 y\nT 0 0 0 0\n";
+		char *buf = malloc(sizeof(text));
+
+		memcpy(buf, text, sizeof(text));
+		memset(&r, 0, sizeof(r));
+		CHECK(cleanup_parse(buf, &r) == 0, "R lines without a number "
+		    "on their own line are skipped");
+		n = names(&r);
+		CHECK(n != NULL && json_object_array_length(n) == 0,
+		    "no name is taken from across a line end");
+		json_object_put(n);
+		cleanup_report_free(&r);
+		free(buf);
+	}
 	return check_status();
 }
