@@ -234,6 +234,7 @@ respond(struct dl *d, unsigned long long size, long long mtime)
 	struct http_req		*r = d->r;
 	unsigned long long	 first = 0, len = size;
 	char			 etag[80], lastmod[40], buf[1024], hash[CRYPTO_SHA256_HEX];
+	char			 disp[DL_DISPOSITION_MAX];
 	const char		*range, *ifrange;
 	enum dl_range		 rr = DL_RANGE_NONE;
 
@@ -278,8 +279,8 @@ respond(struct dl *d, unsigned long long size, long long mtime)
 		http_header_add(r, "Content-Security-Policy", "sandbox");
 	http_header_add(r, "Content-Type", d->mime->type);
 	if (dl_disposition(d->mime->disposition == MIME_INLINE ? "inline" :
-	    "attachment", d->name, buf, sizeof(buf)) >= 0)
-		http_header_add(r, "Content-Disposition", buf);
+	    "attachment", d->name, disp, sizeof(disp)) >= 0)
+		http_header_add(r, "Content-Disposition", disp);
 	if (rr == DL_RANGE_OK) {
 		d->status = 206;
 		snprintf(buf, sizeof(buf), "bytes %llu-%llu/%llu", first,

@@ -56,8 +56,11 @@ enum dl_range	dl_range_parse(const char *hdr, unsigned long long size,
  * byte outside printable ASCII, '"', '\\' and '%' replaced by '_'; and
  * filename*=UTF-8''... (percent-encoded) when that changed anything. A name
  * that is not valid UTF-8 gets only the ASCII fallback. Returns the length,
- * or -1 if it does not fit in outsz.
+ * or -1 if it does not fit in outsz. DL_DISPOSITION_MAX holds the value
+ * for any name of up to 255 bytes (LINK_NAME_MAX): the name once as is and
+ * once percent-encoded.
  */
+#define DL_DISPOSITION_MAX	(255 * 4 + 64)
 long		dl_disposition(const char *type, const char *name, char *out,
 		    size_t outsz);
 

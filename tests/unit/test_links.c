@@ -288,6 +288,22 @@ test_disposition(void)
 	    strchr(buf, '\r') == NULL && strchr(buf, '\n') == NULL,
 	    "control characters never reach a header");
 	CHECK(dl_disposition("inline", "x.txt", buf, 10) == -1, "too small");
+
+	/*
+	 * The longest name a link serves, all of it non-ASCII: /dl must still
+	 * say attachment (an HTML file must not be shown inline).
+	 */
+	{
+		char	name[LINK_NAME_MAX + 1], big[DL_DISPOSITION_MAX];
+		size_t	i;
+
+		for (i = 0; i + 2 <= LINK_NAME_MAX - 5; i += 2)
+			memcpy(name + i, "\xc3\xa9", 2);
+		memcpy(name + i, ".html", 6);
+		CHECK(strlen(name) <= LINK_NAME_MAX && dl_disposition("attachment",
+		    name, big, sizeof(big)) > 0 && strncmp(big, "attachment; ",
+		    12) == 0, "a 255-byte non-ASCII name fits DL_DISPOSITION_MAX");
+	}
 }
 
 static void
