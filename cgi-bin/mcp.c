@@ -50,9 +50,11 @@ origin_allowed(const struct config *cfg, const char *origin)
 
 	if (strcasecmp(origin, cfg->public_origin) == 0)
 		return true;
+	if (n == 0)
+		return false;
 	for (p = cfg->allowed_origins; *p != '\0'; p += strcspn(p, " ")) {
 		p += strspn(p, " ");
-		if (strlen(p) >= n && strncasecmp(p, origin, n) == 0 &&
+		if (*p != '\0' && strlen(p) >= n && strncasecmp(p, origin, n) == 0 &&
 		    (p[n] == ' ' || p[n] == '\0'))
 			return true;
 	}
@@ -239,7 +241,8 @@ do_post(struct http_req *r, const struct config *cfg, struct db *db,
 
 		if (strcmp(version, "2025-03-26") != 0 || n == 0 || n > BATCH_MAX) {
 			rpc_fail(r, 400, NULL, RPC_INVALID_REQUEST, n == 0 ?
-			    "Invalid Request: empty batch" :
+			    "Invalid Request: empty batch" : n > BATCH_MAX ?
+			    "Invalid Request: more than 32 messages in a batch" :
 			    "Invalid Request: batches are not supported in this "
 			    "protocol version");
 			goto out;
@@ -257,8 +260,8 @@ do_post(struct http_req *r, const struct config *cfg, struct db *db,
 				json_object_object_get_ex(m, "id", &mid);
 				one = mcp_error(mid, RPC_INVALID_REQUEST,
 				    "Invalid Request: initialize cannot be batched");
-			} else if (kind == MCP_REQUEST)
-				one = mcp_handle(&call, m);
+			} else if (kind != MCP_RESPONSE)
+				one = mcp_handle(&call, m);	/* NULL for notifications */
 			if (one != NULL)
 				json_object_array_add(out, one);
 		}

@@ -352,6 +352,8 @@ fail(struct dl *d, const struct error *err)
 		    log_escape(esc, sizeof(esc), err->msg, strlen(err->msg)));
 		return;
 	}
+	/* The file's own headers may be set already: an error page has others. */
+	http_headers_clear(d->r);
 	switch (err->status) {
 	case 404:
 		http_send_error(d->r, 404, "The shared file is no longer there.");

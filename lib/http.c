@@ -220,6 +220,20 @@ header_safe(const char *s)
 }
 
 void
+http_headers_clear(struct http_req *r)
+{
+	size_t i;
+
+	if (r->started)
+		return;
+	for (i = 0; i < r->nheaders; i++) {
+		free(r->hname[i]);
+		free(r->hvalue[i]);
+	}
+	r->nheaders = 0;
+}
+
+void
 http_header_add(struct http_req *r, const char *name, const char *value)
 {
 	if (r->started || r->nheaders >= MAX_HEADERS) {
@@ -404,13 +418,8 @@ http_reason(int status)
 static void
 req_reset(struct http_req *r)
 {
-	size_t i;
-
-	for (i = 0; i < r->nheaders; i++) {
-		free(r->hname[i]);
-		free(r->hvalue[i]);
-	}
-	r->nheaders = 0;
+	r->started = false;
+	http_headers_clear(r);
 	free(r->body);
 	free(r->path);
 	r->body = r->path = NULL;

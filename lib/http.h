@@ -53,6 +53,8 @@ int	http_body(struct http_req *, size_t max, const char **body, size_t *len,
 
 /* Response. Status and headers are sent with the first write. */
 void	http_status(struct http_req *, int status);
+/* Forget the headers added so far (before anything was sent). */
+void	http_headers_clear(struct http_req *);
 /* Add a header; values with CR, LF or NUL are dropped (and logged). */
 void	http_header_add(struct http_req *, const char *name, const char *value);
 /* Write body bytes (sending status and headers first). 0, or -1 once the client is gone. */
