@@ -8,6 +8,7 @@
  */
 #include <pthread.h>
 #include <stdarg.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -392,6 +393,37 @@ db_exec(struct db *db, enum db_stmt id, const char *types, ...)
 		case DB_DONE:
 		case DB_ROW:
 			rc = sqlite3_changes(db->h);
+			break;
+		case DB_ERROR:
+			break;
+		}
+	}
+	va_end(ap);
+	db_done(q);
+	return rc;
+}
+
+int
+db_get_text(struct db *db, enum db_stmt id, char *out, size_t n,
+    const char *types, ...)
+{
+	struct db_q	*q;
+	const char	*v;
+	va_list		 ap;
+	int		 rc = -1;
+
+	if ((q = prepare(db, id)) == NULL)
+		return -1;
+	va_start(ap, types);
+	if (bindv(q, types, ap) == 0) {
+		switch (db_step(q)) {
+		case DB_ROW:
+			v = db_text(q, 0);
+			snprintf(out, n, "%s", v != NULL ? v : "");
+			rc = 1;
+			break;
+		case DB_DONE:
+			rc = 0;
 			break;
 		case DB_ERROR:
 			break;

@@ -153,6 +153,13 @@ const void	*db_blob(struct db_q *, int col, size_t *len);
 bool		 db_null(struct db_q *, int col);
 void		 db_done(struct db_q *);
 
+/*
+ * Run a query and copy the first column of its first row (text) into out
+ * (size n). Returns 1 with a row, 0 without one, -1 on error.
+ */
+int	db_get_text(struct db *, enum db_stmt, char *out, size_t n,
+	    const char *types, ...);
+
 /* Transactions: BEGIN IMMEDIATE, so read-modify-write never upgrades late. */
 int	db_begin(struct db *);
 int	db_commit(struct db *);

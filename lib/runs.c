@@ -87,27 +87,11 @@ runs_request_cancel(struct db *db, const char *session_id,
 	char		 hash[CRYPTO_SHA256_HEX];
 	const char	*rid;
 	size_t		 len;
-	struct db_q	*q;
-	int		 rc = -1;
 
 	session_hash(session_id, hash);
 	if ((rid = id_text(request_id, &len)) == NULL)
 		return 0;
-	if ((q = db_query(db, STMT_RUN_CANCEL, "tt", hash, rid)) == NULL)
-		return -1;
-	switch (db_step(q)) {
-	case DB_ROW:
-		snprintf(run_id, n, "%s", db_text(q, 0));
-		rc = 1;
-		break;
-	case DB_DONE:
-		rc = 0;
-		break;
-	case DB_ERROR:
-		break;
-	}
-	db_done(q);
-	return rc;
+	return db_get_text(db, STMT_RUN_CANCEL, run_id, n, "tt", hash, rid);
 }
 
 bool

@@ -45,26 +45,13 @@ session_lookup(struct db *db, const char *id, long ttl, char *version,
 {
 	char		 hash[CRYPTO_SHA256_HEX];
 	long long	 now = (long long)time(NULL);
-	struct db_q	*q;
-	int		 rc = -1;
+	int		 rc;
 
 	if (!session_id_valid(id))
 		return 0;
 	crypto_sha256_hex(id, strlen(id), hash);
-	if ((q = db_query(db, STMT_SESSION_GET, "ti", hash, now - ttl)) == NULL)
-		return -1;
-	switch (db_step(q)) {
-	case DB_ROW:
-		snprintf(version, vsz, "%s", db_text(q, 0));
-		rc = 1;
-		break;
-	case DB_DONE:
-		rc = 0;
-		break;
-	case DB_ERROR:
-		break;
-	}
-	db_done(q);
+	rc = db_get_text(db, STMT_SESSION_GET, version, vsz, "ti", hash,
+	    now - ttl);
 	if (rc == 1)
 		db_exec(db, STMT_SESSION_TOUCH, "iti", now, hash, now - TOUCH_EVERY);
 	return rc;
