@@ -310,22 +310,30 @@ prepare(struct db *db, enum db_stmt id)
 	return q;
 }
 
+/* Prepare (cached) and bind; NULL on error (logged, statement reset). */
+static struct db_q *
+queryv(struct db *db, enum db_stmt id, const char *types, va_list ap)
+{
+	struct db_q *q;
+
+	if ((q = prepare(db, id)) == NULL)
+		return NULL;
+	if (bindv(q, types, ap) == -1) {
+		db_done(q);
+		return NULL;
+	}
+	return q;
+}
+
 struct db_q *
 db_query(struct db *db, enum db_stmt id, const char *types, ...)
 {
 	struct db_q	*q;
 	va_list		 ap;
-	int		 rc;
 
-	if ((q = prepare(db, id)) == NULL)
-		return NULL;
 	va_start(ap, types);
-	rc = bindv(q, types, ap);
+	q = queryv(db, id, types, ap);
 	va_end(ap);
-	if (rc == -1) {
-		db_done(q);
-		return NULL;
-	}
 	return q;
 }
 
@@ -385,20 +393,13 @@ db_exec(struct db *db, enum db_stmt id, const char *types, ...)
 	va_list		 ap;
 	long		 rc = -1;
 
-	if ((q = prepare(db, id)) == NULL)
-		return -1;
 	va_start(ap, types);
-	if (bindv(q, types, ap) == 0) {
-		switch (db_step(q)) {
-		case DB_DONE:
-		case DB_ROW:
-			rc = sqlite3_changes(db->h);
-			break;
-		case DB_ERROR:
-			break;
-		}
-	}
+	q = queryv(db, id, types, ap);
 	va_end(ap);
+	if (q == NULL)
+		return -1;
+	if (db_step(q) != DB_ERROR)
+		rc = sqlite3_changes(db->h);
 	db_done(q);
 	return rc;
 }
@@ -410,26 +411,26 @@ db_get_text(struct db *db, enum db_stmt id, char *out, size_t n,
 	struct db_q	*q;
 	const char	*v;
 	va_list		 ap;
-	int		 rc = -1;
+	int		 rc;
 
-	if ((q = prepare(db, id)) == NULL)
-		return -1;
 	va_start(ap, types);
-	if (bindv(q, types, ap) == 0) {
-		switch (db_step(q)) {
-		case DB_ROW:
-			v = db_text(q, 0);
-			snprintf(out, n, "%s", v != NULL ? v : "");
-			rc = 1;
-			break;
-		case DB_DONE:
-			rc = 0;
-			break;
-		case DB_ERROR:
-			break;
-		}
-	}
+	q = queryv(db, id, types, ap);
 	va_end(ap);
+	if (q == NULL)
+		return -1;
+	switch (db_step(q)) {
+	case DB_ROW:
+		v = db_text(q, 0);
+		snprintf(out, n, "%s", v != NULL ? v : "");
+		rc = 1;
+		break;
+	case DB_DONE:
+		rc = 0;
+		break;
+	default:
+		rc = -1;
+		break;
+	}
 	db_done(q);
 	return rc;
 }
