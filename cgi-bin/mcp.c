@@ -367,7 +367,13 @@ do_delete(struct http_req *r, const struct config *cfg, struct db *db)
 	const char *sid = http_header(r, "Mcp-Session-Id");
 
 	if (sid == NULL) {
-		http_send_error(r, 400, "Mcp-Session-Id header is required.");
+		/*
+		 * Nothing to end: 2026-07-28 has no sessions and answers DELETE
+		 * with 405 (streamable-http "Earlier Streamable HTTP Revisions").
+		 */
+		http_header_add(r, "Allow", "POST, DELETE");
+		http_send_error(r, 405, "DELETE ends a 2025 session: it needs "
+		    "the Mcp-Session-Id header.");
 		return;
 	}
 	switch (session_delete(db, sid)) {

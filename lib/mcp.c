@@ -5,9 +5,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 
-#include "auth.h"
 #include "config.h"
 #include "crypto.h"
 #include "js.h"

@@ -145,8 +145,8 @@ call(struct tool_ctx *tc, struct json_object *args)
 			break;
 		json_object_put(result);
 		result = NULL;
-		if (tool_alive(tc, tc->cfg->ping_interval * 1000) == -1 &&
-		    tc->mode.stateless)
+		if (tool_alive(tc, tc->mode.stateless ? 1000 :
+		    tc->cfg->ping_interval * 1000) == -1 && tc->mode.stateless)
 			break;	/* cancelled: nothing more is sent */
 		usleep(POLL_US);
 	}

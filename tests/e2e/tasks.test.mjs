@@ -96,6 +96,11 @@ describe('MCP 2026-07-28 and Tasks over raw HTTP', () => {
     assert.equal(res.cacheScope, 'public');
     assert.match(res.instructions, /kills its command/);
     assert.equal(r.headers.get('mcp-session-id'), null);
+    // No session to end or stream to open: GET and DELETE are 405.
+    for (const method of ['GET', 'DELETE']) {
+      const x = await http(srv, { method, headers: { 'mcp-protocol-version': V } });
+      assert.equal(x.status, 405, `${method}: ${x.text}`);
+    }
     const list = await modern(srv, 'tools/list', {});
     assert.deepEqual(list.json.result.tools.map((t) => t.name), ['execute', 'get_result', 'share_file']);
     assert.equal(list.json.result.cacheScope, 'public');
