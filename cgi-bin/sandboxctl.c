@@ -443,6 +443,7 @@ show_audit(struct json_object *arr)
 	struct json_object	*o;
 	const char		*cmd;
 	char			 b1[64], b2[128], b3[160], b4[32], b5[24];
+	char			 b6[400];
 	long long		 ms;
 	size_t			 i;
 
@@ -466,6 +467,9 @@ show_audit(struct json_object *arr)
 		    member_str(o, "state"), b4, b2,
 		    esc(b5, sizeof(b5), client_label(o)),
 		    cmd != NULL ? log_escape(b3, 100, cmd, strlen(cmd)) : "");
+		if (js_str(o, "error") != NULL)
+			printf("%-20s %-8s %s\n", "", "  why:", esc(b6,
+			    sizeof(b6), js_str(o, "error")));
 	}
 }
 
@@ -484,6 +488,7 @@ cmd_audit(struct ctl *c)
 		{ "stdout_bytes", 7, COL_INT },
 		{ "stderr_bytes", 8, COL_INT },
 		{ "command", 9, COL_TEXT },
+		{ "error", 11, COL_TEXT },
 		{ NULL, 0, 0 }
 	};
 

@@ -325,6 +325,39 @@ printable(const char *s)
 }
 
 /*
+ * SANDBOX_PUBLIC_URL must be an origin (RFC 6454 §4: scheme, host, port):
+ * the metadata, issuer, audience and links append their own paths to it,
+ * so "https://host/mcp" would advertise /mcp/mcp. A single trailing slash
+ * is allowed. Returns 0, or -1 with the reason in err (the value cut short).
+ */
+static int
+check_public_origin(const char *s, struct error *err)
+{
+	const char	*auth, *p;
+	char		 shown[96];
+
+	auth = strstr(s, "://");
+	auth = (auth == NULL) ? s : auth + 3;
+	p = auth + strcspn(auth, "/?#");
+	if (*p == '\0' || strcmp(p, "/") == 0)
+		return 0;
+	snprintf(shown, sizeof(shown), "%.80s", s);
+	return error_set(err, "SANDBOX_PUBLIC_URL: must be an origin "
+	    "(scheme://host[:port]) without a path, query or fragment, got %s%s; "
+	    "set SANDBOX_PUBLIC_URL=%.*s (clients then use %.*s/mcp)",
+	    shown, strlen(s) > 80 ? "..." : "", (int)(p - s > 80 ? 80 : p - s),
+	    s, (int)(p - s > 80 ? 80 : p - s), s);
+}
+
+/* A wildcard listen address: every interface, no name clients could use. */
+static bool
+host_is_wildcard(const char *h)
+{
+	return strcmp(h, "0.0.0.0") == 0 || strcmp(h, "::") == 0 ||
+	    strcmp(h, "[::]") == 0 || strcmp(h, "*") == 0;
+}
+
+/*
  * Validate an absolute http(s) URL with no query or fragment and strip a
  * trailing slash. Sets *origin to scheme://authority.
  */
@@ -437,6 +470,11 @@ apply(struct config *c, const struct setting *s, const char *v,
 		if (len > (size_t)s->max || parse_public_url(v, &str, &origin) == -1)
 			return error_set(err, "%s: expected an absolute http(s) URL "
 			    "without query, fragment or user info", s->name);
+		if (check_public_origin(v, err) == -1) {
+			free(str);
+			free(origin);
+			return -1;
+		}
 		c->public_url = str;
 		c->public_origin = origin;
 		return 0;
@@ -476,6 +514,7 @@ config_load(struct config **out, struct error *err)
 	const char	*path, *v;
 	char		 cwd[PATH_MAX], *envdir = NULL, *abspath = NULL;
 	size_t		 i, n;
+	bool		 explicit = false;
 	int		 rc = -1;
 
 	*out = NULL;
@@ -483,6 +522,8 @@ config_load(struct config **out, struct error *err)
 		return error_set(err, "out of memory");
 	if ((path = getenv("SANDBOX_ENV_FILE")) == NULL || *path == '\0')
 		path = ".env";
+	else
+		explicit = true;
 	if (path[0] == '/')
 		abspath = strdup(path);
 	else if (getcwd(cwd, sizeof(cwd)) != NULL)
@@ -493,6 +534,12 @@ config_load(struct config **out, struct error *err)
 	}
 	if (envfile_read(abspath, &ef, err) == -1)
 		goto out;
+	/* A settings file named on purpose must be there. */
+	if (explicit && access(abspath, F_OK) == -1) {
+		error_set(err, "SANDBOX_ENV_FILE: the settings file %s does not "
+		    "exist", abspath);
+		goto out;
+	}
 	c->env_file = abspath;
 	abspath = NULL;
 
@@ -510,6 +557,13 @@ config_load(struct config **out, struct error *err)
 			goto out;
 	}
 
+	if (c->public_url == NULL && host_is_wildcard(c->host)) {
+		error_set(err, "SANDBOX_PUBLIC_URL: required when SANDBOX_HOST "
+		    "is %s (every interface has no address clients can use); "
+		    "set it to the origin clients reach, such as "
+		    "https://sandbox.example.com", c->host);
+		goto out;
+	}
 	if (c->public_url == NULL) {
 		n = strlen(c->host) + 32;
 		if ((c->public_url = malloc(n)) == NULL)

@@ -585,6 +585,33 @@ resource_metadata(const struct config *cfg)
 	return o;
 }
 
+/*
+ * RFC 8414 §3.3: a client refuses metadata whose issuer is not the URL it
+ * fetched from. A Host header naming another, non-loopback host (a proxy
+ * may send its upstream's loopback address) means SANDBOX_PUBLIC_URL is
+ * not the address clients use: say so once.
+ */
+static void
+check_issuer(struct http_req *r, const struct config *cfg)
+{
+	const char	*host = http_header(r, "Host"), *auth;
+	char		 got[300];
+
+	if (host == NULL || strncmp(host, "127.", 4) == 0 ||
+	    strncmp(host, "localhost", 9) == 0 || strncmp(host, "[::1]", 5) == 0)
+		return;
+	auth = strstr(cfg->public_origin, "://");
+	auth = auth != NULL ? auth + 3 : cfg->public_origin;
+	if (strcasecmp(host, auth) == 0)
+		return;
+	/* The default port may be left out of either. */
+	if (strchr(host, ':') == NULL && strncasecmp(auth, host,
+	    strlen(host)) == 0 && auth[strlen(host)] == ':')
+		return;
+	snprintf(got, sizeof(got), "requests for host %.256s", host);
+	log_refusal(LOG_REFUSE_ISSUER, cfg->public_origin, got);
+}
+
 /* RFC 8414 §2: issuer is the public origin exactly (no path, no slash). */
 static struct json_object *
 server_metadata(const struct config *cfg)
@@ -659,8 +686,10 @@ oauth_wellknown(struct http_req *r, const struct config *cfg)
 	else if ((strncmp(wk, "oauth-authorization-server", 26) == 0 &&
 	    (wk[26] == '\0' || wk[26] == '/')) ||
 	    (strncmp(wk, "openid-configuration", 20) == 0 &&
-	    (wk[20] == '\0' || wk[20] == '/')))
+	    (wk[20] == '\0' || wk[20] == '/'))) {
+		check_issuer(r, cfg);
 		o = server_metadata(cfg);
+	}
 	if (o == NULL) {
 		http_send_error(r, 404, "No such metadata document.");
 		return;
