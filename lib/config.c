@@ -11,6 +11,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "config.h"
@@ -515,6 +516,7 @@ config_load(struct config **out, struct error *err)
 	char		 cwd[PATH_MAX], *envdir = NULL, *abspath = NULL;
 	size_t		 i, n;
 	bool		 explicit = false;
+	struct stat	 st;
 	int		 rc = -1;
 
 	*out = NULL;
@@ -532,14 +534,18 @@ config_load(struct config **out, struct error *err)
 		error_set(err, "SANDBOX_ENV_FILE: cannot resolve %s", path);
 		goto out;
 	}
-	if (envfile_read(abspath, &ef, err) == -1)
-		goto out;
 	/* A settings file named on purpose must be there. */
-	if (explicit && access(abspath, F_OK) == -1) {
+	if (explicit && stat(abspath, &st) == -1) {
 		error_set(err, "SANDBOX_ENV_FILE: the settings file %s does not "
-		    "exist", abspath);
+		    "exist (%s)", abspath, strerror(errno));
 		goto out;
 	}
+	if (explicit && !S_ISREG(st.st_mode)) {
+		error_set(err, "SANDBOX_ENV_FILE: %s is not a file", abspath);
+		goto out;
+	}
+	if (envfile_read(abspath, &ef, err) == -1)
+		goto out;
 	c->env_file = abspath;
 	abspath = NULL;
 
