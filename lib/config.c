@@ -38,7 +38,7 @@ static const struct setting settings[] = {
 	{ "SANDBOX_PORT", K_LONG, "8891", 1, 65535, OFF(port),
 	  "Port the web server listens on." },
 	{ "SANDBOX_PUBLIC_URL", K_URL, "", 0, 2048, OFF(public_url),
-	  "Public origin clients use (https://sandbox.example.com). Default http://SANDBOX_HOST:SANDBOX_PORT." },
+	  "Public origin clients use (https://sandbox.example.com, without /mcp). Default http://SANDBOX_HOST:SANDBOX_PORT; required when SANDBOX_HOST is 0.0.0.0 or ::." },
 	{ "MAX_OUTPUT_BYTES", K_LONG, "50000", 256, 10000000, OFF(max_output_bytes),
 	  "Per-stream output kept from a command; above it the middle is cut." },
 	{ "FILE_TTL", K_LONG, "604800", 60, 315360000, OFF(file_ttl),
