@@ -204,6 +204,16 @@ describe(`the installed units under systemd (${WEB})`, () => {
     }
   });
 
+  it('make run stops on a bad setting before it starts the web server', { skip: WEB !== 'lighttpd' && 'once, in the lighttpd pass' }, async () => {
+    // The environment overrides .env; the set-up steps find everything there.
+    const r = await execFileP('make', ['-C', TOP, '--no-print-directory', 'run'], {
+      env: { ...process.env, SANDBOX_PUBLIC_URL: 'https://sb.example.com/mcp' }, timeout: 300000, maxBuffer: 16 << 20,
+    }).then(() => ({ code: 0, stderr: '' }), (e) => ({ code: e.code, stderr: e.stderr ?? '' }));
+    assert.notEqual(r.code, 0);
+    assert.match(r.stderr, /SANDBOX_PUBLIC_URL: must be an origin .*set SANDBOX_PUBLIC_URL=https:\/\/sb\.example\.com /);
+    assert.match(r.stderr, /make run: fix the setting above/);
+  });
+
   it('a bad SANDBOX_PUBLIC_URL stops the service with its reason', async () => {
     await must(`sed -i 's|^SANDBOX_PUBLIC_URL=.*|SANDBOX_PUBLIC_URL=${srv.url}/mcp|' /etc/code-sandbox/env`);
     const unit = WEB === 'lighttpd' ? 'code-sandbox-lighttpd.service' : 'code-sandbox-fcgi@wellknown.service';
