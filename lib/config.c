@@ -420,7 +420,8 @@ absolutize(const char *base, const char *path)
 	n = strlen(base) + strlen(path) + 2;
 	if ((out = malloc(n)) == NULL)
 		return NULL;
-	snprintf(out, n, "%s/%s", base, path);
+	/* "/" and "x" make "/x", not "//x". */
+	snprintf(out, n, "%s%s%s", base, strcmp(base, "/") == 0 ? "" : "/", path);
 	return out;
 }
 
@@ -553,6 +554,12 @@ config_load(struct config **out, struct error *err)
 		v = lookup(&ef, settings[i].name);
 		if (v == NULL)
 			v = settings[i].def;
+		if (v == NULL && access(c->env_file, F_OK) == -1) {
+			error_set(err, "%s: required setting is missing, and "
+			    "there is no settings file %s (name one with "
+			    "SANDBOX_ENV_FILE)", settings[i].name, c->env_file);
+			goto out;
+		}
 		if (v == NULL) {
 			error_set(err, "%s: required setting is missing (set it "
 			    "in %s or the environment)", settings[i].name,
