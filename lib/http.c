@@ -10,6 +10,7 @@
  */
 #include <ctype.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <limits.h>
 #include <pthread.h>
 #include <signal.h>
@@ -45,6 +46,7 @@ struct http_req {
 };
 
 static atomic_bool	 stopping;
+static atomic_bool	 serving_cgi = true;	/* until http_serve knows */
 static pthread_mutex_t	 accept_lock = PTHREAD_MUTEX_INITIALIZER;
 
 struct serve_ctx {
@@ -56,6 +58,12 @@ bool
 http_stopping(void)
 {
 	return atomic_load(&stopping);
+}
+
+bool
+http_serving_cgi(void)
+{
+	return atomic_load(&serving_cgi);
 }
 
 const char *
@@ -335,7 +343,16 @@ http_end(struct http_req *r)
 	if (!r->gone)
 		FCGX_FFlush(r->out);
 	if (r->fcgx.out == NULL) {
-		/* Plain CGI: the response ends when the process exits. */
+		int fd;
+
+		/*
+		 * Plain CGI: the response ends when the web server sees the end
+		 * of our stdout, so it goes to /dev/null from here on.
+		 */
+		if ((fd = open("/dev/null", O_WRONLY)) != -1) {
+			dup2(fd, STDOUT_FILENO);
+			close(fd);
+		}
 		r->ended = r->gone = true;
 		return;
 	}
@@ -630,6 +647,7 @@ http_serve(http_handler handler, void *arg, int nthreads)
 	}
 	if (FCGX_IsCGI())
 		return serve_cgi(&ctx);
+	atomic_store(&serving_cgi, false);
 
 	sigemptyset(&set);
 	sigaddset(&set, SIGTERM);
