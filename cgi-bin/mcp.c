@@ -1,10 +1,13 @@
 /*
- * mcp: the /mcp endpoint, MCP's Streamable HTTP transport
- * (spec 2025-11-25 basic/transports).
+ * mcp: the /mcp endpoint, MCP's Streamable HTTP transport, for the 2025
+ * versions (spec 2025-11-25 basic/transports: sessions) and for 2026-07-28
+ * (basic/transports/streamable-http: stateless) on the same URL.
  *
- * POST carries one JSON-RPC message (a batch only under 2025-03-26); GET is
- * 405 (no server-initiated stream); DELETE ends a session. The checks run in
- * the order below, each answering with the status the spec names.
+ * POST carries one JSON-RPC message (a batch only under 2025-03-26); its
+ * era is decided once (mcp_era_of) and followed from there. GET is 405 (no
+ * server-initiated stream in either era); DELETE ends a 2025 session. The
+ * checks run in the order below, each answering with the status the spec
+ * names.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -21,6 +24,7 @@
 #include "log.h"
 #include "mcp.h"
 #include "session.h"
+#include "sse.h"
 
 #define BODY_MAX	(1024 * 1024)	/* commands are capped lower, in the tool */
 #define BATCH_MAX	32
@@ -114,7 +118,7 @@ do_initialize(struct http_req *r, const struct config *cfg, struct db *db,
     struct json_object *msg, bool json_ok, bool sse_ok)
 {
 	struct json_object	*params, *id = NULL, *res, *ci;
-	struct mcp_stream	*st;
+	struct sse		*st;
 	struct error		 err;
 	const char		*requested, *version;
 	char			 sid[64], info[256];
@@ -141,11 +145,80 @@ do_initialize(struct http_req *r, const struct config *cfg, struct db *db,
 		return;
 	}
 	res = mcp_result(id, mcp_initialize_result(cfg, requested));
-	if ((st = mcp_stream_new(r, json_ok, sse_ok, sid)) != NULL) {
-		mcp_stream_finish(st, res);
-		mcp_stream_free(st);
+	if ((st = sse_new(r, json_ok, sse_ok)) != NULL) {
+		sse_header(st, "Mcp-Session-Id", sid);
+		sse_finish(st, res);
+		sse_free(st);
 	}
 	json_object_put(res);
+}
+
+/*
+ * Answer one request, notification or response read as m: 202 for what
+ * is not a request, else the response on its own stream.
+ */
+static void
+answer_one(struct http_req *r, struct mcp_call *call, const struct mcp_msg *m,
+    bool json_ok, bool sse_ok)
+{
+	struct json_object	*resp;
+	struct sse		*st;
+
+	if (m->kind != MCP_REQUEST) {
+		/* Notifications and responses: 202 Accepted, no body. */
+		if (m->kind == MCP_NOTIFICATION)
+			mcp_handle(call, m);
+		http_send(r, 202, NULL, "", 0);
+		return;
+	}
+	if ((st = sse_new(r, json_ok, sse_ok)) == NULL) {
+		http_send_error(r, 500, "Out of memory.");
+		return;
+	}
+	call->stream = st;
+	resp = mcp_handle(call, m);
+	if (resp == NULL)
+		sse_end_empty(st);
+	else if (!http_started(r) && mcp_http_status(m->era, resp) != 200)
+		http_send_json(r, mcp_http_status(m->era, resp), resp);
+	else
+		sse_finish(st, resp);
+	call->stream = NULL;
+	sse_free(st);
+	json_object_put(resp);
+}
+
+/*
+ * A 2026-07-28 request (stateless): no session is minted or read, no
+ * batch; mcp_read makes the header and _meta checks.
+ */
+static void
+do_modern(struct http_req *r, const struct config *cfg, struct db *db,
+    const struct auth_info *who, struct json_object *msg,
+    const struct mcp_http_meta *hm, bool json_ok, bool sse_ok)
+{
+	struct json_object	*err_resp = NULL;
+	struct mcp_call		 call;
+	struct mcp_msg		 m;
+	int			 status;
+
+	if (json_object_is_type(msg, json_type_array)) {
+		rpc_fail(r, 400, NULL, RPC_INVALID_REQUEST,
+		    "Invalid Request: batches are not part of protocol version "
+		    MCP_VERSION_MODERN);
+		return;
+	}
+	if (mcp_read(&mcp_era_2026, msg, hm, &m, &err_resp, &status) == -1) {
+		http_send_json(r, status, err_resp);
+		json_object_put(err_resp);
+		return;
+	}
+	memset(&call, 0, sizeof(call));
+	call.cfg = cfg;
+	call.db = db;
+	call.who = who;
+	call.version = m.version;
+	answer_one(r, &call, &m, json_ok, sse_ok);
 }
 
 static void
@@ -154,16 +227,16 @@ do_post(struct http_req *r, const struct config *cfg, struct db *db,
 {
 	const char		*accept = http_header(r, "Accept");
 	const char		*sid = http_header(r, "Mcp-Session-Id");
-	const char		*hver = http_header(r, "MCP-Protocol-Version");
 	const char		*body;
 	size_t			 len;
 	int			 status;
 	bool			 json_ok, sse_ok;
-	struct json_object	*msg = NULL, *err_resp = NULL, *resp = NULL;
-	struct mcp_stream	*st = NULL;
+	struct json_object	*msg = NULL, *err_resp = NULL;
+	const struct mcp_era	*era;
+	struct mcp_http_meta	 hm;
 	struct mcp_call		 call;
+	struct mcp_msg		 m;
 	struct error		 err;
-	enum mcp_kind		 kind;
 	char			 version[32];
 
 	if (accept == NULL || *accept == '\0')
@@ -188,8 +261,21 @@ do_post(struct http_req *r, const struct config *cfg, struct db *db,
 		rpc_fail(r, 400, NULL, RPC_PARSE_ERROR, "Parse error");
 		return;
 	}
+	hm.version = http_header(r, "MCP-Protocol-Version");
+	hm.method = http_header(r, "Mcp-Method");
+	hm.name = http_header(r, "Mcp-Name");
 
-	/* initialize opens a session; it is never part of a batch. */
+	/* Which era: the body's _meta first, the header second (mcp.h). */
+	if ((era = mcp_era_of(msg, &hm, &err_resp)) == NULL) {
+		http_send_json(r, 400, err_resp);
+		goto out;
+	}
+	if (!mcp_era_sessions(era)) {
+		do_modern(r, cfg, db, who, msg, &hm, json_ok, sse_ok);
+		goto out;
+	}
+
+	/* 2025: initialize opens a session; it is never part of a batch. */
 	if (json_object_is_type(msg, json_type_object) &&
 	    mcp_classify(msg, &err_resp) == MCP_REQUEST &&
 	    strcmp(js_str(msg, "method"), "initialize") == 0) {
@@ -218,15 +304,9 @@ do_post(struct http_req *r, const struct config *cfg, struct db *db,
 		goto out;
 	}
 	/*
-	 * MCP-Protocol-Version: absent means the negotiated version; a
-	 * supported one is accepted even if it differs; others are 400.
+	 * MCP-Protocol-Version: absent means the negotiated version; another
+	 * supported one is accepted (mcp_era_of refused the others).
 	 */
-	if (hver != NULL && !mcp_version_supported(hver)) {
-		rpc_fail(r, 400, NULL, RPC_SERVER_ERROR,
-		    "Bad Request: unsupported MCP-Protocol-Version");
-		goto out;
-	}
-
 	memset(&call, 0, sizeof(call));
 	call.cfg = cfg;
 	call.db = db;
@@ -249,19 +329,17 @@ do_post(struct http_req *r, const struct config *cfg, struct db *db,
 		}
 		out = json_object_new_array();
 		for (i = 0; i < n; i++) {
-			struct json_object *m = json_object_array_get_idx(msg, i);
-			struct json_object *e = NULL, *one = NULL, *mid = NULL;
+			struct json_object *one = NULL;
 
-			kind = mcp_classify(m, &e);
-			if (kind == MCP_INVALID)
-				one = e;
-			else if (kind == MCP_REQUEST &&
-			    strcmp(js_str(m, "method"), "initialize") == 0) {
-				json_object_object_get_ex(m, "id", &mid);
-				one = mcp_error(mid, RPC_INVALID_REQUEST,
-				    "Invalid Request: initialize cannot be batched");
-			} else if (kind != MCP_RESPONSE)
-				one = mcp_handle(&call, m);	/* NULL for notifications */
+			if (mcp_read(era, json_object_array_get_idx(msg, i), &hm,
+			    &m, &one, &status) == 0) {
+				if (m.kind == MCP_REQUEST &&
+				    strcmp(m.method, "initialize") == 0)
+					one = mcp_error(m.id, RPC_INVALID_REQUEST,
+					    "Invalid Request: initialize cannot be batched");
+				else if (m.kind != MCP_RESPONSE)
+					one = mcp_handle(&call, &m);	/* NULL for notifications */
+			}
 			if (one != NULL)
 				json_object_array_add(out, one);
 		}
@@ -273,31 +351,12 @@ do_post(struct http_req *r, const struct config *cfg, struct db *db,
 		goto out;
 	}
 
-	kind = mcp_classify(msg, &err_resp);
-	if (kind == MCP_INVALID) {
-		http_send_json(r, 400, err_resp);
+	if (mcp_read(era, msg, &hm, &m, &err_resp, &status) == -1) {
+		http_send_json(r, status, err_resp);
 		goto out;
 	}
-	if (kind != MCP_REQUEST) {
-		/* Notifications and responses: 202 Accepted, no body. */
-		if (kind == MCP_NOTIFICATION)
-			mcp_handle(&call, msg);
-		http_send(r, 202, NULL, "", 0);
-		goto out;
-	}
-	if ((st = mcp_stream_new(r, json_ok, sse_ok, NULL)) == NULL) {
-		http_send_error(r, 500, "Out of memory.");
-		goto out;
-	}
-	call.stream = st;
-	resp = mcp_handle(&call, msg);
-	if (resp != NULL)
-		mcp_stream_finish(st, resp);
-	else
-		mcp_stream_end_empty(st);
+	answer_one(r, &call, &m, json_ok, sse_ok);
 out:
-	mcp_stream_free(st);
-	json_object_put(resp);
 	json_object_put(err_resp);
 	json_object_put(msg);
 }
@@ -308,7 +367,13 @@ do_delete(struct http_req *r, const struct config *cfg, struct db *db)
 	const char *sid = http_header(r, "Mcp-Session-Id");
 
 	if (sid == NULL) {
-		http_send_error(r, 400, "Mcp-Session-Id header is required.");
+		/*
+		 * Nothing to end: 2026-07-28 has no sessions and answers DELETE
+		 * with 405 (streamable-http "Earlier Streamable HTTP Revisions").
+		 */
+		http_header_add(r, "Allow", "POST, DELETE");
+		http_send_error(r, 405, "DELETE ends a 2025 session: it needs "
+		    "the Mcp-Session-Id header.");
 		return;
 	}
 	switch (session_delete(db, sid)) {

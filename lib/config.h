@@ -38,6 +38,9 @@ struct config {
 	long		 ping_interval;	/* SANDBOX_PING_INTERVAL, seconds */
 	long		 threads;	/* SANDBOX_THREADS, per FastCGI process */
 	long		 max_timeout;	/* SANDBOX_MAX_TIMEOUT, seconds */
+	long		 inline_wait;	/* SANDBOX_INLINE_WAIT, seconds (2026 execute) */
+	long		 max_running;	/* SANDBOX_MAX_RUNNING */
+	long		 max_running_per_client; /* SANDBOX_MAX_RUNNING_PER_CLIENT */
 	long		 session_ttl;	/* SANDBOX_SESSION_TTL, idle seconds */
 	bool		 allow_key_bearer; /* SANDBOX_ALLOW_KEY_BEARER */
 	long		 access_token_ttl; /* SANDBOX_ACCESS_TOKEN_TTL, seconds */

@@ -54,6 +54,21 @@ static const char *const sql[STMT__MAX] = {
 	[STMT_RUN_RECENT] =
 	    "SELECT id, state, started, exit_code, substr(command, 1, 200) "
 	    "FROM run ORDER BY started DESC, rowid DESC LIMIT ?",
+	/* tasks and handles */
+	[STMT_TASK_MARK] =
+	    "UPDATE run SET handle = ?, updated = ? WHERE id = ?",
+	[STMT_TASK_GET] =
+	    "SELECT client_id, state, started, finished, handle, result, "
+	    "last_line, updated, timeout FROM run WHERE id = ?",
+	[STMT_TASK_NOTE] =
+	    "UPDATE run SET last_line = ?, updated = ? WHERE id = ?",
+	[STMT_TASK_CANCEL] =
+	    "UPDATE run SET cancel_requested = 1 WHERE id = ? AND "
+	    "state = 'running' RETURNING id",
+	/* A row left 'running' by a killed worker stops counting after its timeout. */
+	[STMT_RUN_COUNT_ACTIVE] =
+	    "SELECT count(*), coalesce(sum(client_id = ?), 0) FROM run "
+	    "WHERE state = 'running' AND started + timeout + 60 > ?",
 	/* oauth */
 	[STMT_CLIENT_INSERT] =
 	    "INSERT INTO oauth_client (client_id, secret_hash, auth_method, name, "

@@ -34,6 +34,13 @@ enum db_stmt {
 	STMT_RUN_CANCELLED,	/* id -> cancel_requested */
 	STMT_RUN_GET,		/* id -> state, result */
 	STMT_RUN_RECENT,	/* limit -> id, state, started, exit_code, command */
+	/* tasks and handles (sql/007-tasks.sql) */
+	STMT_TASK_MARK,		/* handle, now, id */
+	STMT_TASK_GET,		/* id -> client_id, state, started, finished, handle,
+				   result, last_line, updated, timeout */
+	STMT_TASK_NOTE,		/* last_line, now, id */
+	STMT_TASK_CANCEL,	/* id -> id (marks a running command) */
+	STMT_RUN_COUNT_ACTIVE,	/* client_id, now -> running, running for client_id */
 	/* oauth (sql/002-oauth.sql) */
 	STMT_CLIENT_INSERT,	/* client_id, secret_hash, auth_method, name,
 				   redirect_uris, metadata, refresh, cimd, created */

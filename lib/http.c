@@ -10,6 +10,7 @@
  */
 #include <ctype.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <limits.h>
 #include <pthread.h>
 #include <signal.h>
@@ -39,6 +40,7 @@ struct http_req {
 	size_t		 nheaders;
 	bool		 started;
 	bool		 gone;
+	bool		 ended;		/* handed back early (http_end) */
 	char		*body;
 	char		*path;
 };
@@ -331,6 +333,40 @@ http_flush(struct http_req *r)
 	return 0;
 }
 
+void
+http_end(struct http_req *r)
+{
+	if (r->ended)
+		return;
+	if (!r->started)
+		http_send_error(r, 500, "The handler sent no response.");
+	if (!r->gone)
+		FCGX_FFlush(r->out);
+	if (r->fcgx.out == NULL) {
+		int fd;
+
+		/*
+		 * Plain CGI: the response ends when the web server sees the end
+		 * of our stdout, so it goes to /dev/null from here on.
+		 */
+		if ((fd = open("/dev/null", O_WRONLY)) != -1) {
+			dup2(fd, STDOUT_FILENO);
+			close(fd);
+		}
+		r->ended = r->gone = true;
+		return;
+	}
+	/*
+	 * The web server gets the end of the response now; the request's
+	 * streams and parameters are freed, so every later read or write of
+	 * this request finds nothing (gone, no headers).
+	 */
+	FCGX_Finish_r(&r->fcgx);
+	r->ended = r->gone = true;
+	r->envp = NULL;
+	r->in = r->out = NULL;
+}
+
 bool
 http_gone(struct http_req *r)
 {
@@ -431,17 +467,19 @@ req_reset(struct http_req *r)
 	free(r->path);
 	r->body = r->path = NULL;
 	r->status = 200;
-	r->started = r->gone = false;
+	r->started = r->gone = r->ended = false;
 }
 
 static void
 run_handler(struct serve_ctx *ctx, struct http_req *r)
 {
 	ctx->handler(r, ctx->arg);
-	if (!r->started)
-		http_send_error(r, 500, "The handler sent no response.");
-	if (!r->gone)
-		FCGX_FFlush(r->out);
+	if (!r->ended) {
+		if (!r->started)
+			http_send_error(r, 500, "The handler sent no response.");
+		if (!r->gone)
+			FCGX_FFlush(r->out);
+	}
 	req_reset(r);
 }
 
@@ -473,7 +511,7 @@ worker(void *arg)
 		r->out = r->fcgx.out;
 		r->envp = r->fcgx.envp;
 		run_handler(ctx, r);
-		FCGX_Finish_r(&r->fcgx);
+		FCGX_Finish_r(&r->fcgx);	/* a no-op after http_end */
 	}
 	FCGX_Free(&r->fcgx, 1);
 	free(r);
@@ -585,7 +623,8 @@ serve_cgi(struct serve_ctx *ctx)
 	r->out = &out->s;
 	r->envp = environ;
 	run_handler(ctx, r);
-	FCGX_FFlush(r->out);
+	if (!r->ended)
+		FCGX_FFlush(r->out);
 	rc = 0;
 out:
 	free(in);

@@ -70,6 +70,12 @@ int	http_write(struct http_req *, const void *buf, size_t len);
 int	http_puts(struct http_req *, const char *s);
 /* Push buffered bytes to the web server now. 0, or -1 once the client is gone. */
 int	http_flush(struct http_req *);
+/*
+ * End the response now and hand the request back to the web server, while
+ * the handler goes on working (a command that outlives its request). After
+ * it the request has no headers or body and every write fails (gone).
+ */
+void	http_end(struct http_req *);
 /* Has the client gone (a write or flush failed)? */
 bool	http_gone(struct http_req *);
 /* Have status and headers been sent? */

@@ -1,20 +1,57 @@
 /*
- * mcp.c: JSON-RPC envelopes, the MCP lifecycle and tools methods, and the
- * response stream (JSON body or SSE).
+ * mcp.c: JSON-RPC envelopes, the two protocol eras (one table each, at the
+ * end of this file), and the methods they serve.
  */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 
 #include "config.h"
-#include "http.h"
+#include "crypto.h"
 #include "js.h"
 #include "log.h"
 #include "mcp.h"
 #include "runs.h"
 #include "sandbox.h"
+#include "sse.h"
+#include "tasks.h"
 #include "tools.h"
+
+#define META_VERSION	"io.modelcontextprotocol/protocolVersion"
+#define META_CAPS	"io.modelcontextprotocol/clientCapabilities"
+#define META_SERVER	"io.modelcontextprotocol/serverInfo"
+#define HEADER_MAX	1024	/* longest Mcp-Name we decode */
+#define LIST_TTL_MS	3600000	/* tools/list and server/discover stay fresh an hour */
+
+/* A method of one era. */
+struct mcp_method {
+	const char	*name;
+	struct json_object *(*run)(struct mcp_call *, const struct mcp_msg *);
+	unsigned	 flags;
+};
+#define M_CACHEABLE	0x1	/* 2026 server/utilities/caching: ttlMs, cacheScope */
+#define M_TASKS		0x2	/* needs the Tasks extension declared (-32021) */
+
+/*
+ * One era's rules: everything that differs between 2025 and 2026 is a
+ * member here, so no other code asks which era it is in.
+ */
+struct mcp_era {
+	const char		*name;
+	bool			 sessions;	/* initialize, Mcp-Session-Id, batches */
+	const struct mcp_method	*methods;
+	size_t			 nmethods;
+	/* A client notification (no answer). */
+	void			(*notify)(struct mcp_call *, const struct mcp_msg *);
+	/* Dress a result of method (never NULL) before it is sent. */
+	void			(*dress)(const struct mcp_method *, struct json_object *result);
+	/* The HTTP status of an error response from dispatch. */
+	int			(*error_status)(int code);
+	/* What a tool call may do with its stream, and what tools say about it. */
+	struct tool_mode	 tools;
+	/* What the instructions say about an interrupted call. */
+	const char		*interrupted;
+};
 
 /* Every tool the server offers; tools/list lists them in this order. */
 static const struct tool *const tools[] = {
@@ -25,11 +62,13 @@ static const struct tool *const tools[] = {
 
 #define NTOOLS (sizeof(tools) / sizeof(tools[0]))
 
+/* Versions this server speaks, newest first (server/discover supportedVersions). */
 static const char *const versions[] = {
-	"2025-11-25", "2025-06-18", "2025-03-26",
+	MCP_VERSION_MODERN, "2025-11-25", "2025-06-18", "2025-03-26",
 };
+#define NVERSIONS (sizeof(versions) / sizeof(versions[0]))
 
-static const char instructions[] =
+static const char instructions_head[] =
     "This server gives you a persistent Linux sandbox: one long-lived Docker "
     "container (Debian, you are root, with internet access) shared by all "
     "your calls.\n"
@@ -41,10 +80,8 @@ static const char instructions[] =
     "for a while are removed by a periodic cleanup. Packages installed with "
     "apt-get, pip or npm persist in the container.\n"
     "- At the timeout the command and everything it started are killed. "
-    "Detach long-running services with `setsid nohup cmd > log 2>&1 &`.\n"
-    "- A command goes on when a call is interrupted (lost connection, "
-    "client timeout): get_result() lists recent runs and "
-    "get_result(run_id) waits for and returns one's result.\n"
+    "Detach long-running services with `setsid nohup cmd > log 2>&1 &`.\n";
+static const char instructions_tail[] =
     "- To give the user a file (PDF, image, archive, ...) that is not text, "
     "use share_file(path): it returns a download link to hand to the user.";
 
@@ -53,7 +90,8 @@ mcp_version_supported(const char *v)
 {
 	size_t i;
 
-	for (i = 0; v != NULL && i < sizeof(versions) / sizeof(versions[0]); i++)
+	/* The 2025 versions: initialize and sessions. */
+	for (i = 1; v != NULL && i < NVERSIONS; i++)
 		if (strcmp(v, versions[i]) == 0)
 			return true;
 	return false;
@@ -64,10 +102,16 @@ mcp_negotiate(const char *requested)
 {
 	size_t i;
 
-	for (i = 0; requested != NULL && i < sizeof(versions) / sizeof(versions[0]); i++)
+	for (i = 1; requested != NULL && i < NVERSIONS; i++)
 		if (strcmp(requested, versions[i]) == 0)
 			return versions[i];
 	return MCP_VERSION_LATEST;
+}
+
+bool
+mcp_era_sessions(const struct mcp_era *era)
+{
+	return era->sessions;
 }
 
 static struct json_object *
@@ -89,6 +133,17 @@ mcp_error(struct json_object *id, int code, const char *msg)
 	js_set_int(e, "code", code);
 	js_set_str(e, "message", msg);
 	js_set(o, "error", e);
+	return o;
+}
+
+/* An error response with data (taken). */
+static struct json_object *
+error_data(struct json_object *id, int code, const char *msg,
+    struct json_object *data)
+{
+	struct json_object *o = mcp_error(id, code, msg);
+
+	js_set(js_get(o, "error", json_type_object), "data", data);
 	return o;
 }
 
@@ -165,10 +220,261 @@ mcp_classify(struct json_object *msg, struct json_object **error)
 	return MCP_INVALID;
 }
 
+/* The id of a message when it is a valid one, else NULL. */
+static struct json_object *
+msg_id(struct json_object *msg)
+{
+	struct json_object *id;
+
+	if (json_object_is_type(msg, json_type_object) &&
+	    json_object_object_get_ex(msg, "id", &id) && valid_id(id))
+		return id;
+	return NULL;
+}
+
+static struct json_object *
+versions_array(void)
+{
+	struct json_object	*a = json_object_new_array();
+	size_t			 i;
+
+	for (i = 0; i < NVERSIONS; i++)
+		json_object_array_add(a, json_object_new_string(versions[i]));
+	return a;
+}
+
+/* UnsupportedProtocolVersionError (2026-07-28 basic/versioning). */
+static struct json_object *
+unsupported_version(struct json_object *id, const char *requested)
+{
+	struct json_object *data = json_object_new_object();
+
+	js_set(data, "supported", versions_array());
+	js_set_str(data, "requested", requested);
+	return error_data(id, RPC_UNSUPPORTED_VERSION,
+	    "Unsupported protocol version", data);
+}
+
+/* params._meta[key] of a message, with the type asked for. */
+static struct json_object *
+meta_get(struct json_object *msg, const char *key, enum json_type type)
+{
+	return js_get(js_get(js_get(msg, "params", json_type_object), "_meta",
+	    json_type_object), key, type);
+}
+
+/* A header value without the spaces and tabs around it, into buf. */
+static const char *
+trimmed(const char *v, char *buf, size_t bufsz)
+{
+	size_t n;
+
+	if (v == NULL)
+		return NULL;
+	v += strspn(v, " \t");
+	n = strlen(v);
+	while (n > 0 && (v[n - 1] == ' ' || v[n - 1] == '\t'))
+		n--;
+	if (n >= bufsz)
+		return NULL;
+	memcpy(buf, v, n);
+	buf[n] = '\0';
+	return buf;
+}
+
+const struct mcp_era *
+mcp_era_of(struct json_object *body, const struct mcp_http_meta *h,
+    struct json_object **error)
+{
+	const char	*hv;
+	char		 buf[64];
+
+	*error = NULL;
+	/* A _meta version in the body decides (it is cross-checked later). */
+	if (meta_get(body, META_VERSION, json_type_string) != NULL)
+		return &mcp_era_2026;
+	hv = trimmed(h->version, buf, sizeof(buf));
+	if (hv == NULL && h->version == NULL)
+		return &mcp_era_2025;
+	if (hv != NULL && mcp_version_supported(hv))
+		return &mcp_era_2025;
+	if (hv != NULL && strcmp(hv, MCP_VERSION_MODERN) == 0)
+		return &mcp_era_2026;
+	*error = unsupported_version(msg_id(body), hv != NULL ? hv : "");
+	return NULL;
+}
+
+/*
+ * Decode a header value in the Base64 sentinel form "=?base64?...?=" (2026
+ * streamable-http "Value Encoding") into out, or copy a plain one. -1 when
+ * the value is malformed or holds characters no header may (RFC 9110 §5.5).
+ */
+static int
+header_value(const char *v, char *out, size_t outsz)
+{
+	size_t	n = strlen(v), i;
+	long	m;
+
+	if (n >= 11 && strncmp(v, "=?base64?", 9) == 0 &&
+	    strcmp(v + n - 2, "?=") == 0) {
+		if ((m = crypto_b64_decode(v + 9, n - 11, out, outsz - 1)) < 0)
+			return -1;
+		out[m] = '\0';
+		return (size_t)m == strlen(out) ? 0 : -1;	/* no NUL inside */
+	}
+	for (i = 0; i < n; i++)
+		if ((unsigned char)v[i] < 0x20 || (unsigned char)v[i] == 0x7f) {
+			if (v[i] != '\t')
+				return -1;
+		}
+	if (n >= outsz)
+		return -1;
+	memcpy(out, v, n + 1);
+	return 0;
+}
+
+/* The body value Mcp-Name mirrors for a method, or NULL when none is required. */
+static const char *
+name_source(const char *method, struct json_object *params, bool *required)
+{
+	*required = true;
+	if (strcmp(method, "tools/call") == 0 || strcmp(method, "prompts/get") == 0)
+		return js_str(params, "name");
+	if (strcmp(method, "resources/read") == 0)
+		return js_str(params, "uri");
+	/* Tasks extension "Streamable HTTP: Routing Headers". */
+	if (strcmp(method, "tasks/get") == 0 ||
+	    strcmp(method, "tasks/update") == 0 ||
+	    strcmp(method, "tasks/cancel") == 0)
+		return js_str(params, "taskId");
+	*required = false;
+	return NULL;
+}
+
+/*
+ * The 2026 checks of one request (protocol notes "Telling the eras
+ * apart", steps 2 to 5): _meta, then the headers against the body.
+ */
+static int
+read_modern(struct json_object *msg, const struct mcp_http_meta *h,
+    struct mcp_msg *m, struct json_object **error, int *status)
+{
+	struct json_object	*caps, *ext;
+	const char		*hv, *hm, *src;
+	char			 vbuf[64], mbuf[128], nbuf[HEADER_MAX], raw[HEADER_MAX];
+	bool			 required;
+
+	*status = 400;
+	m->version = js_str(js_get(m->params, "_meta", json_type_object),
+	    META_VERSION);
+	caps = meta_get(msg, META_CAPS, json_type_object);
+	if (m->version == NULL || caps == NULL) {
+		*error = mcp_error(m->id, RPC_INVALID_PARAMS, "Invalid params: "
+		    "_meta must carry io.modelcontextprotocol/protocolVersion and "
+		    "io.modelcontextprotocol/clientCapabilities");
+		return -1;
+	}
+	/* streamable-http "Protocol Version Header". */
+	if ((hv = trimmed(h->version, vbuf, sizeof(vbuf))) == NULL ||
+	    strcmp(hv, m->version) != 0) {
+		*error = mcp_error(m->id, RPC_HEADER_MISMATCH, "Header mismatch: "
+		    "MCP-Protocol-Version must equal the _meta protocol version");
+		return -1;
+	}
+	if (strcmp(m->version, MCP_VERSION_MODERN) != 0) {
+		*error = unsupported_version(m->id, m->version);
+		return -1;
+	}
+	/* "Standard Request Headers": values are case-sensitive. */
+	if ((hm = trimmed(h->method, mbuf, sizeof(mbuf))) == NULL ||
+	    strcmp(hm, m->method) != 0) {
+		*error = mcp_error(m->id, RPC_HEADER_MISMATCH, "Header mismatch: "
+		    "Mcp-Method must equal the request's method");
+		return -1;
+	}
+	src = name_source(m->method, m->params, &required);
+	if (required && (src != NULL || h->name != NULL) &&
+	    (h->name == NULL || src == NULL ||
+	    trimmed(h->name, raw, sizeof(raw)) == NULL ||
+	    header_value(raw, nbuf, sizeof(nbuf)) == -1 ||
+	    strcmp(nbuf, src) != 0)) {
+		*error = mcp_error(m->id, RPC_HEADER_MISMATCH, "Header mismatch: "
+		    "Mcp-Name must equal the request's name, uri or taskId");
+		return -1;
+	}
+	ext = js_get(caps, "extensions", json_type_object);
+	m->tasks = js_get(ext, MCP_TASKS_EXTENSION, json_type_object) != NULL;
+	return 0;
+}
+
+int
+mcp_read(const struct mcp_era *era, struct json_object *msg,
+    const struct mcp_http_meta *h, struct mcp_msg *m,
+    struct json_object **error, int *status)
+{
+	struct json_object *meta;
+
+	memset(m, 0, sizeof(*m));
+	m->era = era;
+	*status = 400;
+	if ((m->kind = mcp_classify(msg, error)) == MCP_INVALID)
+		return -1;
+	m->id = msg_id(msg);
+	m->method = js_str(msg, "method");
+	m->params = js_get(msg, "params", json_type_object);
+	meta = js_get(m->params, "_meta", json_type_object);
+	if (meta != NULL &&
+	    json_object_object_get_ex(meta, "progressToken", &m->progress_token) &&
+	    !valid_id(m->progress_token))
+		m->progress_token = NULL;
+	/* Only requests describe themselves in 2026; notifications are ignored. */
+	if (era->sessions || m->kind != MCP_REQUEST)
+		return 0;
+	return read_modern(msg, h, m, error, status);
+}
+
+int
+mcp_http_status(const struct mcp_era *era, struct json_object *response)
+{
+	struct json_object	*e = js_get(response, "error", json_type_object);
+	long long		 code;
+
+	if (e == NULL || js_int(e, "code", &code) == -1)
+		return 200;
+	return era->error_status((int)code);
+}
+
+/* Instructions for an era: what is true for its callers. */
+static char *
+instructions(const struct mcp_era *era)
+{
+	char	*s;
+	size_t	 n = sizeof(instructions_head) + strlen(era->interrupted) +
+		    sizeof(instructions_tail) + 1;
+
+	if ((s = malloc(n)) == NULL)
+		return NULL;
+	snprintf(s, n, "%s%s\n%s", instructions_head, era->interrupted,
+	    instructions_tail);
+	return s;
+}
+
+static struct json_object *
+server_info(void)
+{
+	struct json_object *info = json_object_new_object();
+
+	js_set_str(info, "name", MCP_SERVER_NAME);
+	js_set_str(info, "title", "Code Sandbox");
+	js_set_str(info, "version", MCP_SERVER_VERSION);
+	return info;
+}
+
 struct json_object *
 mcp_initialize_result(const struct config *cfg, const char *requested)
 {
-	struct json_object *r = json_object_new_object(), *caps, *t, *info;
+	struct json_object	*r = json_object_new_object(), *caps, *t;
+	char			*text;
 
 	js_set_str(r, "protocolVersion", mcp_negotiate(requested));
 	caps = json_object_new_object();
@@ -176,53 +482,172 @@ mcp_initialize_result(const struct config *cfg, const char *requested)
 	js_set_bool(t, "listChanged", false);
 	js_set(caps, "tools", t);
 	js_set(r, "capabilities", caps);
-	info = json_object_new_object();
-	js_set_str(info, "name", MCP_SERVER_NAME);
-	js_set_str(info, "title", "Code Sandbox");
-	js_set_str(info, "version", MCP_SERVER_VERSION);
-	js_set(r, "serverInfo", info);
-	js_set_str(r, "instructions", instructions);
+	js_set(r, "serverInfo", server_info());
+	if ((text = instructions(&mcp_era_2025)) != NULL)
+		js_set_str(r, "instructions", text);
+	free(text);
 	(void)cfg;
 	return r;
 }
 
+/* A response carrying result, dressed for the era of m. */
 static struct json_object *
-tools_list(struct mcp_call *c)
+reply(const struct mcp_msg *m, const struct mcp_method *method,
+    struct json_object *result)
+{
+	m->era->dress(method, result);
+	return mcp_result(m->id, result);
+}
+
+/* The method table entry of the method being run (for dress). */
+static const struct mcp_method *
+method_of(const struct mcp_msg *m)
+{
+	size_t i;
+
+	for (i = 0; i < m->era->nmethods; i++)
+		if (strcmp(m->era->methods[i].name, m->method) == 0)
+			return &m->era->methods[i];
+	return NULL;
+}
+
+static struct json_object *
+m_ping(struct mcp_call *c, const struct mcp_msg *m)
+{
+	(void)c;
+	return reply(m, method_of(m), json_object_new_object());
+}
+
+static struct json_object *
+m_initialized_again(struct mcp_call *c, const struct mcp_msg *m)
+{
+	(void)c;
+	return mcp_error(m->id, RPC_INVALID_REQUEST,
+	    "Invalid Request: the session is already initialized");
+}
+
+/* server/discover (2026-07-28 server/discover). */
+static struct json_object *
+m_discover(struct mcp_call *c, const struct mcp_msg *m)
+{
+	struct json_object	*r = json_object_new_object(), *caps, *ext;
+	char			*text;
+
+	(void)c;
+	js_set(r, "supportedVersions", versions_array());
+	caps = json_object_new_object();
+	js_set(caps, "tools", json_object_new_object());
+	ext = json_object_new_object();
+	js_set(ext, MCP_TASKS_EXTENSION, json_object_new_object());
+	js_set(caps, "extensions", ext);
+	js_set(r, "capabilities", caps);
+	if ((text = instructions(m->era)) != NULL)
+		js_set_str(r, "instructions", text);
+	free(text);
+	return reply(m, method_of(m), r);
+}
+
+static struct json_object *
+m_tools_list(struct mcp_call *c, const struct mcp_msg *m)
 {
 	struct json_object	*r = json_object_new_object();
 	struct json_object	*a = json_object_new_array();
 	size_t			 i;
 
 	for (i = 0; i < NTOOLS; i++)
-		json_object_array_add(a, tools[i]->describe(c->cfg));
+		json_object_array_add(a, tools[i]->describe(c->cfg, &m->era->tools));
 	js_set(r, "tools", a);
-	return r;
+	return reply(m, method_of(m), r);
+}
+
+/* The tool's channel back to the client: the request's stream (sse.h). */
+struct channel {
+	struct mcp_call		*call;
+	const struct mcp_msg	*msg;
+};
+
+static void
+ch_progress(void *arg, long long n, const char *message)
+{
+	struct channel		*ch = arg;
+	struct json_object	*note, *p;
+
+	if (ch->msg->progress_token == NULL || ch->call->stream == NULL ||
+	    !sse_can_stream(ch->call->stream))
+		return;
+	note = json_object_new_object();
+	js_set_str(note, "jsonrpc", "2.0");
+	js_set_str(note, "method", "notifications/progress");
+	p = json_object_new_object();
+	js_set(p, "progressToken", json_object_get(ch->msg->progress_token));
+	js_set_int(p, "progress", n);
+	if (message != NULL && *message != '\0')
+		js_set_str(p, "message", message);
+	js_set(note, "params", p);
+	sse_event(ch->call->stream, note);
+	json_object_put(note);
+}
+
+static int
+ch_alive(void *arg, long interval_ms)
+{
+	struct channel	*ch = arg;
+	struct sse	*st = ch->call->stream;
+
+	if (st == NULL || sse_finished(st))
+		return 0;
+	return sse_keepalive(st, interval_ms, ch->msg->era->tools.keepalive);
+}
+
+static bool
+ch_gone(void *arg)
+{
+	struct channel *ch = arg;
+
+	return ch->call->stream != NULL && sse_gone(ch->call->stream);
+}
+
+static int
+ch_answer(void *arg, struct json_object *result)
+{
+	struct channel		*ch = arg;
+	struct json_object	*resp;
+	int			 rc;
+
+	if (ch->call->stream == NULL) {
+		json_object_put(result);
+		return -1;
+	}
+	resp = reply(ch->msg, method_of(ch->msg), result);
+	rc = sse_finish_detach(ch->call->stream, resp);
+	json_object_put(resp);
+	return rc;
 }
 
 static struct json_object *
-tools_call(struct mcp_call *c, struct json_object *msg, struct json_object *id)
+m_tools_call(struct mcp_call *c, const struct mcp_msg *m)
 {
-	struct json_object	*params = js_get(msg, "params", json_type_object);
-	struct json_object	*args, *meta, *res;
+	struct json_object	*args, *res;
 	struct sandbox		*sb = NULL;
 	struct error		 err;
 	struct tool_ctx		 tc;
+	struct channel		 ch = { c, m };
 	const char		*name;
 	const struct tool	*tool = NULL;
 	size_t			 i;
 
-	if ((name = js_str_max(params, "name", 128)) == NULL)
-		return mcp_error(id, RPC_INVALID_PARAMS,
+	if ((name = js_str_max(m->params, "name", 128)) == NULL)
+		return mcp_error(m->id, RPC_INVALID_PARAMS,
 		    "Invalid params: name must be a tool name");
 	for (i = 0; i < NTOOLS; i++)
 		if (strcmp(tools[i]->name, name) == 0)
 			tool = tools[i];
 	if (tool == NULL)
-		return mcp_error(id, RPC_INVALID_PARAMS,
+		return mcp_error(m->id, RPC_INVALID_PARAMS,
 		    "Invalid params: unknown tool (see tools/list)");
-	if (json_object_object_get_ex(params, "arguments", &args)) {
+	if (json_object_object_get_ex(m->params, "arguments", &args)) {
 		if (!json_object_is_type(args, json_type_object))
-			return mcp_error(id, RPC_INVALID_PARAMS,
+			return mcp_error(m->id, RPC_INVALID_PARAMS,
 			    "Invalid params: arguments must be an object");
 		json_object_get(args);
 	} else
@@ -230,7 +655,7 @@ tools_call(struct mcp_call *c, struct json_object *msg, struct json_object *id)
 
 	if (sandbox_open(c->cfg, &sb, &err) == -1) {
 		json_object_put(args);
-		return mcp_result(id, tool_error("%s", err.msg));
+		return reply(m, method_of(m), tool_error("%s", err.msg));
 	}
 	memset(&tc, 0, sizeof(tc));
 	tc.cfg = c->cfg;
@@ -238,34 +663,72 @@ tools_call(struct mcp_call *c, struct json_object *msg, struct json_object *id)
 	tc.sandbox = sb;
 	tc.who = c->who;
 	tc.session_id = c->session_id;
-	tc.stream = c->stream;
-	tc.request_id = id;
-	if ((meta = js_get(params, "_meta", json_type_object)) != NULL &&
-	    json_object_object_get_ex(meta, "progressToken", &tc.progress_token) &&
-	    !valid_id(tc.progress_token))
-		tc.progress_token = NULL;
+	tc.request_id = m->id;
+	tc.mode = m->era->tools;
+	tc.mode.tasks = m->tasks;
+	tc.mode.progress = m->progress_token != NULL;
+	tc.chan.progress = ch_progress;
+	tc.chan.alive = ch_alive;
+	tc.chan.gone = ch_gone;
+	tc.chan.answer = ch_answer;
+	tc.chan.arg = &ch;
+	tc.chan.streams = c->stream != NULL && sse_can_stream(c->stream);
 	res = tool->call(&tc, args);
 	sandbox_close(sb);
 	json_object_put(args);
-	return res == NULL ? NULL : mcp_result(id, res);
+	if (res == NULL)
+		return NULL;
+	if (c->stream != NULL && sse_finished(c->stream)) {
+		/* Answered already (a task or handle); the result is kept in the run. */
+		json_object_put(res);
+		return NULL;
+	}
+	return reply(m, method_of(m), res);
+}
+
+/* tasks/get, tasks/cancel, tasks/update (Tasks extension). */
+static struct json_object *
+m_tasks(struct mcp_call *c, const struct mcp_msg *m)
+{
+	struct json_object	*res = NULL;
+	const char		*task_id = js_str_max(m->params, "taskId", RUN_ID_MAX);
+	char			 why[128];
+	int			 rc;
+
+	if (task_id == NULL)
+		return mcp_error(m->id, RPC_INVALID_PARAMS,
+		    "Invalid params: taskId must be a task id string");
+	if (strcmp(m->method, "tasks/get") == 0)
+		rc = tasks_get(c->db, c->cfg, c->who, task_id, &res, why, sizeof(why));
+	else if (strcmp(m->method, "tasks/cancel") == 0)
+		rc = tasks_cancel(c->db, c->cfg, c->who, task_id, why, sizeof(why));
+	else
+		rc = tasks_update(c->db, c->who, task_id, why, sizeof(why));
+	if (rc == -1)
+		return mcp_error(m->id, RPC_INTERNAL_ERROR, "Internal error");
+	if (rc == 0)
+		return mcp_error(m->id, RPC_INVALID_PARAMS, why);
+	return reply(m, method_of(m), res != NULL ? res : json_object_new_object());
 }
 
 /*
- * notifications/cancelled (spec: basic/utilities/cancellation): stop the
+ * notifications/cancelled (2025 basic/utilities/cancellation): stop the
  * command the named request of this session started. It may run in another
  * process: the run table finds it, and the kill works inside the container.
  * The request's own worker also sees the mark within a second.
  */
 static void
-cancelled(struct mcp_call *c, struct json_object *msg)
+n_cancelled(struct mcp_call *c, const struct mcp_msg *m)
 {
-	struct json_object	*params = js_get(msg, "params", json_type_object);
 	struct json_object	*rid;
 	struct sandbox		*sb = NULL;
 	struct error		 err;
 	char			 run_id[RUN_ID_MAX + 1];
 
-	if (params == NULL || !json_object_object_get_ex(params, "requestId", &rid) ||
+	if (strcmp(m->method, "notifications/cancelled") != 0)
+		return;
+	if (m->params == NULL ||
+	    !json_object_object_get_ex(m->params, "requestId", &rid) ||
 	    !valid_id(rid))
 		return;
 	if (runs_request_cancel(c->db, c->session_id, rid, run_id,
@@ -277,186 +740,161 @@ cancelled(struct mcp_call *c, struct json_object *msg)
 	sandbox_close(sb);
 }
 
-struct json_object *
-mcp_handle(struct mcp_call *c, struct json_object *msg)
+/* 2026 streamable-http: a notification POST is accepted and has no effect. */
+static void
+n_ignore(struct mcp_call *c, const struct mcp_msg *m)
 {
-	struct json_object	*id = NULL;
-	const char		*method = js_str(msg, "method");
+	(void)c;
+	(void)m;
+}
 
-	if (!json_object_object_get_ex(msg, "id", &id)) {
-		/* Notifications: nothing to answer (spec: lifecycle, utilities). */
-		if (strcmp(method, "notifications/cancelled") == 0)
-			cancelled(c, msg);
+struct json_object *
+mcp_handle(struct mcp_call *c, const struct mcp_msg *m)
+{
+	const struct mcp_method	*method;
+	struct json_object	*data, *caps, *ext;
+
+	if (m->kind == MCP_NOTIFICATION) {
+		m->era->notify(c, m);
 		return NULL;
 	}
-	if (strcmp(method, "ping") == 0)
-		return mcp_result(id, json_object_new_object());
-	if (strcmp(method, "tools/list") == 0)
-		return mcp_result(id, tools_list(c));
-	if (strcmp(method, "tools/call") == 0)
-		return tools_call(c, msg, id);
-	if (strcmp(method, "initialize") == 0)
-		return mcp_error(id, RPC_INVALID_REQUEST,
-		    "Invalid Request: the session is already initialized");
-	return mcp_error(id, RPC_METHOD_NOT_FOUND, "Method not found");
+	if (m->kind != MCP_REQUEST)
+		return NULL;
+	if ((method = method_of(m)) == NULL)
+		return mcp_error(m->id, RPC_METHOD_NOT_FOUND, "Method not found");
+	if ((method->flags & M_TASKS) && !m->tasks) {
+		/* Tasks extension "Protocol Errors", checked before the lookup. */
+		data = json_object_new_object();
+		caps = json_object_new_object();
+		ext = json_object_new_object();
+		js_set(ext, MCP_TASKS_EXTENSION, json_object_new_object());
+		js_set(caps, "extensions", ext);
+		js_set(data, "requiredCapabilities", caps);
+		return error_data(m->id, RPC_MISSING_CAPABILITY,
+		    "Missing required client capability: the "
+		    MCP_TASKS_EXTENSION " extension", data);
+	}
+	return method->run(c, m);
 }
 
-/* The response stream. */
+/* The eras. */
 
-struct mcp_stream {
-	struct http_req	*req;
-	bool		 json_ok, sse_ok;
-	bool		 sse;		/* the SSE response has begun */
-	const char	*session_id;
-	time_t		 last_ping;
+static void
+dress_2025(const struct mcp_method *method, struct json_object *result)
+{
+	(void)method;
+	(void)result;
+}
+
+/* 2025: errors of dispatch ride on 200, as they always did. */
+static int
+status_2025(int code)
+{
+	(void)code;
+	return 200;
+}
+
+/*
+ * 2026 basic/index: every result has resultType ("task" is set by the
+ * Tasks extension's CreateTaskResult) and SHOULD name the server;
+ * server/utilities/caching: cacheable results carry ttlMs and cacheScope
+ * (the same for every caller: public).
+ */
+static void
+dress_2026(const struct mcp_method *method, struct json_object *result)
+{
+	struct json_object *meta;
+
+	if (js_str(result, "resultType") == NULL)
+		js_set_str(result, "resultType", "complete");
+	if ((meta = js_get(result, "_meta", json_type_object)) == NULL) {
+		meta = json_object_new_object();
+		js_set(result, "_meta", meta);
+	}
+	js_set(meta, META_SERVER, server_info());
+	if (method != NULL && (method->flags & M_CACHEABLE)) {
+		js_set_int(result, "ttlMs", LIST_TTL_MS);
+		js_set_str(result, "cacheScope", "public");
+	}
+}
+
+/* 2026 streamable-http: 404 for unknown methods, 400 for the new codes. */
+static int
+status_2026(int code)
+{
+	switch (code) {
+	case RPC_METHOD_NOT_FOUND:
+		return 404;
+	case RPC_HEADER_MISMATCH:
+	case RPC_MISSING_CAPABILITY:
+	case RPC_UNSUPPORTED_VERSION:
+	case RPC_INVALID_REQUEST:
+	case RPC_PARSE_ERROR:
+		return 400;
+	case RPC_INTERNAL_ERROR:
+		return 500;
+	default:
+		return 200;
+	}
+}
+
+static const struct mcp_method methods_2025[] = {
+	{ "ping",		m_ping,			0 },
+	{ "tools/list",		m_tools_list,		0 },
+	{ "tools/call",		m_tools_call,		0 },
+	{ "initialize",		m_initialized_again,	0 },
 };
 
-struct mcp_stream *
-mcp_stream_new(struct http_req *req, bool json_ok, bool sse_ok,
-    const char *session_id)
-{
-	struct mcp_stream *s;
+/* initialize, ping, logging/setLevel, tasks/result, tasks/list: gone (404). */
+static const struct mcp_method methods_2026[] = {
+	{ "server/discover",	m_discover,		M_CACHEABLE },
+	{ "tools/list",		m_tools_list,		M_CACHEABLE },
+	{ "tools/call",		m_tools_call,		0 },
+	{ "tasks/get",		m_tasks,		M_TASKS },
+	{ "tasks/cancel",	m_tasks,		M_TASKS },
+	{ "tasks/update",	m_tasks,		M_TASKS },
+};
 
-	if ((s = calloc(1, sizeof(*s))) == NULL)
-		return NULL;
-	s->req = req;
-	s->json_ok = json_ok;
-	s->sse_ok = sse_ok;
-	s->session_id = session_id;
-	s->last_ping = time(NULL);
-	return s;
-}
+const struct mcp_era mcp_era_2025 = {
+	.name = "2025",
+	.sessions = true,
+	.methods = methods_2025,
+	.nmethods = sizeof(methods_2025) / sizeof(methods_2025[0]),
+	.notify = n_cancelled,
+	.dress = dress_2025,
+	.error_status = status_2025,
+	.tools = {
+		.stateless = false,
+		.keepalive = "ping",
+		.interrupted = "If the call is interrupted (lost connection, "
+		    "client timeout) the command still runs to its end: "
+		    "get_result() finds it.",
+	},
+	.interrupted = "- A command goes on when a call is interrupted (lost "
+	    "connection, client timeout): get_result() lists recent runs and "
+	    "get_result(run_id) waits for and returns one's result.",
+};
 
-void
-mcp_stream_free(struct mcp_stream *s)
-{
-	free(s);
-}
-
-bool
-mcp_stream_can_stream(const struct mcp_stream *s)
-{
-	return s != NULL && s->sse_ok;
-}
-
-bool
-mcp_stream_gone(const struct mcp_stream *s)
-{
-	return http_gone(s->req);
-}
-
-static int
-sse_begin(struct mcp_stream *s)
-{
-	if (s->sse)
-		return 0;
-	s->sse = true;
-	http_status(s->req, 200);
-	http_header_add(s->req, "Content-Type", "text/event-stream");
-	http_header_add(s->req, "Cache-Control", "no-cache, no-store");
-	/* Ask nginx-like proxies in front not to buffer the stream. */
-	http_header_add(s->req, "X-Accel-Buffering", "no");
-	if (s->session_id != NULL)
-		http_header_add(s->req, "Mcp-Session-Id", s->session_id);
-	return http_flush(s->req);
-}
-
-static int
-sse_event(struct mcp_stream *s, struct json_object *msg)
-{
-	const char	*text;
-	size_t		 len;
-
-	if (sse_begin(s) == -1)
-		return -1;
-	/* JSON text has no raw newlines (json-c escapes them), so one data line. */
-	text = js_text(msg, &len);
-	if (http_puts(s->req, "event: message\ndata: ") == -1 ||
-	    http_write(s->req, text, len) == -1 ||
-	    http_puts(s->req, "\n\n") == -1)
-		return -1;
-	return http_flush(s->req);
-}
-
-int
-mcp_stream_notify(struct mcp_stream *s, struct json_object *msg)
-{
-	if (!s->sse_ok)
-		return 0;
-	return sse_event(s, msg);
-}
-
-int
-mcp_stream_ping(struct mcp_stream *s)
-{
-	if (!s->sse_ok)
-		return 0;
-	if (sse_begin(s) == -1 || http_puts(s->req, ": ping\n\n") == -1)
-		return -1;
-	return http_flush(s->req);
-}
-
-int
-mcp_stream_begin(struct mcp_stream *s)
-{
-	if (!s->sse_ok)
-		return 0;
-	return sse_begin(s);
-}
-
-int
-mcp_stream_keepalive(struct mcp_stream *s, long interval)
-{
-	time_t now = time(NULL);
-
-	if (!s->sse_ok || http_gone(s->req))
-		return http_gone(s->req) ? -1 : 0;
-	if (sse_begin(s) == -1)
-		return -1;
-	if (now - s->last_ping < interval)
-		return 0;
-	s->last_ping = now;
-	return mcp_stream_ping(s);
-}
-
-int
-mcp_stream_progress(struct mcp_stream *s, struct json_object *token,
-    long long progress, const char *message)
-{
-	struct json_object	*n, *p;
-	int			 rc;
-
-	if (!s->sse_ok || token == NULL)
-		return 0;
-	n = json_object_new_object();
-	js_set_str(n, "jsonrpc", "2.0");
-	js_set_str(n, "method", "notifications/progress");
-	p = json_object_new_object();
-	js_set(p, "progressToken", json_object_get(token));
-	js_set_int(p, "progress", progress);
-	if (message != NULL && *message != '\0')
-		js_set_str(p, "message", message);
-	js_set(n, "params", p);
-	rc = sse_event(s, n);
-	json_object_put(n);
-	return rc;
-}
-
-void
-mcp_stream_end_empty(struct mcp_stream *s)
-{
-	if (s->sse)
-		http_flush(s->req);
-	else
-		http_send(s->req, 204, NULL, "", 0);
-}
-
-int
-mcp_stream_finish(struct mcp_stream *s, struct json_object *response)
-{
-	if (s->sse || !s->json_ok)
-		return sse_event(s, response);
-	if (s->session_id != NULL)
-		http_header_add(s->req, "Mcp-Session-Id", s->session_id);
-	return http_send_json(s->req, 200, response);
-}
+const struct mcp_era mcp_era_2026 = {
+	.name = "2026",
+	.sessions = false,
+	.methods = methods_2026,
+	.nmethods = sizeof(methods_2026) / sizeof(methods_2026[0]),
+	.notify = n_ignore,
+	.dress = dress_2026,
+	.error_status = status_2026,
+	.tools = {
+		.stateless = true,
+		.keepalive = NULL,
+		.interrupted = "A call cancelled before its answer (the client "
+		    "closes the connection) kills the command. A command still "
+		    "running after a short wait is answered with its run_id "
+		    "(or as a task) and goes on: get_result(run_id) returns its "
+		    "result.",
+	},
+	.interrupted = "- A call cancelled before its answer kills its "
+	    "command. A command still running after a short wait is answered "
+	    "with its run_id (or as a task, when the client supports tasks) "
+	    "and goes on: get_result(run_id) waits for and returns its result; "
+	    "get_result() lists recent runs.",
+};

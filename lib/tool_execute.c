@@ -18,10 +18,10 @@
 #include "http.h"
 #include "js.h"
 #include "log.h"
-#include "mcp.h"
 #include "output.h"
 #include "runs.h"
 #include "sandbox.h"
+#include "tasks.h"
 #include "tools.h"
 
 #define COMMAND_MAX	(256 * 1024)
@@ -30,12 +30,14 @@
 #define PROGRESS_LINES	3	/* lines of output in a progress message */
 #define PROGRESS_MESSAGE_MAX 400
 #define PROGRESS_EVERY_MS 1000	/* progress at most about once a second */
+#define CLOSE_CHECK_MS	500	/* 2026: a keep-alive at every tick notices a closed stream */
+#define NOTE_EVERY_MS	3000	/* a task's newest output line, stored this often */
 
 static struct json_object *
-describe(const struct config *cfg)
+describe(const struct config *cfg, const struct tool_mode *mode)
 {
 	struct json_object	*t, *props, *p, *types;
-	char			 desc[1024];
+	char			 desc[1400];
 
 	snprintf(desc, sizeof(desc),
 	    "Run a bash command in /sandbox inside a persistent Linux container "
@@ -45,9 +47,8 @@ describe(const struct config *cfg)
 	    "packages do. Output above %ld bytes per stream is cut in the "
 	    "middle (beginning and end kept). At the timeout the command and "
 	    "all its children are killed; detach long-running services with "
-	    "`setsid nohup cmd > log 2>&1 &`. If the call is interrupted the "
-	    "command still runs to its end: get_result() finds it.",
-	    cfg->max_output_bytes);
+	    "`setsid nohup cmd > log 2>&1 &`. %s",
+	    cfg->max_output_bytes, mode->interrupted);
 	t = tool_new("execute", "Run a bash command in the sandbox", desc);
 
 	props = json_object_new_object();
@@ -75,6 +76,8 @@ describe(const struct config *cfg)
 	js_set(props, "stdout_truncated_bytes", tool_prop("integer", "Bytes cut from the middle of stdout."));
 	js_set(props, "stderr_truncated_bytes", tool_prop("integer", "Bytes cut from the middle of stderr."));
 	js_set(props, "duration_ms", tool_prop("integer", "Wall-clock run time."));
+	js_set(props, "running", tool_prop("boolean", "Still running: this is a "
+	    "handle, call get_result(run_id) for the result."));
 	js_set(t, "outputSchema", tool_object(props, false, "exit_code", "stdout",
 	    "stderr", "timed_out", NULL));
 	tool_annotate(t, false, true, false, true);
@@ -129,12 +132,17 @@ range:
 struct watch {
 	struct tool_ctx	*tc;
 	const char	*run_id;
+	long long	 started;		/* ms, monotonic */
 	long long	 last_progress;		/* ms, monotonic */
+	long long	 last_note;		/* ms: a task's newest line stored */
 	long long	 progress;
 	char		 recent[PROGRESS_KEEP];	/* newest output bytes */
 	size_t		 recent_len;
 	bool		 fresh;			/* output since the last progress */
+	bool		 note_fresh;		/* output since the last stored line */
 	bool		 cancel_seen;
+	bool		 handed;		/* answered with a task or handle */
+	bool		 dropped;		/* 2026: the client closed the stream: cancelled */
 };
 
 static long long
@@ -152,14 +160,13 @@ static char	*recent_lines(const struct watch *);
 static void
 send_progress(struct watch *w, long long now)
 {
-	struct mcp_stream	*st = w->tc->stream;
-	char			*msg;
+	char *msg;
 
-	if (st == NULL || w->tc->progress_token == NULL ||
-	    !mcp_stream_can_stream(st) || mcp_stream_gone(st))
+	if (!w->tc->mode.progress || !w->tc->chan.streams ||
+	    tool_client_gone(w->tc))
 		return;
 	msg = w->fresh ? recent_lines(w) : NULL;
-	mcp_stream_progress(st, w->tc->progress_token, ++w->progress, msg);
+	tool_progress(w->tc, ++w->progress, msg);
 	free(msg);
 	w->fresh = false;
 	w->last_progress = now;
@@ -185,7 +192,9 @@ on_output(void *arg, int stream, const char *buf, size_t len)
 		memcpy(w->recent + w->recent_len, buf, len);
 		w->recent_len += len;
 	}
-	w->fresh = true;
+	w->fresh = w->note_fresh = true;
+	if (w->handed)
+		return;
 	/* Output after a quiet second goes out at once; more waits for a tick. */
 	if ((now = now_ms()) - w->last_progress >= PROGRESS_EVERY_MS)
 		send_progress(w, now);
@@ -207,14 +216,87 @@ recent_lines(const struct watch *w)
 	return utf8_repair(w->recent + start, end - start, NULL);
 }
 
+/*
+ * 2026: the command outlived the inline wait. A request that declared the
+ * Tasks extension gets a CreateTaskResult, others a result naming the
+ * run_id; the row says so before the answer goes out, and from then on the
+ * command is no longer tied to the stream.
+ */
+static void
+hand_off(struct watch *w)
+{
+	struct tool_ctx		*tc = w->tc;
+	struct json_object	*res = NULL, *sc;
+	char			 text[512];
+	long long		 secs = (now_ms() - w->started) / 1000;
+
+	if (tc->mode.tasks) {
+		snprintf(text, sizeof(text), "Running for %llds (run_id %s).",
+		    secs, w->run_id);
+		if (tasks_mark(tc->db, w->run_id, "task", text, &res) == -1) {
+			log_warn("run %s: cannot make it a task", w->run_id);
+			return;
+		}
+	} else {
+		if (tasks_mark(tc->db, w->run_id, "handle", NULL, NULL) == -1) {
+			log_warn("run %s: cannot record its handle", w->run_id);
+			return;
+		}
+		snprintf(text, sizeof(text), "Still running after %llds (run_id "
+		    "%s); it goes on in the sandbox. Call get_result(run_id=\"%s\") "
+		    "to wait for its result.", secs, w->run_id, w->run_id);
+		sc = json_object_new_object();
+		js_set_str(sc, "run_id", w->run_id);
+		js_set(sc, "exit_code", NULL);
+		js_set_str(sc, "stdout", "");
+		js_set_str(sc, "stderr", "");
+		js_set_bool(sc, "timed_out", false);
+		js_set_bool(sc, "running", true);
+		res = tool_result(text, sc, false);
+	}
+	w->handed = true;
+	tool_answer(tc, res);
+}
+
+/* The newest output line of a task, for tasks/get's statusMessage. */
+static void
+note_line(struct watch *w, long long now)
+{
+	char *line;
+
+	if (!w->note_fresh || now - w->last_note < NOTE_EVERY_MS)
+		return;
+	if ((line = recent_lines(w)) != NULL) {
+		char *nl = strrchr(line, '\n');
+
+		tasks_note(w->tc->db, w->run_id, nl != NULL ? nl + 1 : line);
+		free(line);
+	}
+	w->note_fresh = false;
+	w->last_note = now;
+}
+
+/* 2026: closing the stream before the answer cancels the command. */
+static void
+drop(struct watch *w)
+{
+	struct error err;
+
+	if (w->dropped)
+		return;
+	w->dropped = w->cancel_seen = true;
+	if (sandbox_kill(w->tc->sandbox, w->run_id, &err) == -1)
+		log_warn("cancel run %s: %s", w->run_id, err.msg);
+}
+
 static int
 on_tick(void *arg)
 {
 	struct watch		*w = arg;
 	struct tool_ctx		*tc = w->tc;
-	struct mcp_stream	*st = tc->stream;
 	struct error		 err;
 	long long		 now = now_ms();
+	bool			 stateless = tc->mode.stateless;
 
 	/* Stopping: stop reading; the command goes on in the container. */
 	if (http_stopping())
@@ -224,13 +306,28 @@ on_tick(void *arg)
 		if (sandbox_kill(tc->sandbox, w->run_id, &err) == -1)
 			log_warn("cancel run %s: %s", w->run_id, err.msg);
 	}
-	/* A client that went away is noticed here; the command goes on. */
-	if (st == NULL || !mcp_stream_can_stream(st) || mcp_stream_gone(st))
+	if (w->handed) {
+		note_line(w, now);
 		return 0;
-	if ((w->fresh && now - w->last_progress >= PROGRESS_EVERY_MS / 2) ||
-	    now - w->last_progress >= tc->cfg->ping_interval * 1000)
+	}
+	/* A client that went away: 2025 lets the command go on. */
+	if (tool_client_gone(tc)) {
+		if (stateless)
+			drop(w);
+		return 0;
+	}
+	if (tc->chan.streams &&
+	    ((w->fresh && now - w->last_progress >= PROGRESS_EVERY_MS / 2) ||
+	    now - w->last_progress >= tc->cfg->ping_interval * 1000))
 		send_progress(w, now);
-	mcp_stream_keepalive(st, tc->cfg->ping_interval);
+	if (tool_alive(tc, stateless ? CLOSE_CHECK_MS :
+	    tc->cfg->ping_interval * 1000) == -1) {
+		if (stateless)
+			drop(w);
+		return 0;
+	}
+	if (stateless && now - w->started >= tc->cfg->inline_wait * 1000)
+		hand_off(w);
 	return 0;
 }
 
@@ -297,6 +394,7 @@ call(struct tool_ctx *tc, struct json_object *args)
 	struct json_object	*sc, *out;
 	const char		*command;
 	char			 why[256], run_id[32], *text;
+	int			 admit;
 	long			 timeout;
 	struct json_object	*v;
 
@@ -323,14 +421,18 @@ call(struct tool_ctx *tc, struct json_object *args)
 		    COMMAND_MAX);
 	if (get_timeout(args, tc->cfg, &timeout, why, sizeof(why)) == -1)
 		return tool_error("%s.", why);
+	if ((admit = tasks_admit(tc->db, tc->cfg, tc->who, why, sizeof(why))) == 1)
+		return tool_error("Not started: %s. Wait for one to end "
+		    "(get_result) and try again.", why);
 	if (crypto_token(run_id, sizeof(run_id), 12) == -1)
 		return tool_error("Internal error: no randomness for a run id.");
 
 	memset(&w, 0, sizeof(w));
 	w.tc = tc;
 	w.run_id = run_id;
+	w.started = now_ms();
 	/* The first output goes out at once. */
-	w.last_progress = now_ms() - PROGRESS_EVERY_MS;
+	w.last_progress = w.started - PROGRESS_EVERY_MS;
 	memset(&obs, 0, sizeof(obs));
 	obs.output = on_output;
 	obs.tick = on_tick;
@@ -339,8 +441,7 @@ call(struct tool_ctx *tc, struct json_object *args)
 	    command, timeout) == -1)
 		log_warn("run %s: not recorded", run_id);
 	/* Headers out now: proxies and clients see the call is alive. */
-	if (tc->stream != NULL)
-		mcp_stream_begin(tc->stream);
+	tool_alive(tc, tc->cfg->ping_interval * 1000);
 	if (sandbox_exec(tc->sandbox, command, timeout, run_id, &obs, &res,
 	    &err) == -1) {
 		out = tool_error("The command could not run: %s", err.msg);

@@ -12,7 +12,6 @@
 #include "config.h"
 #include "http.h"
 #include "js.h"
-#include "mcp.h"
 #include "runs.h"
 #include "tools.h"
 
@@ -21,20 +20,29 @@
 #define RECENT		10
 #define POLL_US		250000
 
-static struct json_object *
-describe(const struct config *cfg)
-{
-	struct json_object *t, *props, *p;
+static long	wait_cap(const struct config *);
 
-	(void)cfg;
-	t = tool_new("get_result", "Get the result of an earlier execute call",
+static struct json_object *
+describe(const struct config *cfg, const struct tool_mode *mode)
+{
+	struct json_object	*t, *props, *p;
+	char			 desc[800], cap[96] = "";
+
+	if (mode->stateless)
+		snprintf(cap, sizeof(cap), " (at most %ld s per call)",
+		    wait_cap(cfg));
+	snprintf(desc, sizeof(desc), "%s Call get_result(run_id) to wait up "
+	    "to `wait` seconds%s for that command and get the same result "
+	    "execute would have returned; if it is still running you are told "
+	    "so and can call again. Call get_result() without run_id to list "
+	    "the latest runs with their run_id, state and command. Results are "
+	    "kept for a day.", mode->stateless ? "execute answers with a run_id "
+	    "when its command outlives a short wait; the command goes on." :
 	    "Commands started by execute keep running when a call is "
-	    "interrupted (lost connection, client timeout, server restart). "
-	    "Call get_result(run_id) to wait up to `wait` seconds for that "
-	    "command and get the same result execute would have returned; if "
-	    "it is still running you are told so and can call again. Call "
-	    "get_result() without run_id to list the latest runs with their "
-	    "run_id, state and command. Results are kept for a day.");
+	    "interrupted (lost connection, client timeout, server restart).",
+	    cap);
+	t = tool_new("get_result", "Get the result of an earlier execute call",
+	    desc);
 	props = json_object_new_object();
 	js_set(props, "run_id", tool_prop("string", "run_id from an execute "
 	    "result or from the list; omit it to list recent runs."));
@@ -46,6 +54,18 @@ describe(const struct config *cfg)
 	js_set(t, "inputSchema", tool_object(props, true, NULL));
 	tool_annotate(t, true, false, true, false);
 	return t;
+}
+
+/*
+ * 2026: a call answers within the inline wait, so that no call outlives a
+ * client's request timeout (the SDK's default is 60 s).
+ */
+static long
+wait_cap(const struct config *cfg)
+{
+	long cap = cfg->inline_wait * 3 / 4;
+
+	return cap < 1 ? 1 : cap;
 }
 
 static struct json_object *
@@ -110,6 +130,8 @@ call(struct tool_ctx *tc, struct json_object *args)
 		    "to %d.", WAIT_MAX);
 	if (run_id == NULL)
 		return list_recent(tc);
+	if (tc->mode.stateless && wait > wait_cap(tc->cfg))
+		wait = wait_cap(tc->cfg);
 
 	deadline = time(NULL) + (time_t)wait;
 	for (;;) {
@@ -123,8 +145,9 @@ call(struct tool_ctx *tc, struct json_object *args)
 			break;
 		json_object_put(result);
 		result = NULL;
-		if (tc->stream != NULL)
-			mcp_stream_keepalive(tc->stream, tc->cfg->ping_interval);
+		if (tool_alive(tc, tc->mode.stateless ? 1000 :
+		    tc->cfg->ping_interval * 1000) == -1 && tc->mode.stateless)
+			break;	/* cancelled: nothing more is sent */
 		usleep(POLL_US);
 	}
 	if (strcmp(state, "running") == 0) {

@@ -26,7 +26,7 @@
 #define SYMLINK_HOPS	8
 
 static struct json_object *
-describe(const struct config *cfg)
+describe(const struct config *cfg, const struct tool_mode *mode)
 {
 	struct json_object	*t, *props;
 	char			 desc[1024];

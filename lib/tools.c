@@ -94,3 +94,34 @@ tool_error(const char *fmt, ...)
 	return tool_result(msg, NULL, true);
 }
 
+
+void
+tool_progress(struct tool_ctx *tc, long long n, const char *message)
+{
+	if (tc->chan.progress != NULL && tc->mode.progress && tc->chan.streams)
+		tc->chan.progress(tc->chan.arg, n, message);
+}
+
+int
+tool_alive(struct tool_ctx *tc, long interval_ms)
+{
+	if (tc->chan.alive == NULL)
+		return 0;
+	return tc->chan.alive(tc->chan.arg, interval_ms);
+}
+
+bool
+tool_client_gone(struct tool_ctx *tc)
+{
+	return tc->chan.gone != NULL && tc->chan.gone(tc->chan.arg);
+}
+
+int
+tool_answer(struct tool_ctx *tc, struct json_object *result)
+{
+	if (tc->chan.answer == NULL) {
+		json_object_put(result);
+		return -1;
+	}
+	return tc->chan.answer(tc->chan.arg, result);
+}

@@ -14,8 +14,49 @@ struct auth_info;
 struct config;
 struct db;
 struct json_object;
-struct mcp_stream;
 struct sandbox;
+
+/*
+ * What the caller's protocol era lets a call do (filled from the era's
+ * table in mcp.c), and what tools say about it in their descriptions.
+ */
+struct tool_mode {
+	/*
+	 * 2026-07-28: closing the response stream cancels the call
+	 * (basic/patterns/cancellation); a command outliving a short wait is
+	 * answered with a handle (a task, or its run_id) and goes on.
+	 */
+	bool		 stateless;
+	bool		 tasks;		/* the request declared the Tasks extension */
+	bool		 progress;	/* the request asked for progress notifications */
+	const char	*keepalive;	/* text of keep-alive comments (NULL: a bare ":") */
+	const char	*interrupted;	/* what happens to an interrupted call, for descriptions */
+};
+
+/*
+ * How a running tool talks back to its client, without knowing the
+ * transport: the protocol layer (mcp.c) provides these over the request's
+ * stream.
+ */
+struct tool_channel {
+	/* notifications/progress n, when the request asked for progress. */
+	void	(*progress)(void *arg, long long n, const char *message);
+	/*
+	 * Keep the answer alive: the stream has begun and a comment goes out
+	 * when interval_ms have passed since the last. 0, or -1 once the
+	 * client is gone.
+	 */
+	int	(*alive)(void *arg, long interval_ms);
+	/* Has the client gone away? */
+	bool	(*gone)(void *arg);
+	/*
+	 * Send result (a new result object, taken) as the answer now; the
+	 * request is over and the tool goes on without a client. 0 or -1.
+	 */
+	int	(*answer)(void *arg, struct json_object *result);
+	void	*arg;
+	bool	 streams;	/* messages may go out before the answer (SSE) */
+};
 
 /* What a running tool may use. */
 struct tool_ctx {
@@ -23,20 +64,17 @@ struct tool_ctx {
 	struct db		*db;
 	struct sandbox		*sandbox;
 	const struct auth_info	*who;
-	const char		*session_id;	/* Mcp-Session-Id */
-	/*
-	 * The request's stream when the client accepts SSE, else NULL: a tool
-	 * may send progress notifications and pings on it (mcp.h).
-	 */
-	struct mcp_stream	*stream;
-	struct json_object	*progress_token;	/* _meta.progressToken or NULL */
-	struct json_object	*request_id;		/* the JSON-RPC id */
+	const char		*session_id;	/* 2025: Mcp-Session-Id */
+	struct json_object	*request_id;	/* the JSON-RPC id */
+	struct tool_mode	 mode;
+	struct tool_channel	 chan;
 };
 
 struct tool {
 	const char		*name;
-	/* A new tools/list entry. */
-	struct json_object	*(*describe)(const struct config *);
+	/* A new tools/list entry, worded for the caller's era. */
+	struct json_object	*(*describe)(const struct config *,
+				    const struct tool_mode *);
 	/*
 	 * Run the call. args is the "arguments" object (never NULL). Returns a
 	 * new CallToolResult (content, structuredContent, isError). Failures,
@@ -70,6 +108,12 @@ void			 tool_annotate(struct json_object *tool, bool read_only,
 /* A CallToolResult with one text block, structuredContent (taken, may be NULL) and isError. */
 struct json_object	*tool_result(const char *text, struct json_object *structured,
 			    bool is_error);
+/* The channel, NULL-safe: progress, keep-alive, client gone, early answer. */
+void			 tool_progress(struct tool_ctx *, long long n, const char *message);
+int			 tool_alive(struct tool_ctx *, long interval_ms);
+bool			 tool_client_gone(struct tool_ctx *);
+int			 tool_answer(struct tool_ctx *, struct json_object *result);
+
 /* An isError result with a formatted message. */
 struct json_object	*tool_error(const char *fmt, ...)
 			    __attribute__((format(printf, 1, 2)));

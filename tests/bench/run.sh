@@ -11,10 +11,12 @@
 #   4. a printed line to its progress notification at the client, against
 #      the raw Docker exec stream of the same command;
 #   5. JSON-RPC ping p50/p99 while 32 long commands stream, as a ratio to an
-#      idle server.
+#      idle server;
+# and tests/bench/eras.mjs: 2026-07-28 stateless requests against 2025
+# session requests on one server (tools/list, execute of `true`).
 # Each part starts a server of its own on a free loopback port, with its
 # own container. tests/bench/run.sh NAME... runs only those parts (bench,
-# dl, streaming).
+# dl, streaming, eras).
 set -eu
 
 top=$(cd "$(dirname "$0")/../.." && pwd)
@@ -27,7 +29,7 @@ if ! command -v wrk >/dev/null 2>&1; then
 	}
 fi
 [ -d tests/e2e/node_modules ] || tests/setup/packages.sh
-[ $# -gt 0 ] || set -- bench dl streaming
+[ $# -gt 0 ] || set -- bench dl streaming eras
 rc=0
 for part in "$@"; do
 	[ -f "tests/bench/$part.mjs" ] || { echo "bench: no tests/bench/$part.mjs" >&2; rc=1; continue; }
