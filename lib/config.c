@@ -85,6 +85,12 @@ static const struct setting settings[] = {
 	  "Seconds between automatic clean-up passes (FILE_TTL, audit pruning), started by requests." },
 	{ "SANDBOX_ALLOWED_ORIGINS", K_STR, "", 0, 4096, OFF(allowed_origins),
 	  "Extra browser origins allowed on /mcp, space-separated." },
+	{ "SANDBOX_SCOPE", K_STR, "shared", 5, 6, OFF(scope),
+	  "shared: one sandbox for everyone; person: one container and volume per owner (personal key)." },
+	{ "SANDBOX_IDLE_STOP", K_LONG, "1800", 1, 31536000, OFF(idle_stop),
+	  "person scope: seconds without a request or a running command after which an owner's container is stopped (files and packages are kept)." },
+	{ "SANDBOX_MAX_RUNNING", K_LONG, "0", 0, 10000, OFF(max_running),
+	  "person scope: containers running at once (0: no cap); at the cap the least recently used idle one is stopped." },
 };
 
 #define NSETTINGS (sizeof(settings) / sizeof(settings[0]))
@@ -592,6 +598,11 @@ config_load(struct config **out, struct error *err)
 	if ((c->mcp_url = malloc(n)) == NULL)
 		goto oom;
 	snprintf(c->mcp_url, n, "%s/mcp", c->public_url);
+	if (strcmp(c->scope, "shared") != 0 && strcmp(c->scope, "person") != 0) {
+		error_set(err, "SANDBOX_SCOPE: expected shared or person");
+		goto out;
+	}
+	c->per_person = strcmp(c->scope, "person") == 0;
 	if (strncmp(c->docker_host, "tcp://", 6) == 0 && c->docker_tls_verify &&
 	    c->docker_cert_path[0] == '\0') {
 		error_set(err, "DOCKER_CERT_PATH: required with DOCKER_TLS_VERIFY");

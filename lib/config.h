@@ -45,6 +45,10 @@ struct config {
 	long		 audit_retention; /* SANDBOX_AUDIT_RETENTION, seconds */
 	long		 cleanup_interval; /* SANDBOX_CLEANUP_INTERVAL, seconds */
 	char		*allowed_origins; /* SANDBOX_ALLOWED_ORIGINS: extra, space-separated */
+	char		*scope;		/* SANDBOX_SCOPE: "shared" or "person" */
+	bool		 per_person;	/* SANDBOX_SCOPE is "person" */
+	long		 idle_stop;	/* SANDBOX_IDLE_STOP, seconds (person scope) */
+	long		 max_running;	/* SANDBOX_MAX_RUNNING, 0: no cap (person scope) */
 };
 
 /*

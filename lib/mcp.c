@@ -7,13 +7,16 @@
 #include <string.h>
 #include <time.h>
 
+#include "auth.h"
 #include "config.h"
 #include "http.h"
 #include "js.h"
 #include "log.h"
 #include "mcp.h"
+#include "owners.h"
 #include "runs.h"
 #include "sandbox.h"
+#include "sandboxes.h"
 #include "tools.h"
 
 /* Every tool the server offers; tools/list lists them in this order. */
@@ -166,9 +169,11 @@ mcp_classify(struct json_object *msg, struct json_object **error)
 }
 
 struct json_object *
-mcp_initialize_result(const struct config *cfg, const char *requested)
+mcp_initialize_result(const struct config *cfg, const char *requested,
+    const char *owner)
 {
 	struct json_object *r = json_object_new_object(), *caps, *t, *info;
+	char		    signed_in[sizeof(instructions) + 256];
 
 	js_set_str(r, "protocolVersion", mcp_negotiate(requested));
 	caps = json_object_new_object();
@@ -181,8 +186,17 @@ mcp_initialize_result(const struct config *cfg, const char *requested)
 	js_set_str(info, "title", "Code Sandbox");
 	js_set_str(info, "version", MCP_SERVER_VERSION);
 	js_set(r, "serverInfo", info);
-	js_set_str(r, "instructions", instructions);
-	(void)cfg;
+	/*
+	 * Whose key signed in is said here, after sign-in, never on the
+	 * sign-in page (which must not tell a guesser whose key they hold).
+	 */
+	snprintf(signed_in, sizeof(signed_in), "%s\n- You are signed in as "
+	    "\"%s\"%s.%s", instructions, owner,
+	    strcmp(owner, OWNER_OPERATOR) == 0 ? " (the server's own key)" :
+	    " (a personal key)", cfg->per_person ? " This sandbox is yours "
+	    "alone; it stops when idle and starts again, with its files and "
+	    "packages, on the next call." : "");
+	js_set_str(r, "instructions", signed_in);
 	return r;
 }
 
@@ -228,7 +242,9 @@ tools_call(struct mcp_call *c, struct json_object *msg, struct json_object *id)
 	} else
 		args = json_object_new_object();
 
-	if (sandbox_open(c->cfg, &sb, &err) == -1) {
+	/* The caller's own sandbox in person scope (sandboxes.h). */
+	if (sandboxes_claim(c->cfg, c->db, auth_owner(c->who), &err) == -1 ||
+	    sandbox_open(c->cfg, auth_owner(c->who), &sb, &err) == -1) {
 		json_object_put(args);
 		return mcp_result(id, tool_error("%s", err.msg));
 	}
@@ -245,6 +261,7 @@ tools_call(struct mcp_call *c, struct json_object *msg, struct json_object *id)
 	    !valid_id(tc.progress_token))
 		tc.progress_token = NULL;
 	res = tool->call(&tc, args);
+	sandboxes_touch(c->cfg, c->db, auth_owner(c->who));
 	sandbox_close(sb);
 	json_object_put(args);
 	return res == NULL ? NULL : mcp_result(id, res);
@@ -271,7 +288,7 @@ cancelled(struct mcp_call *c, struct json_object *msg)
 	if (runs_request_cancel(c->db, c->session_id, rid, run_id,
 	    sizeof(run_id)) != 1)
 		return;
-	if (sandbox_open(c->cfg, &sb, &err) == -1 ||
+	if (sandbox_open(c->cfg, auth_owner(c->who), &sb, &err) == -1 ||
 	    sandbox_kill(sb, run_id, &err) == -1)
 		log_warn("cancel run %s: %s", run_id, err.msg);
 	sandbox_close(sb);

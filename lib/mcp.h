@@ -106,6 +106,7 @@ struct json_object *mcp_handle(struct mcp_call *, struct json_object *msg);
  * The result of initialize for a client asking for `requested`
  * (spec: lifecycle "Initialization").
  */
-struct json_object *mcp_initialize_result(const struct config *, const char *requested);
+struct json_object *mcp_initialize_result(const struct config *, const char *requested,
+	    const char *owner);
 
 #endif
