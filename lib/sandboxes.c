@@ -16,7 +16,7 @@
 #include "sandboxes.h"
 
 #define HASH_DIGITS	12	/* 48 bits: no two owners of a server collide */
-#define STOP_GRACE_S	5	/* SIGTERM, then SIGKILL after this (engine) */
+#define STOP_GRACE_S	3	/* SIGTERM, then SIGKILL after this (engine) */
 #define IDLE_MAX	64	/* sandboxes stopped in one pass */
 
 void
