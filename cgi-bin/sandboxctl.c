@@ -462,7 +462,8 @@ cmd_status(struct ctl *c)
 		    "present" : "MISSING (containers/build-image.sh builds it)");
 	yes = false;
 	js_bool(con, "exists", &yes);
-	if (js_get(con, "exists", json_type_boolean) == NULL)
+	/* Person scope: no shared container; the sandboxes are listed below. */
+	if (c->cfg->per_person || js_get(con, "exists", json_type_boolean) == NULL)
 		;
 	else if (!yes)
 		printf("container  %s: absent (created on the next call)\n",
@@ -478,7 +479,9 @@ cmd_status(struct ctl *c)
 		    json_object_get_boolean(js_get(con, "oom_killed",
 		    json_type_boolean)) ? ", last stopped by OOM" : "");
 	}
-	if (js_get(vol, "used_bytes", json_type_int) != NULL) {
+	if (c->cfg->per_person)
+		;
+	else if (js_get(vol, "used_bytes", json_type_int) != NULL) {
 		human_bytes(b2, sizeof(b2), member_int(vol, "used_bytes"));
 		human_bytes(b3, sizeof(b3), member_int(vol, "fs_available_bytes"));
 		printf("volume     %s: %s used in /sandbox, %s free on its file "

@@ -173,6 +173,25 @@ describe('SANDBOX_SCOPE=person', () => {
     for (const r of await Promise.all(busy)) assert.equal(r.structuredContent.exit_code, 0);
   });
 
+  it('the FILE_TTL clean-up sweeps every running sandbox', async () => {
+    // bob and carol run (alice was stopped at the cap).
+    for (const n of ['bob', 'carol']) {
+      const c = `${srv.container}-${hash12(n)}`;
+      const r = await docker('exec', c, 'bash', '-c', `mkdir -p /sandbox/old-${n} /sandbox/new-${n} && touch -d '2000-01-01' /sandbox/old-${n}`);
+      assert.equal(r.code, 0, r.stderr);
+    }
+    const r = await ctl(srv, ['--json', 'cleanup']);
+    assert.equal(r.code, 0, r.stderr);
+    const out = JSON.parse(r.stdout);
+    assert.equal(out.state, 'ok', r.stdout);
+    assert.equal(out.removed, 2, r.stdout);
+    for (const n of ['bob', 'carol']) {
+      const ls = await docker('exec', `${srv.container}-${hash12(n)}`, 'ls', '/sandbox');
+      assert.doesNotMatch(ls.stdout, /old-/);
+      assert.match(ls.stdout, new RegExp(`new-${n}`));
+    }
+  });
+
   it('the operator sees every person in sandboxctl', async () => {
     const audit = JSON.parse((await ctl(srv, ['--json', 'audit', '--limit', '100'])).stdout);
     const owners = new Set(audit.map((r) => r.owner));
