@@ -700,16 +700,16 @@ show_tokens(struct json_object *arr)
 	char			 b1[160], b2[64], b3[64], b4[64];
 	size_t			 i;
 
-	printf("%6s %-20s %-20s %-20s %5s  %s\n", "GRANT", "SIGNED IN",
-	    "LAST USED", "EXPIRES", "LIVE", "CLIENT");
+	printf("%6s %-20s %-20s %-20s %5s  %-12s %s\n", "GRANT", "SIGNED IN",
+	    "LAST USED", "EXPIRES", "LIVE", "OWNER", "CLIENT");
 	for (i = 0; i < json_object_array_length(arr); i++) {
 		o = json_object_array_get_idx(arr, i);
-		printf("%6lld %-20s %-20s %-20s %5lld  %s\n",
+		printf("%6lld %-20s %-20s %-20s %5lld  %-12s %s\n",
 		    member_int(o, "grant_id"),
 		    when(b2, sizeof(b2), member_int(o, "signed_in")),
 		    when(b3, sizeof(b3), member_int(o, "last_used")),
 		    when(b4, sizeof(b4), member_int(o, "expires")),
-		    member_int(o, "live_tokens"),
+		    member_int(o, "live_tokens"), member_str(o, "owner"),
 		    esc(b1, sizeof(b1), client_label(o)));
 	}
 }
@@ -725,6 +725,7 @@ tokens_list(struct ctl *c)
 		{ "last_used", 4, COL_INT },
 		{ "live_tokens", 5, COL_INT },
 		{ "expires", 6, COL_INT },
+		{ "owner", 7, COL_TEXT },
 		{ NULL, 0, 0 }
 	};
 

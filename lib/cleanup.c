@@ -230,7 +230,8 @@ out:
 /*
  * SANDBOX_SCOPE=person: sweep every running sandbox (a stopped one changes
  * nothing; it is swept once it runs again) and add up the counts; the
- * first sandbox's removed names are kept. Idle ones are stopped first.
+ * first sandbox's removed names are kept. First the sandbox table is
+ * reconciled with the engine and idle sandboxes are stopped.
  */
 static void
 sweep_each(const struct config *cfg, struct db *db, struct cleanup_report *r)
@@ -241,6 +242,8 @@ sweep_each(const struct config *cfg, struct db *db, struct cleanup_report *r)
 	size_t			 i, n;
 	long			 errors = 0;
 
+	/* Bring the server's view in line with the engine's, then stop idle ones. */
+	json_object_put(sandboxes_list(cfg, db));
 	sandboxes_stop_idle(cfg, db);
 	if ((q = db_query(db, STMT_SANDBOX_RUNNING, NULL)) != NULL) {
 		while (db_step(q) == DB_ROW)

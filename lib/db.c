@@ -225,7 +225,7 @@ static const char *const sql[STMT__MAX] = {
 	    "DELETE FROM oauth_client WHERE client_id = ?",
 	[STMT_OPS_GRANT_LIST] =
 	    "SELECT g.id, g.client_id, c.name, g.created, g.last_used, "
-	    "count(t.token_hash), max(t.expires) FROM oauth_grant g "
+	    "count(t.token_hash), max(t.expires), g.owner FROM oauth_grant g "
 	    "JOIN oauth_client c ON c.client_id = g.client_id "
 	    "LEFT JOIN oauth_token t ON t.grant_id = g.id AND t.rotated IS NULL "
 	    "AND t.expires > ?1 GROUP BY g.id ORDER BY g.created, g.id",

@@ -109,7 +109,7 @@ enum db_stmt {
 				   last_used, grants */
 	STMT_OPS_CLIENT_DELETE,	/* client_id */
 	STMT_OPS_GRANT_LIST,	/* now -> id, client_id, client_name, created,
-				   last_used, live tokens, latest expiry */
+				   last_used, live tokens, latest expiry, owner */
 	STMT_OPS_GRANT_DELETE,	/* id */
 	STMT_OPS_GRANT_DELETE_CLIENT, /* client_id */
 	STMT_OPS_GRANT_DELETE_ALL,
