@@ -118,6 +118,21 @@ describe('SANDBOX_SCOPE=person', () => {
     assert.match(resultText(own), /only-alice-sees-this/);
   });
 
+  it('a session belongs to its owner: another owner\'s token cannot use it', async () => {
+    const post = (token, session) => fetch(srv.mcpUrl, {
+      method: 'POST',
+      headers: {
+        Authorization: `Bearer ${token}`, 'Mcp-Session-Id': session, 'Content-Type': 'application/json',
+        Accept: 'application/json, text/event-stream',
+      },
+      body: JSON.stringify({ jsonrpc: '2.0', id: 3, method: 'tools/list' }),
+    });
+    const session = people.alice.transport.sessionId;
+    assert.ok(session);
+    assert.equal((await post(people.alice.provider.tokens().access_token, session)).status, 200);
+    assert.equal((await post(people.bob.provider.tokens().access_token, session)).status, 404);
+  });
+
   it('a shared link serves the file from its owner\'s sandbox', async () => {
     const r = await people.alice.client.callTool({ name: 'share_file', arguments: { path: 'mine.txt' } });
     assert.notEqual(r.isError, true, resultText(r));
@@ -259,5 +274,46 @@ describe('SANDBOX_SCOPE=shared (the default)', () => {
     const st = JSON.parse((await ctl(srv, ['--json', 'status'])).stdout);
     assert.equal(st.sandboxes.length, 1);
     assert.equal(st.sandboxes[0].container, srv.container);
+  });
+});
+
+describe('SANDBOX_IDLE_STOP on the next call', () => {
+  let srv;
+  const people = {};
+
+  before(async () => {
+    srv = await startServer({ name: 'teams-idle', settings: { SANDBOX_SCOPE: 'person', SANDBOX_IDLE_STOP: 1 } });
+    for (const n of ['fay', 'gus']) people[n] = await person(srv, n);
+  });
+
+  after(async () => {
+    for (const p of Object.values(people)) await p.client.close().catch(() => {});
+    if (!srv) return;
+    try {
+      await srv.stop();
+    } finally {
+      for (const n of ['fay', 'gus']) {
+        await docker('rm', '-f', `${srv.container}-${hash12(n)}`);
+        await docker('volume', 'rm', '-f', `${srv.volume}-${hash12(n)}`);
+      }
+    }
+  });
+
+  it('a running command holds its sandbox; once idle, another person\'s call stops it', async () => {
+    const fay = `${srv.container}-${hash12('fay')}`;
+    await people.fay.sh('echo kept > /sandbox/f.txt');
+    const long = people.fay.run('sleep 5', 30);
+    await waitFor(async () => {
+      const l = JSON.parse((await ctl(srv, ['--json', 'sandboxes', 'list'])).stdout);
+      return l.find((s) => s.owner === 'fay')?.commands === 1;
+    }, { what: "fay's command running" });
+    await sleep(2100);
+    await people.gus.sh('true');
+    assert.equal(await running(fay), 'true', 'not idle while a command runs');
+    assert.equal((await long).structuredContent.exit_code, 0);
+    await sleep(2100);
+    await people.gus.sh('true');
+    assert.equal(await running(fay), 'false', 'idle: stopped by the next call');
+    assert.equal((await people.fay.sh('cat /sandbox/f.txt')).stdout, 'kept\n');
   });
 });
