@@ -247,8 +247,9 @@ sweep_each(const struct config *cfg, struct db *db, struct cleanup_report *r)
 	sandboxes_stop_idle(cfg, db);
 	if ((q = db_query(db, STMT_SANDBOX_RUNNING, NULL)) != NULL) {
 		while (db_step(q) == DB_ROW)
-			json_object_array_add(owners,
-			    json_object_new_string(db_text(q, 0)));
+			if (db_text(q, 0) != NULL)
+				json_object_array_add(owners,
+				    json_object_new_string(db_text(q, 0)));
 		db_done(q);
 	}
 	snprintf(r->state, sizeof(r->state), "ok");

@@ -85,7 +85,7 @@ static const struct setting settings[] = {
 	  "Seconds between automatic clean-up passes (FILE_TTL, audit pruning), started by requests." },
 	{ "SANDBOX_ALLOWED_ORIGINS", K_STR, "", 0, 4096, OFF(allowed_origins),
 	  "Extra browser origins allowed on /mcp, space-separated." },
-	{ "SANDBOX_SCOPE", K_STR, "shared", 5, 6, OFF(scope),
+	{ "SANDBOX_SCOPE", K_STR, "shared", 0, 16, OFF(scope),
 	  "shared: one sandbox for everyone; person: one container and volume per owner (personal key)." },
 	{ "SANDBOX_IDLE_STOP", K_LONG, "1800", 1, 31536000, OFF(idle_stop),
 	  "person scope: seconds without a request or a running command after which an owner's container is stopped (files and packages are kept)." },
