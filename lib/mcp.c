@@ -243,7 +243,8 @@ tools_call(struct mcp_call *c, struct json_object *msg, struct json_object *id)
 		args = json_object_new_object();
 
 	/* The caller's own sandbox in person scope (sandboxes.h). */
-	if (sandboxes_claim(c->cfg, c->db, auth_owner(c->who), &err) == -1 ||
+	if ((!tool->no_sandbox && sandboxes_claim(c->cfg, c->db,
+	    auth_owner(c->who), &err) == -1) ||
 	    sandbox_open(c->cfg, auth_owner(c->who), &sb, &err) == -1) {
 		json_object_put(args);
 		return mcp_result(id, tool_error("%s", err.msg));
@@ -261,7 +262,8 @@ tools_call(struct mcp_call *c, struct json_object *msg, struct json_object *id)
 	    !valid_id(tc.progress_token))
 		tc.progress_token = NULL;
 	res = tool->call(&tc, args);
-	sandboxes_touch(c->cfg, c->db, auth_owner(c->who));
+	if (!tool->no_sandbox)
+		sandboxes_touch(c->cfg, c->db, auth_owner(c->who));
 	sandbox_close(sb);
 	json_object_put(args);
 	return res == NULL ? NULL : mcp_result(id, res);

@@ -8,7 +8,8 @@
  * where H is the first 12 hex digits of the SHA-256 of the owner id (a
  * name an owner cannot choose, and that tells the engine's other users
  * nothing). They are created on first use (sandbox.c), stopped after
- * SANDBOX_IDLE_STOP seconds without a tool call and without a running
+ * SANDBOX_IDLE_STOP seconds without a tool call that uses it (execute,
+ * share_file; not get_result) and without a running
  * command, and started again on the next call with their files and
  * installed packages (the container is stopped, never removed). With
  * SANDBOX_MAX_RUNNING, starting one more stops the least recently used

@@ -152,4 +152,5 @@ const struct tool tool_get_result = {
 	.name = "get_result",
 	.describe = describe,
 	.call = call,
+	.no_sandbox = true,
 };
