@@ -792,6 +792,7 @@ links_list(struct ctl *c)
 		{ "expires", 6, COL_INT },
 		{ "downloads", 7, COL_INT },
 		{ "last_download", 8, COL_INT },
+		{ "owner", 9, COL_TEXT },
 		{ NULL, 0, 0 }
 	};
 

@@ -238,7 +238,7 @@ static const char *const sql[STMT__MAX] = {
 	[STMT_OPS_LINK_LIST] =
 	    "SELECT id, CASE WHEN revoked IS NOT NULL THEN 'revoked' "
 	    "WHEN expires <= ?1 THEN 'expired' ELSE 'active' END, path, size, "
-	    "client_id, created, expires, downloads, last_download FROM link "
+	    "client_id, created, expires, downloads, last_download, owner FROM link "
 	    "ORDER BY created DESC, id LIMIT ?2",
 	/* owners (lib/owners.c) */
 	[STMT_OWNER_KEY_INSERT] =

@@ -114,7 +114,7 @@ enum db_stmt {
 	STMT_OPS_GRANT_DELETE_CLIENT, /* client_id */
 	STMT_OPS_GRANT_DELETE_ALL,
 	STMT_OPS_LINK_LIST,	/* now, limit -> id, state, path, size, client_id,
-				   created, expires, downloads, last_download */
+				   created, expires, downloads, last_download, owner */
 	/* owners and sandboxes per owner (sql/012-owners.sql) */
 	STMT_OWNER_KEY_INSERT,	/* owner, key_hash, now */
 	STMT_OWNER_KEY_FIND,	/* key_hash -> id, owner, key_hash (valid keys) */

@@ -47,7 +47,7 @@ CREATE TABLE sandbox (
 	last_used	INTEGER NOT NULL,	-- last tool call (unix seconds)
 	running		INTEGER NOT NULL DEFAULT 1,
 	stopped		INTEGER,		-- when last stopped by the server
-	stop_reason	TEXT			-- 'idle', 'cap', 'revoked', 'operator'
+	stop_reason	TEXT			-- 'idle', 'cap', 'revoked', 'operator', 'engine'
 );
 CREATE INDEX sandbox_lru ON sandbox (running, last_used);
 
