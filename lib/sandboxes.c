@@ -18,6 +18,7 @@
 #define HASH_DIGITS	12	/* 48 bits: no two owners of a server collide */
 #define STOP_GRACE_S	3	/* SIGTERM, then SIGKILL after this (engine) */
 #define IDLE_MAX	64	/* sandboxes stopped in one pass */
+#define IDLE_PER_CALL	2	/* ... and on the way of a tool call */
 
 void
 sandboxes_names(const struct config *cfg, const char *owner,
@@ -140,8 +141,9 @@ idle_list(struct db *db, long long min_used, const char *skip,
 	return n;
 }
 
-int
-sandboxes_stop_idle(const struct config *cfg, struct db *db)
+/* Stop up to max sandboxes idle for SANDBOX_IDLE_STOP; how many stopped. */
+static int
+stop_idle(const struct config *cfg, struct db *db, int max)
 {
 	char		owners[IDLE_MAX][OWNER_MAX];
 	struct error	err;
@@ -150,7 +152,7 @@ sandboxes_stop_idle(const struct config *cfg, struct db *db)
 	if (!cfg->per_person)
 		return 0;
 	n = idle_list(db, (long long)time(NULL) - cfg->idle_stop, NULL, owners,
-	    IDLE_MAX);
+	    max < IDLE_MAX ? max : IDLE_MAX);
 	for (i = 0; i < n; i++) {
 		if (sandboxes_stop(cfg, db, owners[i], "idle", &err) == -1)
 			log_warn("sandboxes: %s", err.msg);
@@ -158,6 +160,12 @@ sandboxes_stop_idle(const struct config *cfg, struct db *db)
 			stopped++;
 	}
 	return stopped;
+}
+
+int
+sandboxes_stop_idle(const struct config *cfg, struct db *db)
+{
+	return stop_idle(cfg, db, IDLE_MAX);
 }
 
 int
@@ -172,7 +180,8 @@ sandboxes_claim(const struct config *cfg, struct db *db, const char *owner,
 
 	if (!cfg->per_person)
 		return 0;
-	sandboxes_stop_idle(cfg, db);
+	/* A few per call, so that no call waits on many engine stops. */
+	stop_idle(cfg, db, IDLE_PER_CALL);
 	sandboxes_names(cfg, owner, container, volume);
 	/*
 	 * The cap is decided in one transaction (BEGIN IMMEDIATE), so that two

@@ -54,7 +54,10 @@ int	sandboxes_claim(const struct config *, struct db *, const char *owner,
 /* After a tool call: owner's sandbox was used now (person scope). */
 void	sandboxes_touch(const struct config *, struct db *, const char *owner);
 
-/* Stop every sandbox idle for SANDBOX_IDLE_STOP. Returns how many. */
+/*
+ * Stop every sandbox idle for SANDBOX_IDLE_STOP (up to 64 a pass; a tool
+ * call stops at most 2 on its way). Returns how many.
+ */
 int	sandboxes_stop_idle(const struct config *, struct db *);
 
 /*
