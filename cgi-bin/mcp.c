@@ -115,7 +115,8 @@ is_json_content_type(const char *ct)
 
 static void
 do_initialize(struct http_req *r, const struct config *cfg, struct db *db,
-    struct json_object *msg, bool json_ok, bool sse_ok)
+    struct json_object *msg, bool json_ok, bool sse_ok,
+    const struct auth_info *who)
 {
 	struct json_object	*params, *id = NULL, *res, *ci;
 	struct sse		*st;
@@ -139,12 +140,13 @@ do_initialize(struct http_req *r, const struct config *cfg, struct db *db,
 		snprintf(info, sizeof(info), "%s%s%s", n ? n : "?",
 		    v ? " " : "", v ? v : "");
 	}
-	if (session_create(db, cfg->session_ttl, version, info, sid, sizeof(sid), &err) == -1) {
+	if (session_create(db, cfg->session_ttl, version, info, auth_owner(who),
+	    sid, sizeof(sid), &err) == -1) {
 		log_warn("initialize: %s", err.msg);
 		rpc_fail(r, 500, id, RPC_INTERNAL_ERROR, "Internal error");
 		return;
 	}
-	res = mcp_result(id, mcp_initialize_result(cfg, requested));
+	res = mcp_result(id, mcp_initialize_result(cfg, requested, auth_owner(who)));
 	if ((st = sse_new(r, json_ok, sse_ok)) != NULL) {
 		sse_header(st, "Mcp-Session-Id", sid);
 		sse_finish(st, res);
@@ -279,7 +281,7 @@ do_post(struct http_req *r, const struct config *cfg, struct db *db,
 	if (json_object_is_type(msg, json_type_object) &&
 	    mcp_classify(msg, &err_resp) == MCP_REQUEST &&
 	    strcmp(js_str(msg, "method"), "initialize") == 0) {
-		do_initialize(r, cfg, db, msg, json_ok, sse_ok);
+		do_initialize(r, cfg, db, msg, json_ok, sse_ok, who);
 		goto out;
 	}
 	json_object_put(err_resp);
@@ -292,7 +294,8 @@ do_post(struct http_req *r, const struct config *cfg, struct db *db,
 		    "(send initialize first)");
 		goto out;
 	}
-	switch (session_lookup(db, sid, cfg->session_ttl, version, sizeof(version))) {
+	switch (session_lookup(db, sid, cfg->session_ttl, auth_owner(who), version,
+	    sizeof(version))) {
 	case 1:
 		break;
 	case 0:

@@ -8,6 +8,8 @@
  *   sandboxctl ... tokens list | tokens revoke GRANT_ID | --client ID | --all
  *   sandboxctl ... links list [--limit N] | links revoke LINK_ID
  *   sandboxctl ... rotate-key [--revoke-tokens] [--show-key]
+ *   sandboxctl ... keys list | add NAME | rotate NAME | revoke NAME
+ *   sandboxctl ... sandboxes list | stop OWNER | stop-idle | remove OWNER
  *
  * It reads the same settings as the programs (config_load) and works on the
  * same SQLite file and Docker engine. Every command builds one JSON object;
@@ -32,7 +34,9 @@
 #include "docker.h"
 #include "js.h"
 #include "log.h"
+#include "owners.h"
 #include "sandbox.h"
+#include "sandboxes.h"
 
 #define LIMIT_DEFAULT	20
 #define LIMIT_MAX	10000
@@ -66,6 +70,9 @@ usage_to(FILE *f)
 	    "  tokens list | tokens revoke GRANT_ID | --client CLIENT_ID | --all\n"
 	    "  links list [--limit N] | links revoke LINK_ID\n"
 	    "  rotate-key [--revoke-tokens] [--show-key]\n"
+	    "  keys list | keys add NAME | keys rotate NAME | keys revoke NAME\n"
+	    "  sandboxes list | sandboxes stop OWNER | sandboxes stop-idle |\n"
+	    "      sandboxes remove OWNER (deletes the volume)\n"
 	    "settings: -e FILE, else $SANDBOX_ENV_FILE, else " SYSCONF_ENV_FILE "\n"
 	    "when installed (run from an sbin folder), else ./.env\n"
 	    "status exits 1 when the engine, the image or the database is not "
@@ -317,6 +324,30 @@ human_bytes(char *buf, size_t n, long long b)
 		snprintf(buf, n, "%lld B", b);
 }
 
+/* The sandboxes per person (sandboxes_list), for people. */
+static void
+show_sandboxes(struct json_object *arr)
+{
+	struct json_object	*o;
+	char			 b1[64], b2[64];
+	size_t			 i, n = arr == NULL ? 0 :
+				    json_object_array_length(arr);
+
+	printf("sandboxes  %zu (one per person, SANDBOX_SCOPE=person)\n", n);
+	for (i = 0; i < n; i++) {
+		o = json_object_array_get_idx(arr, i);
+		printf("  %-16s %s: %s, %lld command%s, last used %s%s%s\n",
+		    esc(b1, sizeof(b1), member_str(o, "owner")),
+		    member_str(o, "container"), member_str(o, "engine_state"),
+		    member_int(o, "commands"),
+		    member_int(o, "commands") == 1 ? "" : "s",
+		    when(b2, sizeof(b2), member_int(o, "last_used")),
+		    js_str(o, "stop_reason") != NULL ? ", stopped: " : "",
+		    js_str(o, "stop_reason") != NULL ?
+		    js_str(o, "stop_reason") : "");
+	}
+}
+
 static int
 cmd_status(struct ctl *c)
 {
@@ -345,7 +376,7 @@ cmd_status(struct ctl *c)
 	bool			 yes;
 	int			 rc = 1;
 
-	if (sandbox_open(c->cfg, &sb, &err) == -1 ||
+	if (sandbox_open(c->cfg, NULL, &sb, &err) == -1 ||
 	    sandbox_status(sb, &st, &err) == -1) {
 		fprintf(stderr, "sandboxctl: %s\n", err.msg);
 		goto out;
@@ -377,6 +408,9 @@ cmd_status(struct ctl *c)
 		counts(c->db, STMT_COUNT_GRANTS, "i", now, o, grants);
 		js_set(dbo, "oauth_clients", o);
 	}
+	if (table_exists(c->db, "sandbox") &&
+	    (o = sandboxes_list(c->cfg, c->db)) != NULL)
+		js_set(st, "sandboxes", o);
 	if ((q = db_query(c->db, STMT_CLEANUP_LIST, "i", 1LL)) != NULL) {
 		if (db_step(q) == DB_ROW) {
 			o = json_object_new_object();
@@ -428,7 +462,8 @@ cmd_status(struct ctl *c)
 		    "present" : "MISSING (containers/build-image.sh builds it)");
 	yes = false;
 	js_bool(con, "exists", &yes);
-	if (js_get(con, "exists", json_type_boolean) == NULL)
+	/* Person scope: no shared container; the sandboxes are listed below. */
+	if (c->cfg->per_person || js_get(con, "exists", json_type_boolean) == NULL)
 		;
 	else if (!yes)
 		printf("container  %s: absent (created on the next call)\n",
@@ -444,7 +479,9 @@ cmd_status(struct ctl *c)
 		    json_object_get_boolean(js_get(con, "oom_killed",
 		    json_type_boolean)) ? ", last stopped by OOM" : "");
 	}
-	if (js_get(vol, "used_bytes", json_type_int) != NULL) {
+	if (c->cfg->per_person)
+		;
+	else if (js_get(vol, "used_bytes", json_type_int) != NULL) {
 		human_bytes(b2, sizeof(b2), member_int(vol, "used_bytes"));
 		human_bytes(b3, sizeof(b3), member_int(vol, "fs_available_bytes"));
 		printf("volume     %s: %s used in /sandbox, %s free on its file "
@@ -454,6 +491,8 @@ cmd_status(struct ctl *c)
 		    json_object_get_boolean(js_get(vol, "exists",
 		    json_type_boolean)) ? "exists (usage needs a running "
 		    "container)" : "absent");
+	if (c->cfg->per_person)
+		show_sandboxes(js_get(st, "sandboxes", json_type_array));
 	human_bytes(b2, sizeof(b2), member_int(dbo, "size_bytes"));
 	printf("database   %s: schema %lld, %s\n", esc(b1, sizeof(b1),
 	    c->cfg->db_path), member_int(dbo, "schema_version"), b2);
@@ -508,8 +547,8 @@ show_audit(struct json_object *arr)
 	long long		 ms;
 	size_t			 i;
 
-	printf("%-20s %-8s %5s %9s  %-20s %s\n", "STARTED (UTC)", "STATE",
-	    "EXIT", "SECONDS", "CLIENT", "COMMAND");
+	printf("%-20s %-8s %5s %9s  %-12s %-20s %s\n", "STARTED (UTC)",
+	    "STATE", "EXIT", "SECONDS", "OWNER", "CLIENT", "COMMAND");
 	for (i = 0; i < json_object_array_length(arr); i++) {
 		o = json_object_array_get_idx(arr, i);
 		cmd = js_str(o, "command");
@@ -523,9 +562,9 @@ show_audit(struct json_object *arr)
 			snprintf(b2, sizeof(b2), "%.1f", (double)ms / 1000);
 		else
 			snprintf(b2, sizeof(b2), "-");
-		printf("%-20s %-8s %5s %9s  %-20s %s\n",
+		printf("%-20s %-8s %5s %9s  %-12s %-20s %s\n",
 		    when(b1, sizeof(b1), member_int(o, "started")),
-		    member_str(o, "state"), b4, b2,
+		    member_str(o, "state"), b4, b2, member_str(o, "owner"),
 		    esc(b5, sizeof(b5), client_label(o)),
 		    cmd != NULL ? log_escape(b3, 100, cmd, strlen(cmd)) : "");
 		if (js_str(o, "error") != NULL)
@@ -550,6 +589,7 @@ cmd_audit(struct ctl *c)
 		{ "stderr_bytes", 8, COL_INT },
 		{ "command", 9, COL_TEXT },
 		{ "error", 11, COL_TEXT },
+		{ "owner", 12, COL_TEXT },
 		{ NULL, 0, 0 }
 	};
 
@@ -660,16 +700,16 @@ show_tokens(struct json_object *arr)
 	char			 b1[160], b2[64], b3[64], b4[64];
 	size_t			 i;
 
-	printf("%6s %-20s %-20s %-20s %5s  %s\n", "GRANT", "SIGNED IN",
-	    "LAST USED", "EXPIRES", "LIVE", "CLIENT");
+	printf("%6s %-20s %-20s %-20s %5s  %-12s %s\n", "GRANT", "SIGNED IN",
+	    "LAST USED", "EXPIRES", "LIVE", "OWNER", "CLIENT");
 	for (i = 0; i < json_object_array_length(arr); i++) {
 		o = json_object_array_get_idx(arr, i);
-		printf("%6lld %-20s %-20s %-20s %5lld  %s\n",
+		printf("%6lld %-20s %-20s %-20s %5lld  %-12s %s\n",
 		    member_int(o, "grant_id"),
 		    when(b2, sizeof(b2), member_int(o, "signed_in")),
 		    when(b3, sizeof(b3), member_int(o, "last_used")),
 		    when(b4, sizeof(b4), member_int(o, "expires")),
-		    member_int(o, "live_tokens"),
+		    member_int(o, "live_tokens"), member_str(o, "owner"),
 		    esc(b1, sizeof(b1), client_label(o)));
 	}
 }
@@ -685,6 +725,7 @@ tokens_list(struct ctl *c)
 		{ "last_used", 4, COL_INT },
 		{ "live_tokens", 5, COL_INT },
 		{ "expires", 6, COL_INT },
+		{ "owner", 7, COL_TEXT },
 		{ NULL, 0, 0 }
 	};
 
@@ -751,6 +792,7 @@ links_list(struct ctl *c)
 		{ "expires", 6, COL_INT },
 		{ "downloads", 7, COL_INT },
 		{ "last_download", 8, COL_INT },
+		{ "owner", 9, COL_TEXT },
 		{ NULL, 0, 0 }
 	};
 
@@ -996,6 +1038,164 @@ out:
 	return rc;
 }
 
+/* Print a personal key once, for the operator to hand over. */
+static void
+show_key(struct ctl *c, const char *name, const char *key, const char *what)
+{
+	if (c->json) {
+		struct json_object *o = json_object_new_object();
+
+		js_set_str(o, "owner", name);
+		js_set_str(o, "key", key);
+		print_json(o);
+		json_object_put(o);
+		return;
+	}
+	printf("%s key of %s (shown only now; only its hash is kept):\n%s\n",
+	    what, name, key);
+}
+
+static void
+show_keys(struct json_object *arr)
+{
+	struct json_object	*o;
+	char			 b1[80], b2[64], b3[64];
+	size_t			 i;
+
+	printf("%-24s %-8s %-20s %-20s %s\n", "OWNER", "STATE",
+	    "CREATED (UTC)", "LAST SIGN-IN", "LIVE SIGN-INS");
+	for (i = 0; i < json_object_array_length(arr); i++) {
+		o = json_object_array_get_idx(arr, i);
+		printf("%-24s %-8s %-20s %-20s %lld\n",
+		    esc(b1, sizeof(b1), member_str(o, "owner")),
+		    member_str(o, "state"),
+		    when(b2, sizeof(b2), member_int(o, "created")),
+		    js_get(o, "last_used", json_type_int) != NULL ?
+		    when(b3, sizeof(b3), member_int(o, "last_used")) : "never",
+		    member_int(o, "grants"));
+	}
+}
+
+/*
+ * keys add NAME | list | rotate NAME | revoke NAME: personal keys
+ * (owners.h). Revoking ends the owner's sign-ins at once and stops their
+ * sandbox; rotating ends the sign-ins and prints the new key.
+ */
+static int
+cmd_keys(struct ctl *c)
+{
+	static const struct column cols[] = {
+		{ "owner", 0, COL_TEXT },
+		{ "state", 1, COL_TEXT },
+		{ "created", 2, COL_INT },
+		{ "last_used", 3, COL_INT },
+		{ "revoked", 4, COL_INT },
+		{ "grants", 5, COL_INT },
+		{ "sandbox_running", 6, COL_BOOL },
+		{ NULL, 0, 0 }
+	};
+	struct error	 err;
+	char		 key[OWNER_KEY_MAX], b[80];
+	const char	*verb = c->argc > 0 ? c->argv[0] : "";
+	int		 rc;
+
+	if (c->argc == 1 && strcmp(verb, "list") == 0)
+		return list_rows(c, STMT_OWNER_KEY_LIST, "i",
+		    (long long)time(NULL), 0, cols, show_keys);
+	if (c->argc != 2 || (strcmp(verb, "add") != 0 &&
+	    strcmp(verb, "rotate") != 0 && strcmp(verb, "revoke") != 0)) {
+		usage();
+		return 2;
+	}
+	if (strcmp(verb, "revoke") == 0) {
+		if ((rc = owners_key_revoke(c->db, c->argv[1], &err)) == -1) {
+			fprintf(stderr, "sandboxctl: %s\n", err.msg);
+			return 1;
+		}
+		if (rc == 0) {
+			fprintf(stderr, "sandboxctl: no valid key named %s\n",
+			    esc(b, sizeof(b), c->argv[1]));
+			return 1;
+		}
+		printf("key %s revoked; its sign-ins are ended\n", c->argv[1]);
+		if (c->cfg->per_person) {
+			if (sandboxes_stop(c->cfg, c->db, c->argv[1], "revoked",
+			    &err) == -1) {
+				fprintf(stderr, "sandboxctl: %s\n", err.msg);
+				return 1;
+			}
+			printf("its sandbox is stopped (the volume is kept: "
+			    "sandboxctl sandboxes remove %s deletes it)\n",
+			    c->argv[1]);
+		}
+		return 0;
+	}
+	if ((strcmp(verb, "add") == 0 ? owners_key_add(c->db, c->argv[1], key,
+	    &err) : owners_key_rotate(c->db, c->argv[1], key, &err)) == -1) {
+		fprintf(stderr, "sandboxctl: %s\n", err.msg);
+		return 1;
+	}
+	show_key(c, c->argv[1], key, strcmp(verb, "add") == 0 ? "New" :
+	    "Rotated (earlier sign-ins ended)");
+	crypto_wipe(key, sizeof(key));
+	return 0;
+}
+
+/*
+ * sandboxes list | stop OWNER | stop-idle | remove OWNER: the sandboxes
+ * per person. remove deletes the container AND the volume (every file of
+ * that person): the one way a volume is removed.
+ */
+static int
+cmd_sandboxes(struct ctl *c)
+{
+	struct json_object	*arr;
+	struct error		 err;
+	const char		*verb = c->argc > 0 ? c->argv[0] : "";
+	char			 b[80];
+
+	if (c->argc == 1 && strcmp(verb, "list") == 0) {
+		if ((arr = sandboxes_list(c->cfg, c->db)) == NULL)
+			return 1;
+		if (c->json)
+			print_json(arr);
+		else if (c->cfg->per_person)
+			show_sandboxes(arr);
+		else
+			printf("SANDBOX_SCOPE is shared: one sandbox, %s (see "
+			    "sandboxctl status)\n", member_str(
+			    json_object_array_get_idx(arr, 0), "container"));
+		json_object_put(arr);
+		return 0;
+	}
+	if (c->argc == 1 && strcmp(verb, "stop-idle") == 0) {
+		int n = sandboxes_stop_idle(c->cfg, c->db);
+
+		printf("%d idle sandbox%s stopped\n", n, n == 1 ? "" : "es");
+		return 0;
+	}
+	if (c->argc != 2 || (strcmp(verb, "stop") != 0 &&
+	    strcmp(verb, "remove") != 0)) {
+		usage();
+		return 2;
+	}
+	if (!c->cfg->per_person) {
+		fprintf(stderr, "sandboxctl: SANDBOX_SCOPE is shared: there are "
+		    "no sandboxes per person\n");
+		return 1;
+	}
+	if ((strcmp(verb, "stop") == 0 ? sandboxes_stop(c->cfg, c->db,
+	    c->argv[1], "operator", &err) : sandboxes_remove(c->cfg, c->db,
+	    c->argv[1], &err)) == -1) {
+		fprintf(stderr, "sandboxctl: %s\n", err.msg);
+		return 1;
+	}
+	printf("sandbox of %s %s\n", esc(b, sizeof(b), c->argv[1]),
+	    strcmp(verb, "stop") == 0 ? "stopped (files kept)" :
+	    "removed with its volume");
+	return 0;
+}
+
 /*
  * The commands. Those with list and revoke take "list" or "revoke ..."
  * after their name; the others take no words unless options says so.
@@ -1020,6 +1220,9 @@ static const struct command {
 	{ "links", "link", "download links", false, NULL, links_list,
 	    links_revoke },
 	{ "rotate-key", NULL, NULL, true, cmd_rotate_key, NULL, NULL },
+	{ "keys", "owner_key", "personal keys", true, cmd_keys, NULL, NULL },
+	{ "sandboxes", "sandbox", "sandboxes per person", true, cmd_sandboxes,
+	    NULL, NULL },
 	{ NULL, NULL, NULL, false, NULL, NULL, NULL }
 };
 

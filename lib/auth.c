@@ -74,6 +74,8 @@ token_lookup(const struct config *cfg, struct db *db, const char *tok,
 		snprintf(who->client_id, sizeof(who->client_id), "%s", db_text(q, 3));
 		snprintf(who->client_name, sizeof(who->client_name), "%s",
 		    db_text(q, 4) != NULL ? db_text(q, 4) : "");
+		snprintf(who->owner, sizeof(who->owner), "%s",
+		    db_text(q, 5) != NULL ? db_text(q, 5) : OWNER_OPERATOR);
 		rc = 1;
 		break;
 	}
@@ -82,6 +84,12 @@ token_lookup(const struct config *cfg, struct db *db, const char *tok,
 	if (rc == 1)
 		db_exec(db, STMT_GRANT_TOUCH, "iii", now, grant, now - 60);
 	return rc;
+}
+
+const char *
+auth_owner(const struct auth_info *who)
+{
+	return who != NULL && who->owner[0] != '\0' ? who->owner : OWNER_OPERATOR;
 }
 
 int
@@ -104,6 +112,7 @@ auth_bearer(struct http_req *r, const struct config *cfg, struct db *db,
 	if (cfg->allow_key_bearer && crypto_str_equal(tok, cfg->api_key)) {
 		snprintf(who->client_id, sizeof(who->client_id), "api-key");
 		snprintf(who->client_name, sizeof(who->client_name), "API key");
+		snprintf(who->owner, sizeof(who->owner), "%s", OWNER_OPERATOR);
 		return 0;
 	}
 	if (db == NULL)

@@ -37,6 +37,7 @@
 #include "js.h"
 #include "log.h"
 #include "sandbox.h"
+#include "sandboxes.h"
 
 #define LEASE_S		3600		/* a pass longer than this loses the lease */
 #define CHECK_EVERY_S	60		/* per process: how often to look at the DB */
@@ -170,9 +171,12 @@ cleanup_parse(const char *out, struct cleanup_report *r)
 	return total ? 0 : -1;
 }
 
-/* Remove old entries of /sandbox; fills r->state and the counts. */
+/*
+ * Remove old entries of /sandbox in owner's sandbox (NULL: the shared
+ * one); fills r->state and the counts.
+ */
 static void
-sweep(const struct config *cfg, struct cleanup_report *r)
+sweep(const struct config *cfg, const char *owner, struct cleanup_report *r)
 {
 	struct sandbox	*sb = NULL;
 	struct error	 e;
@@ -188,7 +192,7 @@ sweep(const struct config *cfg, struct cleanup_report *r)
 		snprintf(r->message, sizeof(r->message), "out of memory");
 		return;
 	}
-	if (sandbox_open(cfg, &sb, &e) == -1)
+	if (sandbox_open(cfg, owner, &sb, &e) == -1)
 		goto fail;
 	if (sandbox_script(sb, SCRIPT, args, out, OUT_MAX, should_stop, NULL,
 	    &code, &e) == -1) {
@@ -221,6 +225,64 @@ fail:
 out:
 	sandbox_close(sb);
 	free(out);
+}
+
+/*
+ * SANDBOX_SCOPE=person: sweep every running sandbox (a stopped one changes
+ * nothing; it is swept once it runs again) and add up the counts; the
+ * first sandbox's removed names are kept. First the sandbox table is
+ * reconciled with the engine and idle sandboxes are stopped.
+ */
+static void
+sweep_each(const struct config *cfg, struct db *db, struct cleanup_report *r)
+{
+	struct cleanup_report	 one;
+	struct json_object	*owners = json_object_new_array();
+	struct db_q		*q;
+	size_t			 i, n;
+	long			 errors = 0;
+
+	/* Bring the server's view in line with the engine's, then stop idle ones. */
+	json_object_put(sandboxes_list(cfg, db));
+	sandboxes_stop_idle(cfg, db);
+	if ((q = db_query(db, STMT_SANDBOX_RUNNING, NULL)) != NULL) {
+		while (db_step(q) == DB_ROW)
+			if (db_text(q, 0) != NULL)
+				json_object_array_add(owners,
+				    json_object_new_string(db_text(q, 0)));
+		db_done(q);
+	}
+	snprintf(r->state, sizeof(r->state), "ok");
+	n = json_object_array_length(owners);
+	for (i = 0; i < n; i++) {
+		memset(&one, 0, sizeof(one));
+		sweep(cfg, json_object_get_string(json_object_array_get_idx(
+		    owners, i)), &one);
+		if (strcmp(one.state, "skipped") == 0) {
+			free(one.names);
+			continue;
+		}
+		r->removed += one.removed;
+		r->kept += one.kept;
+		r->failed += one.failed;
+		r->bytes += one.bytes;
+		if (r->names == NULL) {
+			r->names = one.names;
+			one.names = NULL;
+		}
+		if (strcmp(one.state, "error") == 0 && errors++ == 0)
+			snprintf(r->message, sizeof(r->message), "%s: %.200s",
+			    json_object_get_string(json_object_array_get_idx(
+			    owners, i)), one.message);
+		free(one.names);
+	}
+	if (errors > 0)
+		snprintf(r->state, sizeof(r->state), "error");
+	else if (n == 0) {
+		snprintf(r->state, sizeof(r->state), "skipped");
+		snprintf(r->message, sizeof(r->message), "no sandbox is running");
+	}
+	json_object_put(owners);
 }
 
 int
@@ -264,7 +326,10 @@ cleanup_run(const struct config *cfg, const char *trigger, bool force,
 	r->results_cleared = n > 0 ? n : 0;
 	db_exec(db, STMT_CLEANUP_PRUNE, "i", now - cfg->audit_retention);
 
-	sweep(cfg, r);
+	if (cfg->per_person)
+		sweep_each(cfg, db, r);
+	else
+		sweep(cfg, NULL, r);
 	log_info("cleanup (%s): %s: removed %ld entries (%lld bytes), kept %ld, "
 	    "failed %ld; pruned %ld audit rows, cleared %ld results%s%s",
 	    trigger, r->state, r->removed, r->bytes, r->kept, r->failed,

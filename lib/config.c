@@ -75,8 +75,8 @@ static const struct setting settings[] = {
 	  "Seconds a 2026-07-28 execute waits for its command before answering with a task or its run_id." },
 	{ "SANDBOX_MAX_RUNNING", K_LONG, "56", 1, 100000, OFF(max_running),
 	  "Commands running at once on the server; execute refuses more." },
-	{ "SANDBOX_MAX_RUNNING_PER_CLIENT", K_LONG, "48", 1, 100000, OFF(max_running_per_client),
-	  "Commands one OAuth client may have running at once." },
+	{ "SANDBOX_MAX_RUNNING_PER_OWNER", K_LONG, "48", 1, 100000, OFF(max_running_per_owner),
+	  "Commands one owner (the operator's key, or one personal key) may have running at once." },
 	{ "SANDBOX_SESSION_TTL", K_LONG, "86400", 60, 31536000, OFF(session_ttl),
 	  "Seconds an idle MCP session is kept." },
 	{ "SANDBOX_ALLOW_KEY_BEARER", K_BOOL, "0", 0, 1, OFF(allow_key_bearer),
@@ -91,6 +91,12 @@ static const struct setting settings[] = {
 	  "Seconds between automatic clean-up passes (FILE_TTL, audit pruning), started by requests." },
 	{ "SANDBOX_ALLOWED_ORIGINS", K_STR, "", 0, 4096, OFF(allowed_origins),
 	  "Extra browser origins allowed on /mcp, space-separated." },
+	{ "SANDBOX_SCOPE", K_STR, "shared", 0, 16, OFF(scope),
+	  "shared: one sandbox for everyone; person: one container and volume per owner (personal key)." },
+	{ "SANDBOX_IDLE_STOP", K_LONG, "1800", 1, 31536000, OFF(idle_stop),
+	  "person scope: seconds without a request or a running command after which an owner's container is stopped (files and packages are kept)." },
+	{ "SANDBOX_MAX_SANDBOXES", K_LONG, "0", 0, 10000, OFF(max_sandboxes),
+	  "person scope: containers running at once (0: no cap); at the cap the least recently used idle one is stopped." },
 };
 
 #define NSETTINGS (sizeof(settings) / sizeof(settings[0]))
@@ -598,6 +604,11 @@ config_load(struct config **out, struct error *err)
 	if ((c->mcp_url = malloc(n)) == NULL)
 		goto oom;
 	snprintf(c->mcp_url, n, "%s/mcp", c->public_url);
+	if (strcmp(c->scope, "shared") != 0 && strcmp(c->scope, "person") != 0) {
+		error_set(err, "SANDBOX_SCOPE: expected shared or person");
+		goto out;
+	}
+	c->per_person = strcmp(c->scope, "person") == 0;
 	if (strncmp(c->docker_host, "tcp://", 6) == 0 && c->docker_tls_verify &&
 	    c->docker_cert_path[0] == '\0') {
 		error_set(err, "DOCKER_CERT_PATH: required with DOCKER_TLS_VERIFY");

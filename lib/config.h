@@ -40,7 +40,7 @@ struct config {
 	long		 max_timeout;	/* SANDBOX_MAX_TIMEOUT, seconds */
 	long		 inline_wait;	/* SANDBOX_INLINE_WAIT, seconds (2026 execute) */
 	long		 max_running;	/* SANDBOX_MAX_RUNNING */
-	long		 max_running_per_client; /* SANDBOX_MAX_RUNNING_PER_CLIENT */
+	long		 max_running_per_owner; /* SANDBOX_MAX_RUNNING_PER_OWNER */
 	long		 session_ttl;	/* SANDBOX_SESSION_TTL, idle seconds */
 	bool		 allow_key_bearer; /* SANDBOX_ALLOW_KEY_BEARER */
 	long		 access_token_ttl; /* SANDBOX_ACCESS_TOKEN_TTL, seconds */
@@ -48,6 +48,10 @@ struct config {
 	long		 audit_retention; /* SANDBOX_AUDIT_RETENTION, seconds */
 	long		 cleanup_interval; /* SANDBOX_CLEANUP_INTERVAL, seconds */
 	char		*allowed_origins; /* SANDBOX_ALLOWED_ORIGINS: extra, space-separated */
+	char		*scope;		/* SANDBOX_SCOPE: "shared" or "person" */
+	bool		 per_person;	/* SANDBOX_SCOPE is "person" */
+	long		 idle_stop;	/* SANDBOX_IDLE_STOP, seconds (person scope) */
+	long		 max_sandboxes;	/* SANDBOX_MAX_SANDBOXES, 0: no cap (person scope) */
 };
 
 /*

@@ -23,10 +23,11 @@
 static const char *const sql[STMT__MAX] = {
 	[STMT_SESSION_INSERT] =
 	    "INSERT INTO session (id_hash, protocol_version, client_info, "
-	    "created, last_used) VALUES (?, ?, ?, ?, ?)",
+	    "created, last_used, owner) VALUES (?, ?, ?, ?, ?, ?)",
+	/* Another owner's session is unknown (sql/012-owners.sql). */
 	[STMT_SESSION_GET] =
 	    "SELECT protocol_version FROM session "
-	    "WHERE id_hash = ? AND last_used >= ?",
+	    "WHERE id_hash = ? AND last_used >= ? AND owner = ?",
 	[STMT_SESSION_TOUCH] =
 	    "UPDATE session SET last_used = ? WHERE id_hash = ? AND last_used < ?",
 	[STMT_SESSION_DELETE] =
@@ -37,7 +38,8 @@ static const char *const sql[STMT__MAX] = {
 	/* runs */
 	[STMT_RUN_INSERT] =
 	    "INSERT INTO run (id, session_hash, request_id, client_id, "
-	    "client_name, command, timeout, started) VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
+	    "client_name, command, timeout, started, owner) "
+	    "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
 	[STMT_RUN_FINISH] =
 	    "UPDATE run SET finished = ?, state = ?, exit_code = ?, "
 	    "duration_ms = ?, stdout_bytes = ?, stderr_bytes = ?, result = ? "
@@ -58,7 +60,7 @@ static const char *const sql[STMT__MAX] = {
 	[STMT_TASK_MARK] =
 	    "UPDATE run SET handle = ?, updated = ? WHERE id = ?",
 	[STMT_TASK_GET] =
-	    "SELECT client_id, state, started, finished, handle, result, "
+	    "SELECT owner, state, started, finished, handle, result, "
 	    "last_line, updated, timeout FROM run WHERE id = ?",
 	[STMT_TASK_NOTE] =
 	    "UPDATE run SET last_line = ?, updated = ? WHERE id = ?",
@@ -67,7 +69,7 @@ static const char *const sql[STMT__MAX] = {
 	    "state = 'running' RETURNING id",
 	/* A row left 'running' by a killed worker stops counting after its timeout. */
 	[STMT_RUN_COUNT_ACTIVE] =
-	    "SELECT count(*), coalesce(sum(client_id = ?), 0) FROM run "
+	    "SELECT count(*), coalesce(sum(owner = ?), 0) FROM run "
 	    "WHERE state = 'running' AND started + timeout + 60 > ?",
 	/* oauth */
 	[STMT_CLIENT_INSERT] =
@@ -142,7 +144,7 @@ static const char *const sql[STMT__MAX] = {
 	    "g.client_id, g.scope, g.resource FROM oauth_token t "
 	    "JOIN oauth_grant g ON g.id = t.grant_id WHERE t.token_hash = ?",
 	[STMT_TOKEN_AUTH] =
-	    "SELECT t.expires, g.id, g.resource, c.client_id, c.name "
+	    "SELECT t.expires, g.id, g.resource, c.client_id, c.name, g.owner "
 	    "FROM oauth_token t JOIN oauth_grant g ON g.id = t.grant_id "
 	    "JOIN oauth_client c ON c.client_id = g.client_id "
 	    "WHERE t.token_hash = ? AND t.kind = 'access'",
@@ -167,10 +169,11 @@ static const char *const sql[STMT__MAX] = {
 	    "DELETE FROM oauth_token WHERE expires < ?",
 	/* links */
 	[STMT_LINK_INSERT] =
-	    "INSERT INTO link (id, path, size, created, expires, client_id) "
-	    "VALUES (?, ?, ?, ?, ?, ?)",
+	    "INSERT INTO link (id, path, size, created, expires, client_id, owner) "
+	    "VALUES (?, ?, ?, ?, ?, ?, ?)",
 	[STMT_LINK_GET] =
-	    "SELECT path, size, created, expires, revoked FROM link WHERE id = ?",
+	    "SELECT path, size, created, expires, revoked, owner FROM link "
+	    "WHERE id = ?",
 	[STMT_LINK_COUNT] =
 	    "UPDATE link SET downloads = downloads + 1, last_download = ?1 "
 	    "WHERE id = ?2",
@@ -214,7 +217,7 @@ static const char *const sql[STMT__MAX] = {
 	[STMT_AUDIT_LIST] =
 	    "SELECT id, started, client_id, client_name, state, exit_code, "
 	    "duration_ms, stdout_bytes, stderr_bytes, substr(command, 1, ?), "
-	    "finished, error FROM run ORDER BY started DESC, rowid DESC LIMIT ?",
+	    "finished, error, owner FROM run ORDER BY started DESC, rowid DESC LIMIT ?",
 	[STMT_COUNT_SESSIONS] =
 	    "SELECT coalesce(sum(last_used >= ?), 0), count(*) FROM session",
 	[STMT_COUNT_RUNS] =
@@ -237,7 +240,7 @@ static const char *const sql[STMT__MAX] = {
 	    "DELETE FROM oauth_client WHERE client_id = ?",
 	[STMT_OPS_GRANT_LIST] =
 	    "SELECT g.id, g.client_id, c.name, g.created, g.last_used, "
-	    "count(t.token_hash), max(t.expires) FROM oauth_grant g "
+	    "count(t.token_hash), max(t.expires), g.owner FROM oauth_grant g "
 	    "JOIN oauth_client c ON c.client_id = g.client_id "
 	    "LEFT JOIN oauth_token t ON t.grant_id = g.id AND t.rotated IS NULL "
 	    "AND t.expires > ?1 GROUP BY g.id ORDER BY g.created, g.id",
@@ -250,8 +253,82 @@ static const char *const sql[STMT__MAX] = {
 	[STMT_OPS_LINK_LIST] =
 	    "SELECT id, CASE WHEN revoked IS NOT NULL THEN 'revoked' "
 	    "WHEN expires <= ?1 THEN 'expired' ELSE 'active' END, path, size, "
-	    "client_id, created, expires, downloads, last_download FROM link "
+	    "client_id, created, expires, downloads, last_download, owner FROM link "
 	    "ORDER BY created DESC, id LIMIT ?2",
+	/* owners (lib/owners.c) */
+	[STMT_OWNER_KEY_INSERT] =
+	    "INSERT INTO owner_key (owner, key_hash, created) VALUES (?, ?, ?)",
+	[STMT_OWNER_KEY_FIND] =
+	    "SELECT id, owner, key_hash FROM owner_key WHERE key_hash = ? "
+	    "AND revoked IS NULL",
+	[STMT_OWNER_KEY_USED] =
+	    "UPDATE owner_key SET last_used = ? WHERE id = ?",
+	[STMT_OWNER_KEY_LIVE] =
+	    "SELECT id FROM owner_key WHERE owner = ? AND revoked IS NULL",
+	[STMT_OWNER_KEY_REVOKE] =
+	    "UPDATE owner_key SET revoked = ? WHERE owner = ? AND revoked IS NULL",
+	[STMT_OWNER_KEY_LIST] =
+	    "SELECT k.owner, CASE WHEN k.revoked IS NULL THEN 'valid' "
+	    "ELSE 'revoked' END, k.created, k.last_used, k.revoked, "
+	    "(SELECT count(DISTINCT t.grant_id) FROM oauth_token t "
+	    "JOIN oauth_grant g ON g.id = t.grant_id WHERE g.owner = k.owner "
+	    "AND t.rotated IS NULL AND t.expires > ?1), "
+	    "(SELECT s.running FROM sandbox s WHERE s.owner = k.owner) "
+	    "FROM owner_key k WHERE k.revoked IS NULL OR NOT EXISTS "
+	    "(SELECT 1 FROM owner_key l WHERE l.owner = k.owner AND "
+	    "(l.revoked IS NULL OR l.id > k.id)) ORDER BY k.owner",
+	[STMT_OWNER_GRANTS_DELETE] =
+	    "DELETE FROM oauth_grant WHERE owner = ?",
+	[STMT_OWNER_CODES_DELETE] =
+	    "DELETE FROM oauth_code WHERE owner = ?",
+	[STMT_OWNER_SESSIONS_DELETE] =
+	    "DELETE FROM session WHERE owner = ?",
+	[STMT_CODE_SET_OWNER] =
+	    "UPDATE oauth_code SET owner = ? WHERE code_hash = ?",
+	[STMT_GRANT_OWNER_FROM_CODE] =
+	    "UPDATE oauth_grant SET owner = (SELECT owner FROM oauth_code "
+	    "WHERE code_hash = ?) WHERE id = ?",
+	[STMT_RUN_GET_OWNED] =
+	    "SELECT state, result FROM run WHERE id = ? AND owner = ?",
+	[STMT_RUN_RECENT_OWNED] =
+	    "SELECT id, state, started, exit_code, substr(command, 1, 200) "
+	    "FROM run WHERE owner = ? ORDER BY started DESC, rowid DESC LIMIT ?",
+	[STMT_LINK_REVOKE_OWNED] =
+	    "UPDATE link SET revoked = ?1 WHERE id = ?2 AND owner = ?3 "
+	    "AND revoked IS NULL",
+	/* sandboxes per owner (lib/sandboxes.c) */
+	[STMT_SANDBOX_GET] =
+	    "SELECT running, last_used FROM sandbox WHERE owner = ?",
+	[STMT_SANDBOX_USE] =
+	    "INSERT INTO sandbox (owner, container, volume, created, last_used, "
+	    "running) VALUES (?1, ?2, ?3, ?4, ?4, 1) ON CONFLICT (owner) DO "
+	    "UPDATE SET container = excluded.container, volume = excluded.volume, "
+	    "last_used = excluded.last_used, running = 1",
+	[STMT_SANDBOX_TOUCH] =
+	    "UPDATE sandbox SET last_used = ? WHERE owner = ?",
+	[STMT_SANDBOX_RUNNING_OTHERS] =
+	    "SELECT count(*) FROM sandbox WHERE running = 1 AND owner != ?",
+	/* A command counts while its row says running and its timeout (plus
+	   a minute) has not passed: a worker that died leaves no hold. */
+	[STMT_SANDBOX_IDLE] =
+	    "SELECT s.owner, s.container FROM sandbox s WHERE s.running = 1 "
+	    "AND s.last_used < ?2 AND s.owner != ?3 AND NOT EXISTS "
+	    "(SELECT 1 FROM run r WHERE r.owner = s.owner AND "
+	    "r.state = 'running' AND r.started + r.timeout + 60 > ?1) "
+	    "ORDER BY s.last_used, s.owner",
+	[STMT_SANDBOX_STOPPED] =
+	    "UPDATE sandbox SET running = 0, stopped = ?, stop_reason = ? "
+	    "WHERE owner = ?",
+	[STMT_SANDBOX_LIST] =
+	    "SELECT s.owner, s.container, s.volume, s.running, s.last_used, "
+	    "s.stopped, s.stop_reason, (SELECT count(*) FROM run r WHERE "
+	    "r.owner = s.owner AND r.state = 'running' AND "
+	    "r.started + r.timeout + 60 > ?1) FROM sandbox s "
+	    "ORDER BY s.last_used DESC, s.owner",
+	[STMT_SANDBOX_RUNNING] =
+	    "SELECT owner FROM sandbox WHERE running = 1 ORDER BY owner",
+	[STMT_SANDBOX_DELETE] =
+	    "DELETE FROM sandbox WHERE owner = ?",
 };
 
 struct db_q {

@@ -21,13 +21,13 @@
 
 enum db_stmt {
 	/* sessions (MCP transport "Session Management") */
-	STMT_SESSION_INSERT,	/* id_hash, protocol_version, client_info, now, now */
-	STMT_SESSION_GET,	/* id_hash, min_last_used -> protocol_version */
+	STMT_SESSION_INSERT,	/* id_hash, protocol_version, client_info, now, now, owner */
+	STMT_SESSION_GET,	/* id_hash, min_last_used, owner -> protocol_version */
 	STMT_SESSION_TOUCH,	/* now, id_hash */
 	STMT_SESSION_DELETE,	/* id_hash */
 	STMT_SESSION_PRUNE,	/* min_last_used */
 	/* runs (sql/004-runs.sql) */
-	STMT_RUN_INSERT,	/* id, session_hash, request_id, client_id, client_name, command, timeout, started */
+	STMT_RUN_INSERT,	/* id, session_hash, request_id, client_id, client_name, command, timeout, started, owner */
 	STMT_RUN_ERROR,		/* error, id */
 	STMT_RUN_FINISH,	/* finished, state, exit_code, duration_ms, stdout_bytes, stderr_bytes, result, id */
 	STMT_RUN_CANCEL,	/* session_hash, request_id -> id */
@@ -74,7 +74,7 @@ enum db_stmt {
 	STMT_TOKEN_GET,		/* token_hash -> kind, grant_id, expires, rotated,
 				   grace_used, client_id, scope, resource */
 	STMT_TOKEN_AUTH,	/* token_hash -> expires, grant_id, resource,
-				   client_id, client name (access tokens only) */
+				   client_id, client name, owner (access tokens only) */
 	STMT_TOKEN_ROTATE,	/* now, token_hash */
 	STMT_TOKEN_GRACE,	/* token_hash */
 	STMT_TOKEN_CHILD_ROTATED, /* parent -> count of its refresh tokens used */
@@ -83,8 +83,8 @@ enum db_stmt {
 	STMT_TOKEN_DELETE,	/* token_hash */
 	STMT_TOKEN_PRUNE,	/* now */
 	/* links (share_file, /dl; sql/003-links.sql) */
-	STMT_LINK_INSERT,	/* id, path, size, created, expires, client_id */
-	STMT_LINK_GET,		/* id -> path, size, created, expires, revoked */
+	STMT_LINK_INSERT,	/* id, path, size, created, expires, client_id, owner */
+	STMT_LINK_GET,		/* id -> path, size, created, expires, revoked, owner */
 	STMT_LINK_COUNT,	/* now, id: one more download */
 	STMT_LINK_REVOKE,	/* now, id */
 	STMT_LINK_PRUNE,	/* min_expires: forget links expired before */
@@ -116,12 +116,39 @@ enum db_stmt {
 				   last_used, grants */
 	STMT_OPS_CLIENT_DELETE,	/* client_id */
 	STMT_OPS_GRANT_LIST,	/* now -> id, client_id, client_name, created,
-				   last_used, live tokens, latest expiry */
+				   last_used, live tokens, latest expiry, owner */
 	STMT_OPS_GRANT_DELETE,	/* id */
 	STMT_OPS_GRANT_DELETE_CLIENT, /* client_id */
 	STMT_OPS_GRANT_DELETE_ALL,
 	STMT_OPS_LINK_LIST,	/* now, limit -> id, state, path, size, client_id,
-				   created, expires, downloads, last_download */
+				   created, expires, downloads, last_download, owner */
+	/* owners and sandboxes per owner (sql/012-owners.sql) */
+	STMT_OWNER_KEY_INSERT,	/* owner, key_hash, now */
+	STMT_OWNER_KEY_FIND,	/* key_hash -> id, owner, key_hash (valid keys) */
+	STMT_OWNER_KEY_USED,	/* now, id */
+	STMT_OWNER_KEY_LIVE,	/* owner -> id of its valid key */
+	STMT_OWNER_KEY_REVOKE,	/* now, owner */
+	STMT_OWNER_KEY_LIST,	/* now -> owner, state, created, last_used,
+				   revoked, live grants, sandbox running */
+	STMT_OWNER_GRANTS_DELETE, /* owner: every token of its sign-ins */
+	STMT_OWNER_CODES_DELETE, /* owner */
+	STMT_OWNER_SESSIONS_DELETE, /* owner */
+	STMT_CODE_SET_OWNER,	/* owner, code_hash */
+	STMT_GRANT_OWNER_FROM_CODE, /* code_hash, grant id */
+	STMT_RUN_GET_OWNED,	/* id, owner -> state, result */
+	STMT_RUN_RECENT_OWNED,	/* owner, limit -> as STMT_RUN_RECENT */
+	STMT_LINK_REVOKE_OWNED,	/* now, id, owner */
+	STMT_SANDBOX_GET,	/* owner -> running, last_used */
+	STMT_SANDBOX_USE,	/* owner, container, volume, now: running, used now */
+	STMT_SANDBOX_TOUCH,	/* now, owner */
+	STMT_SANDBOX_RUNNING_OTHERS, /* owner -> count of other running ones */
+	STMT_SANDBOX_IDLE,	/* now, min_last_used, owner to skip -> owner,
+				   container: running, no command, LRU first */
+	STMT_SANDBOX_STOPPED,	/* now, reason, owner */
+	STMT_SANDBOX_LIST,	/* now -> owner, container, volume, running,
+				   last_used, stopped, stop_reason, commands */
+	STMT_SANDBOX_RUNNING,	/* -> owner of each running sandbox */
+	STMT_SANDBOX_DELETE,	/* owner */
 	STMT__MAX
 };
 

@@ -31,6 +31,7 @@
 #include "links.h"
 #include "log.h"
 #include "mime.h"
+#include "sandboxes.h"
 #include "tar.h"
 
 #define HEADER_MAX	1024	/* Range, If-None-Match, If-Range values looked at */
@@ -380,6 +381,8 @@ dl_handle(struct http_req *r, const struct config *cfg, struct db *db)
 	struct file_stat	 st;
 	struct tar_sink		 sink = { sink_begin, sink_data, NULL };
 	const char		*method = http_method(r);
+	char			 container[SANDBOXES_NAME_MAX];
+	char			 volume[SANDBOXES_NAME_MAX];
 	int			 rc;
 
 	memset(&d, 0, sizeof(d));
@@ -402,6 +405,8 @@ dl_handle(struct http_req *r, const struct config *cfg, struct db *db)
 	}
 	d.name = links_basename(d.row.path);
 	d.mime = mime_lookup(d.name);
+	/* The file is in the sandbox of who shared it (sandboxes.h). */
+	sandboxes_names(cfg, d.row.owner, container, volume);
 
 	if (docker_open(d.cfg->docker_host, d.cfg->docker_tls_verify,
 	    d.cfg->docker_cert_path, &dk, &err) == -1) {
@@ -410,7 +415,7 @@ dl_handle(struct http_req *r, const struct config *cfg, struct db *db)
 		goto out;
 	}
 	if (d.head) {
-		if (files_stat(dk, d.cfg->container, d.row.path, &st, &err) == -1)
+		if (files_stat(dk, container, d.row.path, &st, &err) == -1)
 			fail(&d, &err);
 		else if (st.kind != FILE_REGULAR) {
 			err.status = 404;
@@ -419,7 +424,7 @@ dl_handle(struct http_req *r, const struct config *cfg, struct db *db)
 			respond(&d, st.size, st.mtime);
 		goto out;
 	}
-	rc = files_stream(dk, d.cfg->container, d.row.path, &sink, &err);
+	rc = files_stream(dk, container, d.row.path, &sink, &err);
 	if (rc == -1)
 		fail(&d, &err);
 	else if (rc == 1 && !d.complete && !http_gone(r) && !http_started(r)) {

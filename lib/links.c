@@ -184,8 +184,9 @@ links_url(const char *public_url, const char *id, long long expires,
 
 char *
 links_create(struct db *db, const char *api_key, const char *public_url,
-    const char *path, long long size, const char *client_id, long long now,
-    long ttl, struct link_row *row, struct error *err)
+    const char *path, long long size, const char *client_id,
+    const char *owner, long long now, long ttl, struct link_row *row,
+    struct error *err)
 {
 	uint8_t	 key[LINK_KEY_LEN];
 	char	 sig[LINK_SIG_LEN + 1];
@@ -214,8 +215,9 @@ links_create(struct db *db, const char *api_key, const char *public_url,
 		error_set(err, "out of memory");
 		goto out;
 	}
-	if (db_exec(db, STMT_LINK_INSERT, "ttiiit", row->id, path, size, now,
-	    row->expires, client_id) != 1) {
+	snprintf(row->owner, sizeof(row->owner), "%s", owner);
+	if (db_exec(db, STMT_LINK_INSERT, "ttiiitt", row->id, path, size, now,
+	    row->expires, client_id, owner) != 1) {
 		error_set(err, "cannot record the link in the database");
 		free(url);
 		url = NULL;
@@ -252,6 +254,8 @@ links_check(struct db *db, const char *api_key, const char *reqpath,
 		row->created = db_int(q, 2);
 		row->expires = db_int(q, 3);
 		row->revoked = !db_null(q, 4);
+		snprintf(row->owner, sizeof(row->owner), "%s",
+		    db_text(q, 5) != NULL ? db_text(q, 5) : OWNER_OPERATOR);
 		found = true;
 	}
 	db_done(q);
@@ -284,4 +288,14 @@ links_count_download(struct db *db, const char *id, long long now)
 {
 	if (db_exec(db, STMT_LINK_COUNT, "it", now, id) != 1)
 		log_warn("links: cannot count a download of link %s", id);
+}
+
+int
+links_revoke(struct db *db, const char *id, const char *owner, long long now)
+{
+	long n;
+
+	if ((n = db_exec(db, STMT_LINK_REVOKE_OWNED, "itt", now, id, owner)) < 0)
+		return -1;
+	return n > 0;
 }

@@ -35,6 +35,7 @@
 #include <stdint.h>
 
 #include "error.h"
+#include "owners.h"
 
 struct db;
 
@@ -62,6 +63,7 @@ struct link_row {
 	long long	size;		/* at share time */
 	long long	created, expires;
 	bool		revoked;
+	char		owner[OWNER_MAX];	/* who shared it (owners.h) */
 };
 
 /* The key links are signed with, derived from the API key. */
@@ -92,13 +94,21 @@ char	*links_url(const char *public_url, const char *id, long long expires,
 	    const char *sig, const char *path);
 
 /*
- * Record a new link to path (absolute, normalised) for client_id, with
+ * Revoke owner's link id (another owner's link is not found). 1 when
+ * revoked now, 0 when no such live link of owner, -1 on error.
+ */
+int	links_revoke(struct db *, const char *id, const char *owner,
+	    long long now);
+
+/*
+ * Record a new link to path (absolute, normalised) for client_id of owner, with
  * size the file's size now, expiring ttl seconds after now. Fills row and
  * returns the link's URL (free it), or NULL with err.
  */
 char	*links_create(struct db *, const char *api_key, const char *public_url,
 	    const char *path, long long size, const char *client_id,
-	    long long now, long ttl, struct link_row *row, struct error *err);
+	    const char *owner, long long now, long ttl, struct link_row *row,
+	    struct error *err);
 
 /*
  * Decide whether the request path names a live link, from the URL and the

@@ -6,13 +6,16 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "auth.h"
 #include "config.h"
 #include "crypto.h"
 #include "js.h"
 #include "log.h"
 #include "mcp.h"
+#include "owners.h"
 #include "runs.h"
 #include "sandbox.h"
+#include "sandboxes.h"
 #include "sse.h"
 #include "tasks.h"
 #include "tools.h"
@@ -444,18 +447,32 @@ mcp_http_status(const struct mcp_era *era, struct json_object *response)
 	return era->error_status((int)code);
 }
 
-/* Instructions for an era: what is true for its callers. */
+/*
+ * Instructions for an era: what is true for its callers. Whose key signed
+ * in is said here, after sign-in, never on the sign-in page (which must
+ * not tell a guesser whose key they hold). owner may be NULL.
+ */
 static char *
-instructions(const struct mcp_era *era)
+instructions(const struct config *cfg, const struct mcp_era *era,
+    const char *owner)
 {
-	char	*s;
-	size_t	 n = sizeof(instructions_head) + strlen(era->interrupted) +
-		    sizeof(instructions_tail) + 1;
+	char		 who[OWNER_MAX + 256] = "";
+	char		*s;
+	size_t		 n;
 
+	if (owner != NULL)
+		snprintf(who, sizeof(who), "- You are signed in as \"%s\"%s.%s\n",
+		    owner, strcmp(owner, OWNER_OPERATOR) == 0 ?
+		    " (the server's own key)" : " (a personal key)",
+		    cfg->per_person ? " This sandbox is yours alone; it stops "
+		    "when idle and starts again, with its files and packages, "
+		    "on the next call." : "");
+	n = sizeof(instructions_head) + strlen(era->interrupted) +
+	    sizeof(instructions_tail) + strlen(who) + 1;
 	if ((s = malloc(n)) == NULL)
 		return NULL;
-	snprintf(s, n, "%s%s\n%s", instructions_head, era->interrupted,
-	    instructions_tail);
+	snprintf(s, n, "%s%s\n%s%s", instructions_head, era->interrupted,
+	    instructions_tail, who);
 	return s;
 }
 
@@ -471,7 +488,8 @@ server_info(void)
 }
 
 struct json_object *
-mcp_initialize_result(const struct config *cfg, const char *requested)
+mcp_initialize_result(const struct config *cfg, const char *requested,
+    const char *owner)
 {
 	struct json_object	*r = json_object_new_object(), *caps, *t;
 	char			*text;
@@ -483,10 +501,9 @@ mcp_initialize_result(const struct config *cfg, const char *requested)
 	js_set(caps, "tools", t);
 	js_set(r, "capabilities", caps);
 	js_set(r, "serverInfo", server_info());
-	if ((text = instructions(&mcp_era_2025)) != NULL)
+	if ((text = instructions(cfg, &mcp_era_2025, owner)) != NULL)
 		js_set_str(r, "instructions", text);
 	free(text);
-	(void)cfg;
 	return r;
 }
 
@@ -541,7 +558,7 @@ m_discover(struct mcp_call *c, const struct mcp_msg *m)
 	js_set(ext, MCP_TASKS_EXTENSION, json_object_new_object());
 	js_set(caps, "extensions", ext);
 	js_set(r, "capabilities", caps);
-	if ((text = instructions(m->era)) != NULL)
+	if ((text = instructions(c->cfg, m->era, auth_owner(c->who))) != NULL)
 		js_set_str(r, "instructions", text);
 	free(text);
 	return reply(m, method_of(m), r);
@@ -653,7 +670,10 @@ m_tools_call(struct mcp_call *c, const struct mcp_msg *m)
 	} else
 		args = json_object_new_object();
 
-	if (sandbox_open(c->cfg, &sb, &err) == -1) {
+	/* The caller's own sandbox in person scope (sandboxes.h). */
+	if ((!tool->no_sandbox && sandboxes_claim(c->cfg, c->db,
+	    auth_owner(c->who), &err) == -1) ||
+	    sandbox_open(c->cfg, auth_owner(c->who), &sb, &err) == -1) {
 		json_object_put(args);
 		return reply(m, method_of(m), tool_error("%s", err.msg));
 	}
@@ -674,6 +694,8 @@ m_tools_call(struct mcp_call *c, const struct mcp_msg *m)
 	tc.chan.arg = &ch;
 	tc.chan.streams = c->stream != NULL && sse_can_stream(c->stream);
 	res = tool->call(&tc, args);
+	if (!tool->no_sandbox)
+		sandboxes_touch(c->cfg, c->db, auth_owner(c->who));
 	sandbox_close(sb);
 	json_object_put(args);
 	if (res == NULL)
@@ -734,7 +756,7 @@ n_cancelled(struct mcp_call *c, const struct mcp_msg *m)
 	if (runs_request_cancel(c->db, c->session_id, rid, run_id,
 	    sizeof(run_id)) != 1)
 		return;
-	if (sandbox_open(c->cfg, &sb, &err) == -1 ||
+	if (sandbox_open(c->cfg, auth_owner(c->who), &sb, &err) == -1 ||
 	    sandbox_kill(sb, run_id, &err) == -1)
 		log_warn("cancel run %s: %s", run_id, err.msg);
 	sandbox_close(sb);

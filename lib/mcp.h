@@ -139,6 +139,7 @@ struct json_object *mcp_handle(struct mcp_call *, const struct mcp_msg *);
  * The result of initialize for a client asking for `requested`
  * (spec 2025-11-25: lifecycle "Initialization").
  */
-struct json_object *mcp_initialize_result(const struct config *, const char *requested);
+struct json_object *mcp_initialize_result(const struct config *, const char *requested,
+	    const char *owner);
 
 #endif

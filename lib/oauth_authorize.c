@@ -29,6 +29,7 @@
 #include "log.h"
 #include "oauth.h"
 #include "oauth_extern.h"
+#include "owners.h"
 
 #define QUERY_MAX	8192	/* the whole query string of a GET */
 #define POST_MAX	4096	/* the sign-in form: request id, key, action */
@@ -351,9 +352,10 @@ authorize_post(struct http_req *r, const struct config *cfg, struct db *db)
 	char			*stored_csrf = NULL, *client_id = NULL, *redirect_uri = NULL;
 	char			*redirect_to = NULL, *challenge = NULL, *state = NULL;
 	char			*scope = NULL, *resource = NULL;
+	char			 owner[OWNER_MAX];
 	size_t			 len;
 	long long		 now = oauth_now(), wait;
-	int			 status;
+	int			 status, found = 0;
 
 	memset(&c, 0, sizeof(c));
 	code[0] = csrf[0] = '\0';
@@ -453,9 +455,14 @@ authorize_post(struct http_req *r, const struct config *cfg, struct db *db)
 		goto out;
 	}
 	if (key == NULL || strlen(key) > KEY_MAX ||
-	    !crypto_str_equal(key, cfg->api_key)) {
+	    (found = owners_check_key(cfg, db, key, owner)) != 1) {
 		char a[64];
 
+		if (found == -1) {
+			signin_error(r, 500, "Server error", "The key store "
+			    "cannot be read.");
+			goto out;
+		}
 		wait = throttle_fail(db, addr, now);
 		log_warn("authorize: wrong API key from %s for client %s; next "
 		    "try in %lld s", log_escape(a, sizeof(a), addr, strlen(addr)),
@@ -479,11 +486,12 @@ authorize_post(struct http_req *r, const struct config *cfg, struct db *db)
 	if (db_exec(db, STMT_REQUEST_DELETE, "t", idh) != 1 ||
 	    db_exec(db, STMT_CODE_INSERT, "tttttti", codeh, client_id,
 	    redirect_uri, challenge, scope, resource, now + OAUTH_CODE_TTL) != 1 ||
+	    db_exec(db, STMT_CODE_SET_OWNER, "tt", owner, codeh) != 1 ||
 	    db_commit(db) == -1) {
 		db_rollback(db);
 		goto dberr;
 	}
-	log_info("authorize: signed in client %s", client_id);
+	log_info("authorize: signed in client %s for %s", client_id, owner);
 	redirect_back(r, cfg, redirect_to, code, NULL, NULL, state);
 	goto out;
 dberr:

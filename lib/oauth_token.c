@@ -180,7 +180,9 @@ grant_code(struct http_req *r, const struct config *cfg, struct db *db,
 	    stored_resource, now, now) != 1)
 		goto dberr;
 	grant = db_last_id(db);
-	if (db_exec(db, STMT_CODE_USE, "it", grant, hash) != 1 ||
+	/* The grant, and so every token from it, belongs to who signed in. */
+	if (db_exec(db, STMT_GRANT_OWNER_FROM_CODE, "ti", hash, grant) != 1 ||
+	    db_exec(db, STMT_CODE_USE, "it", grant, hash) != 1 ||
 	    pair_make(db, cfg, grant, NULL, c->refresh, &p) == -1 ||
 	    db_exec(db, STMT_CLIENT_USED, "it", now, c->client_id) != 1 ||
 	    db_commit(db) == -1)

@@ -50,10 +50,10 @@ runs_start(struct db *db, const char *run_id, const char *session_id,
 	}
 	memcpy(cmd, command, n);
 	cmd[n] = '\0';
-	if (db_exec(db, STMT_RUN_INSERT, "ttttttii", run_id,
+	if (db_exec(db, STMT_RUN_INSERT, "ttttttiit", run_id,
 	    hash[0] ? hash : NULL, rid, who->client_id,
 	    who->client_name[0] ? who->client_name : NULL, cmd,
-	    (long long)timeout, (long long)time(NULL)) != 1)
+	    (long long)timeout, (long long)time(NULL), auth_owner(who)) != 1)
 		return -1;
 	return 0;
 }
@@ -115,15 +115,15 @@ runs_cancel_requested(struct db *db, const char *run_id)
 }
 
 int
-runs_get(struct db *db, const char *run_id, char *state, size_t n,
-    struct json_object **result)
+runs_get(struct db *db, const char *owner, const char *run_id, char *state,
+    size_t n, struct json_object **result)
 {
 	struct db_q	*q;
 	const char	*text;
 	int		 rc = -1;
 
 	*result = NULL;
-	if ((q = db_query(db, STMT_RUN_GET, "t", run_id)) == NULL)
+	if ((q = db_query(db, STMT_RUN_GET_OWNED, "tt", run_id, owner)) == NULL)
 		return -1;
 	switch (db_step(q)) {
 	case DB_ROW:
@@ -143,13 +143,14 @@ runs_get(struct db *db, const char *run_id, char *state, size_t n,
 }
 
 struct json_object *
-runs_recent(struct db *db, int limit)
+runs_recent(struct db *db, const char *owner, int limit)
 {
 	struct json_object	*a = json_object_new_array(), *o;
 	struct db_q		*q;
 	time_t			 now = time(NULL);
 
-	if ((q = db_query(db, STMT_RUN_RECENT, "i", (long long)limit)) == NULL)
+	if ((q = db_query(db, STMT_RUN_RECENT_OWNED, "ti", owner,
+	    (long long)limit)) == NULL)
 		return a;
 	while (db_step(q) == DB_ROW) {
 		o = json_object_new_object();

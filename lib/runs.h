@@ -46,14 +46,15 @@ int	runs_request_cancel(struct db *, const char *session_id,
 bool	runs_cancel_requested(struct db *, const char *run_id);
 
 /*
- * A run's state ("running", ...) into state (size n) and, once finished, its
- * kept result as a new object in *result (NULL if pruned). Returns 1, 0 when
- * there is no such run, -1 on error.
+ * A run of owner (owners.h): its state ("running", ...) into state (size
+ * n) and, once finished, its kept result as a new object in *result (NULL
+ * if pruned). Returns 1, 0 when there is no such run of this owner, -1 on
+ * error.
  */
-int	runs_get(struct db *, const char *run_id, char *state, size_t n,
-	    struct json_object **result);
+int	runs_get(struct db *, const char *owner, const char *run_id,
+	    char *state, size_t n, struct json_object **result);
 
-/* The latest runs, newest first, as a new array of small objects. */
-struct json_object *runs_recent(struct db *, int limit);
+/* Owner's latest runs, newest first, as a new array of small objects. */
+struct json_object *runs_recent(struct db *, const char *owner, int limit);
 
 #endif

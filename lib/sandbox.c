@@ -50,6 +50,7 @@
 #include "log.h"
 #include "output.h"
 #include "sandbox.h"
+#include "sandboxes.h"
 
 #define RUN_DIR		"/run/code-sandbox"
 #define RUN_ID_MAX	64
@@ -199,13 +200,17 @@ valid_exec_id(const char *s)
 }
 
 int
-sandbox_open(const struct config *cfg, struct sandbox **out, struct error *err)
+sandbox_open(const struct config *cfg, const char *owner, struct sandbox **out,
+    struct error *err)
 {
 	struct sandbox	*sb;
+	char		 container[SANDBOXES_NAME_MAX], volume[SANDBOXES_NAME_MAX];
 	int		 rc = -1;
 
 	*out = NULL;
-	if (!valid_name(cfg->container) || !valid_name(cfg->volume))
+	/* The one place an owner's sandbox gets its names (sandboxes.h). */
+	sandboxes_names(cfg, owner, container, volume);
+	if (!valid_name(container) || !valid_name(volume))
 		return error_set(err, "SANDBOX_CONTAINER and SANDBOX_VOLUME: use "
 		    "letters, digits, '_', '.' and '-' only");
 	if (cfg->max_output_bytes < 0)
@@ -216,8 +221,8 @@ sandbox_open(const struct config *cfg, struct sandbox **out, struct error *err)
 	    cfg->docker_cert_path, &sb->docker, err) == -1)
 		goto out;
 	if ((sb->image = strdup(cfg->image)) == NULL ||
-	    (sb->container = strdup(cfg->container)) == NULL ||
-	    (sb->volume = strdup(cfg->volume)) == NULL) {
+	    (sb->container = strdup(container)) == NULL ||
+	    (sb->volume = strdup(volume)) == NULL) {
 		error_set(err, "out of memory");
 		goto out;
 	}

@@ -53,7 +53,13 @@ struct exec_result {
 	long long		 duration_ms;
 };
 
-int	sandbox_open(const struct config *, struct sandbox **, struct error *);
+/*
+ * A client for owner's sandbox (owners.h; NULL: the shared one). In
+ * SANDBOX_SCOPE=person each owner has their own container and volume
+ * (sandboxes_names); in shared scope every owner gets the shared names.
+ */
+int	sandbox_open(const struct config *, const char *owner, struct sandbox **,
+	    struct error *);
 void	sandbox_close(struct sandbox *);
 
 /* Volume and container exist and run. 0, or -1 with a message for a person. */

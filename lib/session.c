@@ -24,7 +24,8 @@ session_id_valid(const char *s)
 
 int
 session_create(struct db *db, long ttl, const char *version,
-    const char *client_info, char *id, size_t idsz, struct error *err)
+    const char *client_info, const char *owner, char *id, size_t idsz,
+    struct error *err)
 {
 	char		hash[CRYPTO_SHA256_HEX];
 	long long	now = (long long)time(NULL);
@@ -33,15 +34,15 @@ session_create(struct db *db, long ttl, const char *version,
 	if (crypto_token(id, idsz, 32) == -1)
 		return error_set(err, "cannot make a session id");
 	crypto_sha256_hex(id, strlen(id), hash);
-	if (db_exec(db, STMT_SESSION_INSERT, "tttii", hash, version,
-	    client_info, now, now) != 1)
+	if (db_exec(db, STMT_SESSION_INSERT, "tttiit", hash, version,
+	    client_info, now, now, owner) != 1)
 		return error_set(err, "cannot store the session");
 	return 0;
 }
 
 int
-session_lookup(struct db *db, const char *id, long ttl, char *version,
-    size_t vsz)
+session_lookup(struct db *db, const char *id, long ttl, const char *owner,
+    char *version, size_t vsz)
 {
 	char		 hash[CRYPTO_SHA256_HEX];
 	long long	 now = (long long)time(NULL);
@@ -50,8 +51,8 @@ session_lookup(struct db *db, const char *id, long ttl, char *version,
 	if (!session_id_valid(id))
 		return 0;
 	crypto_sha256_hex(id, strlen(id), hash);
-	rc = db_get_text(db, STMT_SESSION_GET, version, vsz, "ti", hash,
-	    now - ttl);
+	rc = db_get_text(db, STMT_SESSION_GET, version, vsz, "tit", hash,
+	    now - ttl, owner);
 	if (rc == 1)
 		db_exec(db, STMT_SESSION_TOUCH, "iti", now, hash, now - TOUCH_EVERY);
 	return rc;

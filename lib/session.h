@@ -17,18 +17,20 @@ struct db;
 #define SESSION_ID_MAX	64	/* longest id accepted from a client */
 
 /*
- * Create a session; writes its id (NUL-terminated) into id. Sessions idle
- * for more than ttl seconds are removed on the way. 0 or -1.
+ * Create a session of owner (owners.h); writes its id (NUL-terminated) into
+ * id. Sessions idle for more than ttl seconds are removed on the way. 0 or -1.
  */
 int	session_create(struct db *, long ttl, const char *protocol_version,
-	    const char *client_info, char *id, size_t idsz, struct error *);
+	    const char *client_info, const char *owner, char *id, size_t idsz,
+	    struct error *);
 
 /*
- * Look a session up and mark it used. Returns 1 and copies its negotiated
- * version into version (size vsz), 0 when unknown or expired, -1 on error.
+ * Look a session of owner up and mark it used. Returns 1 and copies its
+ * negotiated version into version (size vsz), 0 when unknown, expired or
+ * another owner's, -1 on error.
  */
-int	session_lookup(struct db *, const char *id, long ttl, char *version,
-	    size_t vsz);
+int	session_lookup(struct db *, const char *id, long ttl, const char *owner,
+	    char *version, size_t vsz);
 
 /* End a session. 1 when it existed, 0 when unknown, -1 on error. */
 int	session_delete(struct db *, const char *id);

@@ -95,10 +95,10 @@ lookup(struct db *db, const struct auth_info *who, const char *task_id,
 		db_done(q);
 		return -1;
 	}
-	/* Another client's task is as unknown as no task (no oracle). */
+	/* Another owner's task is as unknown as no task (no oracle). */
 	if (rc != DB_ROW || db_null(q, 4) ||
 	    strcmp(db_text(q, 4), "task") != 0 ||
-	    !crypto_str_equal(db_text(q, 0), who->client_id)) {
+	    !crypto_str_equal(db_text(q, 0), auth_owner(who))) {
 		snprintf(why, n, "Failed to retrieve task: Task not found");
 		db_done(q);
 		return 0;
@@ -191,7 +191,7 @@ tasks_cancel(struct db *db, const struct config *cfg,
 	if (db_get_text(db, STMT_TASK_CANCEL, id, sizeof(id), "t", task_id) != 1)
 		return 1;
 	/* The collecting worker sees the mark within a second and kills too. */
-	if (sandbox_open(cfg, &sb, &err) == -1 ||
+	if (sandbox_open(cfg, auth_owner(who), &sb, &err) == -1 ||
 	    sandbox_kill(sb, task_id, &err) == -1)
 		log_warn("cancel task %s: %s", task_id, err.msg);
 	sandbox_close(sb);
@@ -219,7 +219,7 @@ tasks_admit(struct db *db, const struct config *cfg,
 	long long	 all, mine;
 	int		 rc = -1;
 
-	if ((q = db_query(db, STMT_RUN_COUNT_ACTIVE, "ti", who->client_id,
+	if ((q = db_query(db, STMT_RUN_COUNT_ACTIVE, "ti", auth_owner(who),
 	    (long long)time(NULL))) == NULL)
 		return -1;
 	if (db_step(q) == DB_ROW) {
@@ -230,10 +230,10 @@ tasks_admit(struct db *db, const struct config *cfg,
 			snprintf(why, n, "%lld commands are already running on "
 			    "this server (the limit, SANDBOX_MAX_RUNNING)", all);
 			rc = 1;
-		} else if (mine >= cfg->max_running_per_client) {
+		} else if (mine >= cfg->max_running_per_owner) {
 			snprintf(why, n, "%lld of your commands are already "
-			    "running (the limit per client, "
-			    "SANDBOX_MAX_RUNNING_PER_CLIENT)", mine);
+			    "running (the limit per person, "
+			    "SANDBOX_MAX_RUNNING_PER_OWNER)", mine);
 			rc = 1;
 		}
 	}

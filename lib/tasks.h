@@ -52,7 +52,7 @@ int	tasks_update(struct db *, const struct auth_info *, const char *task_id,
 
 /*
  * The cap on commands running at once (SANDBOX_MAX_RUNNING overall,
- * SANDBOX_MAX_RUNNING_PER_CLIENT per client). 0 when one more may start,
+ * SANDBOX_MAX_RUNNING_PER_OWNER per owner). 0 when one more may start,
  * 1 when not (why says which limit), -1 on error (allowed).
  */
 int	tasks_admit(struct db *, const struct config *, const struct auth_info *,

@@ -9,6 +9,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "auth.h"
 #include "config.h"
 #include "http.h"
 #include "js.h"
@@ -71,7 +72,7 @@ wait_cap(const struct config *cfg)
 static struct json_object *
 list_recent(struct tool_ctx *tc)
 {
-	struct json_object	*runs = runs_recent(tc->db, RECENT), *sc;
+	struct json_object	*runs = runs_recent(tc->db, auth_owner(tc->who), RECENT), *sc;
 	char			*text = NULL;
 	size_t			 i, n = json_object_array_length(runs), len;
 	FILE			*f;
@@ -135,7 +136,7 @@ call(struct tool_ctx *tc, struct json_object *args)
 
 	deadline = time(NULL) + (time_t)wait;
 	for (;;) {
-		found = runs_get(tc->db, run_id, state, sizeof(state), &result);
+		found = runs_get(tc->db, auth_owner(tc->who), run_id, state, sizeof(state), &result);
 		if (found != 1)
 			return found == 0 ? tool_error("No run %s: call get_result() "
 			    "to list recent runs.", run_id) :
@@ -174,4 +175,5 @@ const struct tool tool_get_result = {
 	.name = "get_result",
 	.describe = describe,
 	.call = call,
+	.no_sandbox = true,
 };

@@ -21,6 +21,7 @@
 #include "links.h"
 #include "mime.h"
 #include "sandbox.h"
+#include "sandboxes.h"
 #include "tools.h"
 
 #define SYMLINK_HOPS	8
@@ -146,6 +147,8 @@ call(struct tool_ctx *tc, struct json_object *args)
 	const char		*arg, *why = NULL, *client;
 	char			 path[FILES_PATH_MAX + 1], next[FILES_PATH_MAX + 1];
 	char			 dir[FILES_PATH_MAX + 1], expires[32], size[32];
+	char			 container[SANDBOXES_NAME_MAX];
+	char			 volume[SANDBOXES_NAME_MAX];
 	char			*url = NULL, *text = NULL;
 	struct tm		 tm;
 	time_t			 exp;
@@ -170,13 +173,14 @@ call(struct tool_ctx *tc, struct json_object *args)
 
 	if (tc->sandbox != NULL && sandbox_ensure(tc->sandbox, &err) == -1)
 		return tool_error("%s", err.msg);
+	sandboxes_names(cfg, auth_owner(tc->who), container, volume);
 	if (docker_open(cfg->docker_host, cfg->docker_tls_verify,
 	    cfg->docker_cert_path, &dk, &err) == -1)
 		return tool_error("%s", err.msg);
 
 	/* Follow the final symbolic links, so the link names the file. */
 	for (hops = 0;; hops++) {
-		if (files_stat(dk, cfg->container, path, &st, &err) == -1) {
+		if (files_stat(dk, container, path, &st, &err) == -1) {
 			const char *name = links_basename(path);
 
 			if (err.status == 404)
@@ -228,7 +232,8 @@ call(struct tool_ctx *tc, struct json_object *args)
 	client = tc->who != NULL && tc->who->client_id[0] != '\0' ?
 	    tc->who->client_id : "unknown";
 	if ((url = links_create(tc->db, cfg->api_key, cfg->public_url, path,
-	    (long long)st.size, client, (long long)time(NULL), cfg->link_ttl,
+	    (long long)st.size, client, auth_owner(tc->who),
+	    (long long)time(NULL), cfg->link_ttl,
 	    &row, &err)) == NULL) {
 		res = tool_error("Cannot share %s: %s", path, err.msg);
 		goto out;

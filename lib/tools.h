@@ -83,6 +83,11 @@ struct tool {
 	 * the request was cancelled and gets no response.
 	 */
 	struct json_object	*(*call)(struct tool_ctx *, struct json_object *args);
+	/*
+	 * Reads only the database (get_result): the call neither starts the
+	 * caller's sandbox nor counts as its use (sandboxes.h).
+	 */
+	bool			 no_sandbox;
 };
 
 extern const struct tool tool_execute;

@@ -12,11 +12,13 @@
 #      the raw Docker exec stream of the same command;
 #   5. JSON-RPC ping p50/p99 while 32 long commands stream, as a ratio to an
 #      idle server;
-# and tests/bench/eras.mjs: 2026-07-28 stateless requests against 2025
-# session requests on one server (tools/list, execute of `true`).
+# tests/bench/eras.mjs: 2026-07-28 stateless requests against 2025
+# session requests on one server (tools/list, execute of `true`);
+# tests/bench/teams.mjs: execute in SANDBOX_SCOPE=person against shared,
+# and the first call after an idle stop against a warm one.
 # Each part starts a server of its own on a free loopback port, with its
 # own container. tests/bench/run.sh NAME... runs only those parts (bench,
-# dl, streaming, eras).
+# dl, streaming, eras, teams).
 set -eu
 
 top=$(cd "$(dirname "$0")/../.." && pwd)
@@ -29,7 +31,7 @@ if ! command -v wrk >/dev/null 2>&1; then
 	}
 fi
 [ -d tests/e2e/node_modules ] || tests/setup/packages.sh
-[ $# -gt 0 ] || set -- bench dl streaming eras
+[ $# -gt 0 ] || set -- bench dl streaming eras teams
 rc=0
 for part in "$@"; do
 	[ -f "tests/bench/$part.mjs" ] || { echo "bench: no tests/bench/$part.mjs" >&2; rc=1; continue; }

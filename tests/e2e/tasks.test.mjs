@@ -2,7 +2,7 @@
 // the header checks, resultType), and long commands as Tasks (ext-tasks
 // specification/draft/tasks.md) or as run_id handles: a command outliving
 // SANDBOX_INLINE_WAIT becomes a task that tasks/get reports working then
-// completed, tasks/cancel kills its tree, another client gets -32602;
+// completed, tasks/cancel kills its tree, another owner gets -32602;
 // closing the stream before the answer kills the command; the cap on
 // commands at once. The official v2 client has no Tasks support yet, so
 // these requests are built by hand. Run behind lighttpd and Caddy.
@@ -12,7 +12,8 @@ import assert from 'node:assert/strict';
 import { randomBytes } from 'node:crypto';
 import { execFile } from 'node:child_process';
 import { promisify } from 'node:util';
-import { startServer, dockerExec, waitFor } from './lib/server.mjs';
+import { join } from 'node:path';
+import { startServer, dockerExec, waitFor, SANITIZER_ENV } from './lib/server.mjs';
 import { http } from './lib/client.mjs';
 import { register, rawFlow } from './lib/oauth.mjs';
 
@@ -77,7 +78,7 @@ describe('MCP 2026-07-28 and Tasks over raw HTTP', () => {
   before(async () => {
     srv = await startServer({
       name: 'tasks',
-      settings: { SANDBOX_INLINE_WAIT: INLINE, SANDBOX_MAX_RUNNING_PER_CLIENT: 4 },
+      settings: { SANDBOX_INLINE_WAIT: INLINE, SANDBOX_MAX_RUNNING_PER_OWNER: 4 },
     });
   });
   after(async () => {
@@ -157,7 +158,7 @@ describe('MCP 2026-07-28 and Tasks over raw HTTP', () => {
     assert.equal(name.json.error.code, -32020);
   });
 
-  it('a 70 s command becomes a task: working (elapsed, newest line), then completed with the exact output; another client gets -32602', async () => {
+  it('a 70 s command becomes a task: working (elapsed, newest line), then completed with the exact output; another owner gets -32602', async () => {
     const m = mark();
     const t0 = Date.now();
     const r = await execute(srv, `echo start-${m}; sleep 70; echo end-${m}`, { timeout: 30000 });
@@ -188,9 +189,12 @@ describe('MCP 2026-07-28 and Tasks over raw HTTP', () => {
     );
     assert.match(working.statusMessage, /Running for \d+s/);
 
-    // Another OAuth client: the task is not its to see.
+    // Another owner (a personal key, signed in through its own client): the task is not theirs to see.
+    const added = await execFileP(join(srv.bin, 'sandboxctl'), ['--json', 'keys', 'add', 'other'], {
+      env: { ...process.env, ...SANITIZER_ENV, SANDBOX_ENV_FILE: srv.envFile },
+    });
     const other = await register(srv, { redirect_uris: ['http://127.0.0.1:9/cb'], token_endpoint_auth_method: 'none', client_name: 'other' });
-    const { tokens } = await rawFlow(srv, other.json);
+    const { tokens } = await rawFlow(srv, other.json, { key: JSON.parse(added.stdout).key });
     for (const method of ['tasks/get', 'tasks/cancel', 'tasks/update']) {
       const o = await modern(srv, method, { taskId: task.taskId }, { key: tokens.access_token });
       assert.equal(o.json?.error?.code, -32602, `${method}: ${o.text}`);
@@ -284,7 +288,7 @@ describe('MCP 2026-07-28 and Tasks over raw HTTP', () => {
     await waitFor(async () => (await sql(srv, `select state from run where command like '%sleep 5${m}%'`)) === 'cancel', { timeout: 10000, what: 'the run marked cancel' });
   });
 
-  it('the cap on commands at once: a clear error beyond it (SANDBOX_MAX_RUNNING_PER_CLIENT)', async () => {
+  it('the cap on commands at once: a clear error beyond it (SANDBOX_MAX_RUNNING_PER_OWNER)', async () => {
     const tasks = [];
     try {
       const started = await Promise.all([1, 2, 3, 4].map(() => execute(srv, 'sleep 60', { timeout: 30000 })));
@@ -292,7 +296,7 @@ describe('MCP 2026-07-28 and Tasks over raw HTTP', () => {
       assert.ok(tasks.every(Boolean), started.map((r) => r.text).join('\n'));
       const over = await execute(srv, 'echo one more');
       assert.equal(over.json.result.isError, true);
-      assert.match(over.json.result.content[0].text, /Not started: 4 of your commands are already running.*SANDBOX_MAX_RUNNING_PER_CLIENT/);
+      assert.match(over.json.result.content[0].text, /Not started: 4 of your commands are already running.*SANDBOX_MAX_RUNNING_PER_OWNER/);
     } finally {
       for (const t of tasks) if (t) await modern(srv, 'tasks/cancel', { taskId: t });
     }

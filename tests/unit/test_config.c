@@ -91,6 +91,21 @@ main(void)
 	    "a named settings file that is missing is named");
 	setenv("SANDBOX_ENV_FILE", envpath, 1);
 
+	CHECK(load(&c, &e) == 0 && !c->per_person &&
+	    strcmp(c->scope, "shared") == 0 && c->max_sandboxes == 0,
+	    "SANDBOX_SCOPE defaults to shared, no running cap");
+	config_free(c);
+	setenv("SANDBOX_SCOPE", "person", 1);
+	setenv("SANDBOX_MAX_SANDBOXES", "3", 1);
+	CHECK(load(&c, &e) == 0 && c->per_person && c->max_sandboxes == 3 &&
+	    c->idle_stop == 1800, "SANDBOX_SCOPE=person with a cap");
+	config_free(c);
+	setenv("SANDBOX_SCOPE", "team", 1);
+	CHECK(load(&c, &e) == -1 && strstr(e.msg, "SANDBOX_SCOPE: expected "
+	    "shared or person") != NULL, "an unknown scope is refused");
+	unsetenv("SANDBOX_SCOPE");
+	unsetenv("SANDBOX_MAX_SANDBOXES");
+
 	setenv("SANDBOX_CONTAINER", "bad/name", 1);
 	CHECK(load(&c, &e) == -1 && strstr(e.msg, "SANDBOX_CONTAINER") != NULL,
 	    "bad container name refused");

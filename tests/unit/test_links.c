@@ -168,7 +168,7 @@ test_check(void)
 	}
 	CHECK(db_version(db) >= 3, "schema migrated to version 3 or later");
 	url = links_create(db, api_key, "http://h", "/sandbox/out/report.pdf",
-	    1234, "api-key", now, 100, &row, &err);
+	    1234, "api-key", "alice", now, 100, &row, &err);
 	CHECK(url != NULL && strlen(row.id) == LINK_ID_LEN &&
 	    row.expires == now + 100, "create a link");
 	if (url == NULL)
@@ -176,8 +176,9 @@ test_check(void)
 	snprintf(req, sizeof(req), "%s", url + strlen("http://h"));
 
 	CHECK(links_check(db, api_key, req, now, &got, &err) == 0 &&
-	    strcmp(got.path, "/sandbox/out/report.pdf") == 0 && got.size == 1234,
-	    "a fresh link is good");
+	    strcmp(got.path, "/sandbox/out/report.pdf") == 0 && got.size == 1234 &&
+	    strcmp(got.owner, "alice") == 0,
+	    "a fresh link is good, and knows its owner");
 	CHECK(links_check(db, api_key, req, now + 99, &got, &err) == 0,
 	    "good until the last second");
 	CHECK(links_check(db, api_key, req, now + 100, &got, &err) == -1 &&
@@ -209,7 +210,13 @@ test_check(void)
 	CHECK(links_check(db, api_key, "/dl/x", now, &got, &err) == -1 &&
 	    err.status == 404, "malformed: 404");
 
-	/* An operator shortens the link, then revokes it. */
+	/* Another owner cannot revoke it; its owner can. */
+	CHECK(links_revoke(db, row.id, "bob", now) == 0 &&
+	    links_check(db, api_key, req, now, &got, &err) == 0,
+	    "another owner's revocation finds no link");
+	CHECK(links_revoke(db, row.id, "alice", now) == 1,
+	    "its owner revokes it");
+	/* An operator shortens the link, then revokes it (again: no-op). */
 	db_exec(db, STMT_LINK_REVOKE, "it", now, row.id);
 	CHECK(links_check(db, api_key, req, now, &got, &err) == -1 &&
 	    err.status == 410 && strstr(err.msg, "revoked") != NULL,

@@ -140,10 +140,10 @@ export function clientAuth(client) {
  * The whole flow over raw HTTP for a registered client: authorize, sign
  * in, exchange the code. Returns {code, tokens, redirect, verifier}.
  */
-export async function rawFlow(srv, client, { redirectUri = client.redirect_uris[0] } = {}) {
+export async function rawFlow(srv, client, { redirectUri = client.redirect_uris[0], key = srv.key } = {}) {
   const { verifier, challenge } = pkce();
   const state = 'st-' + randomBytes(6).toString('hex');
-  const s = await signIn(srv, authorizeUrl(srv, { clientId: client.client_id, redirectUri, challenge, state }));
+  const s = await signIn(srv, authorizeUrl(srv, { clientId: client.client_id, redirectUri, challenge, state }), { key });
   if (!s.params.code) throw new Error(`sign-in gave no code: HTTP ${s.post.status} ${s.location ?? s.post.text}`);
   if (s.params.state !== state) throw new Error('state not echoed');
   const { basic, params } = clientAuth(client);
