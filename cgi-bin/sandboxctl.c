@@ -60,7 +60,8 @@ usage(void)
 	    "  clients list | clients revoke CLIENT_ID\n"
 	    "  tokens list | tokens revoke GRANT_ID | --client CLIENT_ID | --all\n"
 	    "  links list [--limit N] | links revoke LINK_ID\n"
-	    "  rotate-key [--revoke-tokens] [--show-key]\n");
+	    "  rotate-key [--revoke-tokens] [--show-key]\n"
+	    "  recreate                     make the container again (keeps /sandbox)\n");
 }
 
 /* Text from the database or a client, made safe for a terminal. */
@@ -277,6 +278,69 @@ human_bytes(char *buf, size_t n, long long b)
 		snprintf(buf, n, "%lld B", b);
 }
 
+/* The egress policy, disk limits and configuration drift (sandbox_guard.h). */
+static void
+show_guard(struct json_object *st)
+{
+	struct json_object	*eg, *disk, *spec, *o;
+	char			 b1[320], b2[64], b3[64];
+	bool			 yes;
+
+	eg = js_get(st, "egress", json_type_object);
+	disk = js_get(st, "disk", json_type_object);
+	spec = js_get(st, "spec", json_type_object);
+	if (eg != NULL) {
+		printf("egress     policy %s", member_str(eg, "policy"));
+		if (js_str(eg, "network") != NULL)
+			printf(", network %s, bridge %s, gateway %s",
+			    member_str(eg, "network"), member_str(eg, "bridge"),
+			    member_str(eg, "gateway"));
+		if (js_str(eg, "allow") != NULL && *js_str(eg, "allow") != '\0')
+			printf(", allowed %s", esc(b1, sizeof(b1),
+			    js_str(eg, "allow")));
+		printf("\n");
+		if (js_str(eg, "network_error") != NULL)
+			printf("  ERROR    %s\n", member_str(eg, "network_error"));
+		if ((o = js_get(eg, "rules", json_type_object)) != NULL) {
+			if (js_bool(o, "present", &yes) == -1)
+				printf("  rules    ? %s\n", esc(b1, sizeof(b1),
+				    member_str(o, "detail")));
+			else
+				printf("  rules    %s%s\n", yes ? "" : "ERROR: ",
+				    esc(b1, sizeof(b1), member_str(o, "detail")));
+		}
+		if ((o = js_get(eg, "canary", json_type_object)) != NULL) {
+			yes = false;
+			js_bool(o, "ok", &yes);
+			printf("  canary   %s: %s\n", yes ? "ok" :
+			    "FAILED (commands are refused)",
+			    esc(b1, sizeof(b1), member_str(o, "detail")));
+		}
+	}
+	if (disk != NULL) {
+		printf("disk       mode %s\n", member_str(disk, "mode"));
+		if ((o = js_get(disk, "sandbox", json_type_object)) != NULL) {
+			human_bytes(b2, sizeof(b2), member_int(o, "used_bytes"));
+			human_bytes(b3, sizeof(b3), member_int(o, "limit_bytes"));
+			printf("  sandbox  %s of %s\n", b2, b3);
+		}
+		if ((o = js_get(disk, "layer", json_type_object)) != NULL) {
+			human_bytes(b2, sizeof(b2), member_int(o, "used_bytes"));
+			human_bytes(b3, sizeof(b3), member_int(o, "limit_bytes"));
+			printf("  layer    %s of %s\n", b2, b3);
+		}
+	}
+	if (spec != NULL) {
+		printf("config     version %s (this server makes %lld), runtime "
+		    "%s: %s\n", member_str(spec, "version"),
+		    member_int(spec, "wanted_version"),
+		    member_str(spec, "runtime"), member_str(spec, "verdict"));
+		if (js_str(spec, "differences") != NULL)
+			printf("  differs  %s\n", esc(b1, sizeof(b1),
+			    member_str(spec, "differences")));
+	}
+}
+
 static int
 cmd_status(struct ctl *c)
 {
@@ -397,6 +461,7 @@ cmd_status(struct ctl *c)
 		    json_object_get_boolean(js_get(vol, "exists",
 		    json_type_boolean)) ? "exists (usage needs a running "
 		    "container)" : "absent");
+	show_guard(st);
 	human_bytes(b2, sizeof(b2), member_int(dbo, "size_bytes"));
 	printf("database   %s: schema %lld, %s\n", esc(b1, sizeof(b1),
 	    c->cfg->db_path), member_int(dbo, "schema_version"), b2);
@@ -931,6 +996,30 @@ out:
 }
 
 /*
+ * Remove the sandbox container and make it again from the settings: the
+ * way out of a refusal ("not as configured"). The volume stays.
+ */
+static int
+cmd_recreate(struct ctl *c)
+{
+	struct sandbox	*sb = NULL;
+	struct error	 err;
+	int		 rc = 1;
+
+	if (sandbox_open(c->cfg, &sb, &err) == -1 ||
+	    sandbox_recreate(sb, &err) == -1) {
+		fprintf(stderr, "sandboxctl: %s\n", err.msg);
+		goto out;
+	}
+	printf("container %s recreated; /sandbox kept (packages installed "
+	    "outside it are gone)\n", c->cfg->container);
+	rc = 0;
+out:
+	sandbox_close(sb);
+	return rc;
+}
+
+/*
  * The commands. Those with list and revoke take "list" or "revoke ..."
  * after their name; the others take no words unless options says so.
  */
@@ -954,6 +1043,7 @@ static const struct command {
 	{ "links", "link", "download links", false, NULL, links_list,
 	    links_revoke },
 	{ "rotate-key", NULL, NULL, true, cmd_rotate_key, NULL, NULL },
+	{ "recreate", NULL, NULL, false, cmd_recreate, NULL, NULL },
 	{ NULL, NULL, NULL, false, NULL, NULL, NULL }
 };
 

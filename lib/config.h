@@ -45,6 +45,13 @@ struct config {
 	long		 audit_retention; /* SANDBOX_AUDIT_RETENTION, seconds */
 	long		 cleanup_interval; /* SANDBOX_CLEANUP_INTERVAL, seconds */
 	char		*allowed_origins; /* SANDBOX_ALLOWED_ORIGINS: extra, space-separated */
+	char		*egress;	/* SANDBOX_EGRESS: internet, none or open */
+	char		*network;	/* SANDBOX_NETWORK: the sandbox's bridge network */
+	char		*egress_allow;	/* SANDBOX_EGRESS_ALLOW: IPv4 CIDRs, space-separated */
+	char		*dns;		/* SANDBOX_DNS: resolvers allowed, or "" (the host's) */
+	char		*runtime;	/* SANDBOX_RUNTIME: OCI runtime, "" for the engine's default */
+	long long	 disk_limit;	/* SANDBOX_DISK_LIMIT: bytes in /sandbox */
+	long long	 layer_limit;	/* SANDBOX_LAYER_LIMIT: bytes in the container's own layer */
 };
 
 /*

@@ -50,6 +50,10 @@ struct exec_result {
 	 * killed by its memory limit (SANDBOX_MEMORY) went up: out of memory.
 	 */
 	bool			 oom_killed;
+	/* Stopped because /sandbox or the container's layer passed its limit. */
+	bool			 disk_stopped;
+	/* A note for the model (recreated container, full disk), or NULL. */
+	char			*notice;
 	long long		 duration_ms;
 };
 
@@ -96,6 +100,13 @@ int	sandbox_script(struct sandbox *, const char *script,
  */
 int	sandbox_status(struct sandbox *, struct json_object **out,
 	    struct error *);
+
+/*
+ * Remove the container (not the volume) and make it again from the
+ * settings (sandboxctl recreate): files in /sandbox are kept, packages
+ * installed in the container's own layer are not. 0 or -1.
+ */
+int	sandbox_recreate(struct sandbox *, struct error *);
 
 /* Kill the process tree of a running command. 0 (also when it already ended) or -1. */
 int	sandbox_kill(struct sandbox *, const char *run_id, struct error *);
