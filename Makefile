@@ -96,7 +96,9 @@ units: $(UNITS)
 -include $(LIB_OBJ:.o=.d) $(PROGS:$(BUILD)/bin/%=$(BUILD)/cgi-bin/%.d) $(UNITS:=.d)
 
 # Host set-up shared by run and test: Debian packages, a Docker engine,
-# the sandbox image and a .env with a fresh key.
+# the sandbox image, a .env with a fresh key, and the egress policy's
+# network and firewall rules (containers/netpolicy.sh). make run also puts
+# /sandbox on a fixed-size file system when it can (containers/sandbox-disk.sh).
 deps:
 	@tests/setup/packages.sh
 
@@ -106,8 +108,11 @@ setup: deps
 	@test -f .env || { umask 077; key=$$(head -c 32 /dev/urandom | base64 | tr '+/' '-_' | tr -d '=\n'); \
 	  printf 'SANDBOX_API_KEY=%s\n' "$$key" > .env; chmod 600 .env; \
 	  echo "created .env with a fresh SANDBOX_API_KEY (mode 600)"; }
+	@containers/netpolicy.sh apply --env-file .env
 
 run: setup
+	@containers/sandbox-disk.sh create --env-file .env || \
+	  echo "make: /sandbox is bounded by the server's watchdog (SANDBOX_DISK_LIMIT)"
 	@$(MAKE) --no-print-directory all
 	@tests/setup/serve.sh lighttpd
 

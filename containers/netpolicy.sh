@@ -23,12 +23,15 @@
 #     established replies, DNS to the resolvers, the allow-list: RETURN
 #     (Docker's own rules then accept it); link-local, loopback, private
 #     ranges (RFC 1918), CGNAT, multicast, "this network", reserved and
-#     broadcast: REJECT (icmp-admin-prohibited: fails at once with
-#     EHOSTUNREACH, never a silent drop); everything else: RETURN.
+#     broadcast: REJECT, never a silent drop: TCP with a reset (connect
+#     fails at once with ECONNREFUSED; resets are not rate-limited as ICMP
+#     errors are), anything else with icmp-admin-prohibited (EHOSTUNREACH,
+#     "No route to host": the server's canary looks for it over UDP);
+#     everything else: RETURN.
 #   INPUT -i BRIDGE -> CSIN-BRIDGE                     (to the host itself,
 #     every address of it, the gateway included)
 #     established replies, DNS to resolvers and the allow-list: RETURN;
-#     everything else: REJECT.
+#     everything else: REJECT (the same two ways).
 #
 # IPv6: the network has none; ip6tables rejects anything from the bridge
 # as well (link-local fe80:: would otherwise reach the host).
@@ -152,9 +155,11 @@ rules() {
 			echo "-A $inp -d $a -j RETURN"
 		done
 		for b in $BLOCKED; do
+			echo "-A $fwd -d $b -p tcp -j REJECT --reject-with tcp-reset"
 			echo "-A $fwd -d $b -j REJECT --reject-with icmp-admin-prohibited"
 		done
 		echo "-A $fwd -j RETURN"
+		echo "-A $inp -p tcp -j REJECT --reject-with tcp-reset"
 		echo "-A $inp -j REJECT --reject-with icmp-admin-prohibited"
 		echo COMMIT
 	} | iptables-restore -w 10 --noflush

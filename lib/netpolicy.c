@@ -23,11 +23,14 @@
 extern char **environ;
 
 /*
- * $1 policy, $2 gateway. A rule's REJECT with icmp-admin-prohibited makes
- * connect fail at once with EHOSTUNREACH ("No route to host"); without the
- * rule the host answers (connected, or "Connection refused" from its TCP
- * stack). Port 9 (discard) on the gateway: an address of the host, so the
- * canary never sends a packet off this machine.
+ * $1 policy, $2 gateway. UDP to port 9 (discard) of the gateway, an
+ * address of the host, so the canary never sends a packet off this
+ * machine. The rule rejects it with icmp-admin-prohibited, which a
+ * connected UDP socket reports at the next write as EHOSTUNREACH ("No
+ * route to host"); without the rule the host answers port-unreachable
+ * ("Connection refused"). ICMP errors are rate-limited per peer (about
+ * one a second after a burst of six): with no answer in a second the
+ * probe waits for the bucket to refill and tries once more.
  */
 const char NETPOLICY_CANARY[] =
     "if [ \"$1\" = none ]; then\n"
@@ -36,12 +39,23 @@ const char NETPOLICY_CANARY[] =
     "  done\n"
     "  echo 'blocked no network interface but lo'; exit 0\n"
     "fi\n"
-    "m=$(timeout 3 bash -c 'exec 3<>\"/dev/tcp/$0/9\"' \"$2\" 2>&1); r=$?\n"
+    "probe() {\n"
+    "  exec 3<>\"/dev/udp/$1/9\" || { m=cannot-open; return; }\n"
+    "  i=0 m=\n"
+    "  while [ $i -lt 20 ]; do\n"
+    "    m=$( { printf x >&3; } 2>&1 ) && m=\n"
+    "    [ -n \"$m\" ] && break\n"
+    "    sleep 0.05; i=$((i + 1))\n"
+    "  done\n"
+    "  exec 3>&-\n"
+    "}\n"
+    "probe \"$2\"\n"
+    "[ -z \"$m\" ] && { sleep 1.2; probe \"$2\"; }\n"
     "case $m in\n"
-    "*'No route to host'*) echo \"blocked $2 port 9 rejected (No route to host)\";;\n"
-    "*) if [ $r = 0 ]; then echo \"open connected to $2 port 9\"\n"
-    "   elif [ $r = 124 ]; then echo \"unexpected no answer from $2 port 9 in 3 s (dropped, not rejected)\"\n"
-    "   else echo \"open $2 port 9: ${m##*: }\"; fi;;\n"
+    "*'No route to host'*) echo \"blocked $2 UDP port 9 rejected (No route to host)\";;\n"
+    "*'Connection refused'*) echo \"open $2 UDP port 9 answered by the host (Connection refused): no rule\";;\n"
+    "'') echo \"unexpected no answer from $2 UDP port 9 (dropped, not rejected)\";;\n"
+    "*) echo \"unexpected $2 UDP port 9: ${m##*: }\";;\n"
     "esac\n";
 
 static bool

@@ -12,11 +12,11 @@
  *   none      no network at all (NetworkMode none).
  *   open      Docker's default bridge, no filtering (the old behaviour).
  *
- * The canary runs in the sandbox: a TCP connection to the network's
+ * The canary runs in the sandbox: a UDP datagram to the network's
  * gateway (an address of the host) must be rejected by the rule
- * (EHOSTUNREACH, "No route to host"); a connection that succeeds, is
- * refused by the host's TCP stack, or times out means the rules are not
- * there, and the server then refuses to run commands.
+ * (icmp-admin-prohibited: EHOSTUNREACH, "No route to host"); the host's
+ * own answer (port unreachable), or none at all, means the rules are not
+ * there or not ours, and the server then refuses to run commands.
  */
 #ifndef CS_NETPOLICY_H
 #define CS_NETPOLICY_H

@@ -157,7 +157,9 @@ static const char MARKERS[] =
 static const char *const EXEC_ENV[] = {
 	"HOME=/root", "LANG=C.UTF-8", "TERM=dumb", "PAGER=cat",
 	"GIT_PAGER=cat", "PYTHONUNBUFFERED=1",
-	"DEBIAN_FRONTEND=noninteractive", NULL
+	"DEBIAN_FRONTEND=noninteractive",
+	/* PEP 668: as in the image (Dockerfile.local), for any image. */
+	"PIP_BREAK_SYSTEM_PACKAGES=1", NULL
 };
 
 static long long

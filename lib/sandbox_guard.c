@@ -169,8 +169,11 @@ gateway_of(struct json_object *c, const char *network, char *gw, size_t n)
 		snprintf(gw, n, "%s", s);
 }
 
-/* Run the canary now: true when the policy holds. */
-static bool
+/*
+ * Run the canary now: 1 when the policy holds, 0 when it does not, -1 when
+ * the canary could not run (the engine's error in detail).
+ */
+static int
 run_canary(struct sandbox *sb, const struct cspec *cs, struct json_object *c,
     char *detail, size_t n)
 {
@@ -185,7 +188,7 @@ run_canary(struct sandbox *sb, const struct cspec *cs, struct json_object *c,
 		if (gw[0] == '\0') {
 			snprintf(detail, n, "the container has no gateway on "
 			    "network %s", cspec_network(cs));
-			return false;
+			return 0;
 		}
 	}
 	args[0] = netpolicy_name(cspec_egress(cs));
@@ -194,9 +197,9 @@ run_canary(struct sandbox *sb, const struct cspec *cs, struct json_object *c,
 	if (sandbox_script(sb, NETPOLICY_CANARY, args, out, sizeof(out), NULL,
 	    NULL, &code, &e) == -1) {
 		snprintf(detail, n, "the canary could not run: %.150s", e.msg);
-		return false;
+		return -1;
 	}
-	return netpolicy_canary_parse(out, detail, n);
+	return netpolicy_canary_parse(out, detail, n) ? 1 : 0;
 }
 
 /* Sample /sandbox: 0 with the mode and sizes, or -1. */
@@ -419,6 +422,7 @@ guard_before_exec(struct sandbox *sb, struct docker *d, const struct cspec *cs,
 	enum cspec_verdict	 v;
 	char			 diff[400], key[192], detail[200], why[300];
 	bool			 canary_due, ok;
+	int			 r;
 	int			 rc = -1;
 
 	*notice = NULL;
@@ -467,7 +471,12 @@ guard_before_exec(struct sandbox *sb, struct docker *d, const struct cspec *cs,
 		snprintf(detail, sizeof(detail), "%s", cache.canary_detail);
 		pthread_mutex_unlock(&mu);
 		if (canary_due) {
-			ok = run_canary(sb, cs, c, detail, sizeof(detail));
+			if ((r = run_canary(sb, cs, c, detail,
+			    sizeof(detail))) == -1) {
+				error_status(err, 503, "%s", detail);
+				goto out;
+			}
+			ok = r == 1;
 			pthread_mutex_lock(&mu);
 			cache.canary_at = now_ms();
 			cache.canary_ok = ok;
@@ -649,7 +658,7 @@ guard_status(struct sandbox *sb, struct docker *d, const struct cspec *cs,
 		if (gw[0] != '\0')
 			js_set_str(eg, "gateway", gw);
 		js_set_bool(can, "ok", run_canary(sb, cs, c, detail,
-		    sizeof(detail)));
+		    sizeof(detail)) == 1);
 		js_set_str(can, "detail", detail);
 	}
 out:

@@ -109,6 +109,11 @@ run_e2e() {
 	if [ $# -eq 0 ]; then
 		set -- tests/e2e/*.test.mjs
 	fi
+	# The default egress policy's network and rules (idempotent).
+	if ! containers/netpolicy.sh apply --network code-sandbox --policy internet >"$tmp/netpolicy.out" 2>&1; then
+		echo "not ok - e2e: containers/netpolicy.sh apply failed: $(tail -n 1 "$tmp/netpolicy.out")"
+		failed=$((failed + 1))
+	fi
 	case "${CS_WEB:-}" in
 	'') run_e2e_web lighttpd "$@"; run_e2e_web caddy "$@" ;;
 	lighttpd|caddy) run_e2e_web "$CS_WEB" "$@" ;;
