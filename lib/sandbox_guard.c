@@ -421,14 +421,16 @@ guard_before_exec(struct sandbox *sb, struct docker *d, const struct cspec *cs,
 	struct json_object	*c = NULL;
 	enum cspec_verdict	 v;
 	char			 diff[400], key[192], detail[200], why[300];
-	bool			 canary_due, ok;
+	bool			 canary_due, ok, running, paused = false;
+	long			 status;
 	int			 r;
 	int			 rc = -1;
 
 	*notice = NULL;
-	if (inspect_running(sb, d, cs, &c, err) == -1)
+	/* Compare before starting anything: a weaker container never runs. */
+	if (inspect(d, cs, false, &status, &c, err) == -1)
 		goto out;
-	v = cspec_compare(cs, c, diff, sizeof(diff));
+	v = c == NULL ? CSPEC_OK : cspec_compare(cs, c, diff, sizeof(diff));
 	switch (v) {
 	case CSPEC_OK:
 		break;
@@ -443,8 +445,7 @@ guard_before_exec(struct sandbox *sb, struct docker *d, const struct cspec *cs,
 		    cspec_container(cs), diff);
 		json_object_put(c);
 		c = NULL;
-		if (guard_recreate(sb, d, cs, err) == -1 ||
-		    inspect_running(sb, d, cs, &c, err) == -1)
+		if (guard_recreate(sb, d, cs, err) == -1)
 			goto out;
 		if ((*notice = strdup(RECREATE_NOTICE)) == NULL) {
 			error_set(err, "out of memory");
@@ -459,6 +460,18 @@ guard_before_exec(struct sandbox *sb, struct docker *d, const struct cspec *cs,
 		    cspec_container(cs), diff);
 		goto out;
 	}
+	if (c != NULL) {
+		running = false;
+		js_bool(js_get(c, "State", json_type_object), "Running",
+		    &running);
+		js_bool(js_get(c, "State", json_type_object), "Paused", &paused);
+		if (!running || paused || v == CSPEC_UPDATE) {
+			json_object_put(c);
+			c = NULL;
+		}
+	}
+	if (c == NULL && inspect_running(sb, d, cs, &c, err) == -1)
+		goto out;
 
 	if (cspec_egress(cs) != EGRESS_OPEN) {
 		cache_key(c, key, sizeof(key));

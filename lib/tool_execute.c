@@ -75,6 +75,7 @@ describe(const struct config *cfg)
 	js_set(props, "stdout_truncated_bytes", tool_prop("integer", "Bytes cut from the middle of stdout."));
 	js_set(props, "stderr_truncated_bytes", tool_prop("integer", "Bytes cut from the middle of stderr."));
 	js_set(props, "duration_ms", tool_prop("integer", "Wall-clock run time."));
+	js_set(props, "notice", tool_prop("string", "Something the model should know: the sandbox was recreated, or its disk is full or over its limit."));
 	js_set(t, "outputSchema", tool_object(props, false, "exit_code", "stdout",
 	    "stderr", "timed_out", NULL));
 	tool_annotate(t, false, true, false, true);

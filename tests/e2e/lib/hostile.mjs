@@ -107,13 +107,15 @@ export function parseProbes(stdout) {
 
 /*
  * Create (and start) the sandbox container by hand, as this version of the
- * server would, with changes: {memory, version, privileged, extra}.
+ * server would, with changes: {memory, version, privileged, extra}; with
+ * start false only created (this machine cannot start privileged ones).
  */
-export async function handMade(srv, { memory = '512m', version = '2', privileged = false, network = srv.settings.SANDBOX_NETWORK ?? 'code-sandbox', extra = [] } = {}) {
+export async function handMade(srv, { memory = '512m', version = '2', privileged = false, network = srv.settings.SANDBOX_NETWORK ?? 'code-sandbox', extra = [], start = true } = {}) {
   const caps = ['CHOWN', 'DAC_OVERRIDE', 'FOWNER', 'FSETID', 'KILL', 'SETGID', 'SETUID'];
-  const args = ['run', '-d', '--name', srv.container, '--label', 'code-sandbox=sandbox'];
+  const args = [...(start ? ['run', '-d'] : ['create']), '--name', srv.container, '--label', 'code-sandbox=sandbox'];
   if (version !== null) args.push('--label', `code-sandbox.version=${version}`);
-  args.push('--cap-drop', 'ALL', ...caps.flatMap((c) => ['--cap-add', c]));
+  // runc cannot start a privileged container with every capability dropped.
+  if (!privileged) args.push('--cap-drop', 'ALL', ...caps.flatMap((c) => ['--cap-add', c]));
   args.push('--security-opt', 'no-new-privileges', '--init', '--network', network);
   args.push('--memory', memory, '--memory-swap', memory, '--cpus', String(srv.settings.SANDBOX_CPUS ?? 1));
   args.push('--pids-limit', String(srv.settings.SANDBOX_PIDS_LIMIT ?? 1024));
