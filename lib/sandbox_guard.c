@@ -270,12 +270,15 @@ check_disk(struct sandbox *sb, struct docker *d, const struct cspec *cs,
 
 	pthread_mutex_lock(&mu);
 	t = now_ms();
+	/* Over a limit: sample each time, so removing files lifts it at once. */
 	need_disk = cache.disk_at == 0 || t - cache.disk_at >=
 	    (every > SLOW_FACTOR * cache.disk_cost ? every :
-	    SLOW_FACTOR * cache.disk_cost);
+	    SLOW_FACTOR * cache.disk_cost) ||
+	    (cache.disk_watch && cache.sandbox_used > cspec_disk_limit(cs));
 	need_layer = cache.layer_at == 0 || t - cache.layer_at >=
 	    (layer_every > SLOW_FACTOR * cache.layer_cost ? layer_every :
-	    SLOW_FACTOR * cache.layer_cost);
+	    SLOW_FACTOR * cache.layer_cost) ||
+	    cache.layer_used > cspec_layer_limit(cs);
 	/* One sampler at a time: others use what is there. */
 	if (need_disk)
 		cache.disk_at = t;
