@@ -21,6 +21,7 @@ struct cspec {
 	char		*network_mode;	/* what the policy wants */
 	char		*runtime;	/* "" for the engine's default */
 	char		*egress_allow;
+	char		*over_file;	/* SANDBOX_DB + ".over-limit" */
 	enum egress	 egress;
 	long long	 memory;
 	long long	 nano_cpus;
@@ -46,7 +47,10 @@ cspec_new(const struct config *c, struct cspec **out, struct error *err)
 	    (cs->network = strdup(c->network)) == NULL ||
 	    (cs->network_mode = strdup(netpolicy_network_mode(c))) == NULL ||
 	    (cs->runtime = strdup(c->runtime)) == NULL ||
-	    (cs->egress_allow = strdup(c->egress_allow)) == NULL) {
+	    (cs->egress_allow = strdup(c->egress_allow)) == NULL ||
+	    asprintf(&cs->over_file, "%s.over-limit", c->db_path != NULL ?
+	    c->db_path : "state.db") == -1) {
+		cs->over_file = NULL;
 		cspec_free(cs);
 		return error_set(err, "out of memory");
 	}
@@ -71,6 +75,7 @@ cspec_free(struct cspec *cs)
 	free(cs->network_mode);
 	free(cs->runtime);
 	free(cs->egress_allow);
+	free(cs->over_file);
 	free(cs);
 }
 
@@ -81,6 +86,7 @@ long long cspec_layer_limit(const struct cspec *cs) { return cs->layer_limit; }
 const char *cspec_container(const struct cspec *cs) { return cs->container; }
 const char *cspec_egress_allow(const struct cspec *cs) { return cs->egress_allow; }
 const char *cspec_runtime(const struct cspec *cs) { return cs->runtime; }
+const char *cspec_over_file(const struct cspec *cs) { return cs->over_file; }
 
 static struct json_object *
 str_array(const char *const *v)

@@ -86,5 +86,10 @@ long long	 cspec_layer_limit(const struct cspec *);
 const char	*cspec_container(const struct cspec *);
 const char	*cspec_egress_allow(const struct cspec *);
 const char	*cspec_runtime(const struct cspec *);
+/*
+ * A file beside SANDBOX_DB that exists while some process of the server
+ * found a disk limit passed: every process then samples afresh.
+ */
+const char	*cspec_over_file(const struct cspec *);
 
 #endif

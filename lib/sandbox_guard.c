@@ -2,11 +2,14 @@
  * sandbox_guard.c: configuration drift, egress canary and disk watchdog
  * around commands; see sandbox_guard.h.
  */
+#include <errno.h>
+#include <fcntl.h>
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <unistd.h>
 
 #include <json-c/json.h>
 
@@ -255,6 +258,23 @@ sample_layer(struct docker *d, const struct cspec *cs, long long *used)
 	return rc;
 }
 
+/* Create (over) or remove the file telling other processes a limit is passed. */
+static void
+mark_over(const char *path, bool over)
+{
+	int fd;
+
+	if (!over) {
+		if (unlink(path) == -1 && errno != ENOENT)
+			log_warn("%s: %s", path, strerror(errno));
+		return;
+	}
+	if ((fd = open(path, O_WRONLY | O_CREAT | O_CLOEXEC, 0600)) == -1)
+		log_warn("%s: %s", path, strerror(errno));
+	else
+		close(fd);
+}
+
 /*
  * Refresh stale disk samples (every, layer_every: the wanted age) and say
  * in why whether a limit is passed: 1 over, 0 under or unknown.
@@ -264,21 +284,24 @@ check_disk(struct sandbox *sb, struct docker *d, const struct cspec *cs,
     long long every, long long layer_every, char *why, size_t n)
 {
 	long long	 t, fs = 0, used = 0, layer = 0, at, cost;
-	bool		 watch = false, need_disk, need_layer;
+	bool		 watch = false, need_disk, need_layer, shared_over;
 	char		 a[32], b[32];
-	int		 over = 0;
+	int		 over = 0, sampled = 0;
 
+	/* Another process saw a limit passed: its verdict holds here too. */
+	shared_over = access(cspec_over_file(cs), F_OK) == 0;
 	pthread_mutex_lock(&mu);
 	t = now_ms();
 	/* Over a limit: sample each time, so removing files lifts it at once. */
 	need_disk = cache.disk_at == 0 || t - cache.disk_at >=
 	    (every > SLOW_FACTOR * cache.disk_cost ? every :
 	    SLOW_FACTOR * cache.disk_cost) ||
-	    (cache.disk_watch && cache.sandbox_used > cspec_disk_limit(cs));
+	    (cache.disk_watch && cache.sandbox_used > cspec_disk_limit(cs)) ||
+	    shared_over;
 	need_layer = cache.layer_at == 0 || t - cache.layer_at >=
 	    (layer_every > SLOW_FACTOR * cache.layer_cost ? layer_every :
 	    SLOW_FACTOR * cache.layer_cost) ||
-	    cache.layer_used > cspec_layer_limit(cs);
+	    cache.layer_used > cspec_layer_limit(cs) || shared_over;
 	/* One sampler at a time: others use what is there. */
 	if (need_disk)
 		cache.disk_at = t;
@@ -289,6 +312,7 @@ check_disk(struct sandbox *sb, struct docker *d, const struct cspec *cs,
 	if (need_disk) {
 		at = now_ms();
 		if (sample_disk(sb, cs, &watch, &fs, &used) == 0) {
+			sampled++;
 			cost = now_ms() - at;
 			pthread_mutex_lock(&mu);
 			cache.disk_watch = watch;
@@ -301,6 +325,7 @@ check_disk(struct sandbox *sb, struct docker *d, const struct cspec *cs,
 	if (need_layer) {
 		at = now_ms();
 		if (sample_layer(d, cs, &layer) == 0) {
+			sampled++;
 			cost = now_ms() - at;
 			pthread_mutex_lock(&mu);
 			cache.layer_used = layer;
@@ -324,6 +349,10 @@ check_disk(struct sandbox *sb, struct docker *d, const struct cspec *cs,
 		over = 1;
 	}
 	pthread_mutex_unlock(&mu);
+	if (over && !shared_over)
+		mark_over(cspec_over_file(cs), true);
+	else if (!over && shared_over && sampled == 2)
+		mark_over(cspec_over_file(cs), false);
 	return over;
 }
 
