@@ -492,6 +492,9 @@ ensure_once(struct sandbox *sb, struct error *err)
 		if (container_create(sb, err) == -1)
 			goto out;
 	} else if (status == 200) {
+		/* A weaker container is never started (sandbox_guard.h). */
+		if (guard_refuses(sb->spec, resp, err))
+			goto out;
 		state = js_get(resp, "State", json_type_object);
 		js_bool(state, "Running", &running);
 		js_bool(state, "Paused", &paused);

@@ -416,6 +416,29 @@ container_id(struct json_object *c)
 	return id;
 }
 
+/* The error of a container weaker than wanted. Returns -1. */
+static int
+refusal(const struct cspec *cs, const char *diff, struct error *err)
+{
+	return error_status(err, 403, "The sandbox container %s is not as "
+	    "configured: %s. Commands are refused. The operator can recreate "
+	    "it with `sandboxctl recreate` (files in /sandbox are kept; "
+	    "packages installed outside it are not).", cspec_container(cs),
+	    diff);
+}
+
+bool
+guard_refuses(const struct cspec *cs, struct json_object *inspect,
+    struct error *err)
+{
+	char diff[400];
+
+	if (cspec_compare(cs, inspect, diff, sizeof(diff)) != CSPEC_REFUSE)
+		return false;
+	refusal(cs, diff, err);
+	return true;
+}
+
 int
 guard_recreate(struct sandbox *sb, struct docker *d, const struct cspec *cs,
     struct error *err)
@@ -485,11 +508,7 @@ guard_before_exec(struct sandbox *sb, struct docker *d, const struct cspec *cs,
 		}
 		break;
 	case CSPEC_REFUSE:
-		error_status(err, 409, "The sandbox container %s is not as "
-		    "configured: %s. Commands are refused. The operator can "
-		    "recreate it with `sandboxctl recreate` (files in /sandbox "
-		    "are kept; packages installed outside it are not).",
-		    cspec_container(cs), diff);
+		refusal(cs, diff, err);
 		goto out;
 	}
 	if (c != NULL) {
