@@ -5,7 +5,11 @@
  * that name the image, container and volume; use one per thread.
  * sandbox_ensure makes sure the volume and the container exist and run,
  * creating what is missing and starting a stopped container, never
- * recreating one that exists. sandbox_exec runs one command in /sandbox.
+ * recreating one that exists (and never starting one weaker than the
+ * settings want). sandbox_exec runs one command in /sandbox, after the
+ * checks of sandbox_guard.h: limits updated in place, an older version's
+ * container recreated, a weaker one refused, the egress canary, the disk
+ * limits.
  */
 #ifndef CS_SANDBOX_H
 #define CS_SANDBOX_H
