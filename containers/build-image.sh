@@ -1,13 +1,34 @@
 #!/bin/sh
 # Build the sandbox image named by SANDBOX_IMAGE (default code-sandbox:latest) if
-# it is missing. With a reachable container registry it builds Dockerfile.unified
+# it is missing. SANDBOX_IMAGE is read as the programs read it: from the
+# environment, else from the settings file (SANDBOX_ENV_FILE; else .env at
+# the top of the source tree; else /etc/code-sandbox/env when installed). With a reachable container registry it builds Dockerfile.unified
 # (python:3.13-slim based, the full tool set). Without one it makes a Debian
 # bookworm base with debootstrap, imports it, and builds Dockerfile.local on it
 # with what Debian's packages provide. Pass --force to rebuild anyway.
 set -eu
 
 here=$(cd "$(dirname "$0")" && pwd)
-image=${SANDBOX_IMAGE:-code-sandbox:latest}
+envfile=${SANDBOX_ENV_FILE:-}
+if [ -z "$envfile" ]; then
+	if [ -f "$here/../.env" ] && [ -f "$here/../Makefile" ]; then
+		envfile=$here/../.env
+	else
+		envfile=/etc/code-sandbox/env
+	fi
+fi
+if [ -n "${SANDBOX_ENV_FILE:-}" ] && [ ! -f "$envfile" ]; then
+	echo "build-image: the settings file $envfile does not exist" >&2
+	exit 1
+fi
+image=${SANDBOX_IMAGE:-}
+if [ -z "$image" ] && [ -r "$envfile" ]; then
+	# The last SANDBOX_IMAGE= line wins, as in the programs; quotes dropped.
+	image=$(sed -n 's/^[[:space:]]*\(export[[:space:]]\{1,\}\)\{0,1\}SANDBOX_IMAGE[[:space:]]*=[[:space:]]*//p' \
+		"$envfile" | tail -n 1 | sed -e 's/[[:space:]]*$//' \
+		-e "s/^\"\(.*\)\"\$/\1/" -e "s/^'\(.*\)'\$/\1/")
+fi
+image=${image:-code-sandbox:latest}
 base=code-sandbox-base:bookworm
 force=0
 [ "${1:-}" = "--force" ] && force=1

@@ -63,6 +63,7 @@ describe('configuration drift', () => {
     const st = await status(srv);
     assert.match(st.spec.verdict, /refused/);
     assert.match(st.spec.differences, /privileged/);
+    assert.match(st.problems, /container not as configured/);
     const r = await ctl(srv, ['recreate']);
     assert.equal(r.code, 0, r.stderr);
     const again = await conn.execute({ command: 'cat /sandbox/kept' });

@@ -108,6 +108,7 @@ describe('egress policy internet', () => {
     assert.equal(st.egress.canary.ok, true, JSON.stringify(st.egress));
     assert.match(st.egress.canary.detail, /No route to host/);
     assert.equal(st.egress.rules.present, true, JSON.stringify(st.egress));
+    assert.equal(st.exitCode, 0, st.problems);
   });
 
   it('without the rules commands are refused and status says so; with them back it works', async () => {
@@ -124,6 +125,8 @@ describe('egress policy internet', () => {
       const st = await status(srv);
       assert.equal(st.egress.rules.present, false, JSON.stringify(st.egress));
       assert.equal(st.egress.canary.ok, false, JSON.stringify(st.egress));
+      assert.equal(st.exitCode, 1, 'status fails');
+      assert.match(st.problems, /firewall rules missing, egress policy not in force/);
       const text = (await ctl(srv, ['status'])).stdout;
       assert.match(text, /canary +FAILED/);
       assert.match(text, /rules +ERROR: missing/);

@@ -42,10 +42,13 @@ export function ctl(srv, args) {
   return run(join(srv.bin, 'sandboxctl'), args, { env: { ...SANITIZER_ENV, SANDBOX_ENV_FILE: srv.envFile } });
 }
 
+/* sandboxctl --json status (exit 1 when something stops commands). */
 export async function status(srv) {
   const r = await ctl(srv, ['--json', 'status']);
-  if (r.code !== 0) throw new Error(`sandboxctl status: ${r.stderr}`);
-  return JSON.parse(r.stdout);
+  if (r.code !== 0 && r.code !== 1) throw new Error(`sandboxctl status: ${r.stderr}`);
+  const st = JSON.parse(r.stdout);
+  st.exitCode = r.code;
+  return st;
 }
 
 /* This machine's own IPv4 address (not loopback, not a bridge of Docker's). */
