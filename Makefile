@@ -131,11 +131,11 @@ setup: deps
 # The settings are checked before the web server starts: a bad one stops
 # here with its reason (not a server answering 503 to everything).
 run: setup
-	@containers/sandbox-disk.sh create --env-file .env || \
-	  echo "make: /sandbox is bounded by the server's watchdog (SANDBOX_DISK_LIMIT)"
 	@$(MAKE) --no-print-directory all
 	@SANDBOX_ENV_FILE=$(CURDIR)/.env $(BUILD)/bin/sandboxctl check || \
 	  { echo "make run: fix the setting above (in .env or the environment)" >&2; exit 1; }
+	@containers/sandbox-disk.sh create --env-file .env || \
+	  echo "make run: /sandbox is bounded by the server's watchdog (SANDBOX_DISK_LIMIT)"
 	@tests/setup/serve.sh lighttpd
 
 test: test-deps
