@@ -130,8 +130,17 @@ inspect_running(struct sandbox *sb, struct docker *d, const struct cspec *cs,
 		if (attempt > 0)
 			return error_status(err, 503, "container %s does not "
 			    "stay running", cspec_container(cs));
-		if (sandbox_ensure(sb, err) == -1)
+		if (sandbox_ensure(sb, err) == -1) {
+			/* The engine makes the container, then fails its start. */
+			if (cspec_egress(cs) == EGRESS_INTERNET && err != NULL &&
+			    strstr(err->msg, "network") != NULL &&
+			    strstr(err->msg, "not found") != NULL)
+				error_status(err, 503, "the sandbox's network %s is "
+				    "missing: run containers/netpolicy.sh apply as "
+				    "root (it makes the network and its firewall "
+				    "rules)", cspec_network(cs));
 			return -1;
+		}
 	}
 }
 

@@ -162,3 +162,25 @@ describe('egress policy none', () => {
     assert.equal(st.egress.canary.ok, true, JSON.stringify(st.egress));
   });
 });
+
+describe('egress policy internet without its network', () => {
+  let srv, conn;
+
+  before(async () => {
+    srv = await startServer({ name: 'egress-nonet', settings: { SANDBOX_NETWORK: testName('nonet') } });
+    conn = await connect(srv);
+  });
+  after(async () => {
+    await conn?.close().catch(() => {});
+    await srv?.stop();
+  });
+
+  it('refuses with the set-up step to run, and status fails', async () => {
+    const res = await conn.execute({ command: 'echo should-not-run' });
+    assert.equal(res.isError, true, resultText(res));
+    assert.match(resultText(res), /the sandbox's network cs-e2e-.* is missing: run containers\/netpolicy\.sh apply/);
+    const st = await status(srv);
+    assert.equal(st.exitCode, 1);
+    assert.match(st.problems, /sandbox network missing/);
+  });
+});
