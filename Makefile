@@ -109,9 +109,11 @@ units: $(UNITS)
 -include $(LIB_OBJ:.o=.d) $(PROGS:$(BUILD)/bin/%=$(BUILD)/cgi-bin/%.d) $(UNITS:=.d)
 
 # Host set-up shared by run and test: Debian packages, a Docker engine,
-# the sandbox image and a .env with a fresh key. Serving needs only the
-# "serve" packages; the tests' tools (Chromium, Node and the e2e suite's
-# modules, socat) come with make test.
+# the sandbox image, a .env with a fresh key, and the egress policy's
+# network and firewall rules (containers/netpolicy.sh). make run also puts
+# /sandbox on a fixed-size file system when it can (containers/sandbox-disk.sh).
+# Serving needs only the "serve" packages; the tests' tools (Chromium, Node
+# and the e2e suite's modules, socat) come with make test.
 deps:
 	@tests/setup/packages.sh serve
 
@@ -124,6 +126,7 @@ setup: deps
 	@test -f .env || { umask 077; key=$$(head -c 32 /dev/urandom | base64 | tr '+/' '-_' | tr -d '=\n'); \
 	  printf 'SANDBOX_API_KEY=%s\n' "$$key" > .env; chmod 600 .env; \
 	  echo "created .env with a fresh SANDBOX_API_KEY (mode 600)"; }
+	@containers/netpolicy.sh apply --env-file .env
 
 # The settings are checked before the web server starts: a bad one stops
 # here with its reason (not a server answering 503 to everything).
@@ -131,6 +134,8 @@ run: setup
 	@$(MAKE) --no-print-directory all
 	@SANDBOX_ENV_FILE=$(CURDIR)/.env $(BUILD)/bin/sandboxctl check || \
 	  { echo "make run: fix the setting above (in .env or the environment)" >&2; exit 1; }
+	@containers/sandbox-disk.sh create --env-file .env || \
+	  echo "make run: /sandbox is bounded by the server's watchdog (SANDBOX_DISK_LIMIT)"
 	@tests/setup/serve.sh lighttpd
 
 test: test-deps

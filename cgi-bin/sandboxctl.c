@@ -73,10 +73,11 @@ usage_to(FILE *f)
 	    "  keys list | keys add NAME | keys rotate NAME | keys revoke NAME\n"
 	    "  sandboxes list | sandboxes stop OWNER | sandboxes stop-idle |\n"
 	    "      sandboxes remove OWNER (deletes the volume)\n"
+	    "  recreate [OWNER]             make the container again (keeps /sandbox)\n"
 	    "settings: -e FILE, else $SANDBOX_ENV_FILE, else " SYSCONF_ENV_FILE "\n"
 	    "when installed (run from an sbin folder), else ./.env\n"
 	    "status exits 1 when the engine, the image or the database is not "
-	    "usable\n");
+	    "usable, or the sandbox's checks refuse commands\n");
 }
 
 /* A usage mistake: the usage on stderr. */
@@ -348,6 +349,103 @@ show_sandboxes(struct json_object *arr)
 	}
 }
 
+/*
+ * What of the sandbox guard's checks stops commands (sandbox_guard.h),
+ * appended to the problems in broken.
+ */
+static void
+guard_problems(struct json_object *st, char *broken, size_t n)
+{
+	struct json_object	*eg, *o;
+	const char		*v;
+	bool			 yes;
+	size_t			 len;
+
+	eg = js_get(st, "egress", json_type_object);
+	len = strlen(broken);
+	if (js_str(eg, "network_error") != NULL)
+		snprintf(broken + len, n - len, "%ssandbox network missing",
+		    len ? ", " : "");
+	len = strlen(broken);
+	o = js_get(eg, "rules", json_type_object);
+	if (js_bool(o, "present", &yes) == 0 && !yes)
+		snprintf(broken + len, n - len, "%sfirewall rules missing",
+		    len ? ", " : "");
+	len = strlen(broken);
+	o = js_get(eg, "canary", json_type_object);
+	if (js_bool(o, "ok", &yes) == 0 && !yes)
+		snprintf(broken + len, n - len, "%segress policy not in force",
+		    len ? ", " : "");
+	len = strlen(broken);
+	v = js_str(js_get(st, "spec", json_type_object), "verdict");
+	if (v != NULL && strncmp(v, "refused", 7) == 0)
+		snprintf(broken + len, n - len, "%scontainer not as configured",
+		    len ? ", " : "");
+}
+
+/* The egress policy, disk limits and configuration drift (sandbox_guard.h). */
+static void
+show_guard(struct json_object *st)
+{
+	struct json_object	*eg, *disk, *spec, *o;
+	char			 b1[320], b2[64], b3[64];
+	bool			 yes;
+
+	eg = js_get(st, "egress", json_type_object);
+	disk = js_get(st, "disk", json_type_object);
+	spec = js_get(st, "spec", json_type_object);
+	if (eg != NULL) {
+		printf("egress     policy %s", member_str(eg, "policy"));
+		if (js_str(eg, "network") != NULL)
+			printf(", network %s, bridge %s, gateway %s",
+			    member_str(eg, "network"), member_str(eg, "bridge"),
+			    member_str(eg, "gateway"));
+		if (js_str(eg, "allow") != NULL && *js_str(eg, "allow") != '\0')
+			printf(", allowed %s", esc(b1, sizeof(b1),
+			    js_str(eg, "allow")));
+		printf("\n");
+		if (js_str(eg, "network_error") != NULL)
+			printf("  ERROR    %s\n", member_str(eg, "network_error"));
+		if ((o = js_get(eg, "rules", json_type_object)) != NULL) {
+			if (js_bool(o, "present", &yes) == -1)
+				printf("  rules    ? %s\n", esc(b1, sizeof(b1),
+				    member_str(o, "detail")));
+			else
+				printf("  rules    %s%s\n", yes ? "" : "ERROR: ",
+				    esc(b1, sizeof(b1), member_str(o, "detail")));
+		}
+		if ((o = js_get(eg, "canary", json_type_object)) != NULL) {
+			yes = false;
+			js_bool(o, "ok", &yes);
+			printf("  canary   %s: %s\n", yes ? "ok" :
+			    "FAILED (commands are refused)",
+			    esc(b1, sizeof(b1), member_str(o, "detail")));
+		}
+	}
+	if (disk != NULL) {
+		printf("disk       mode %s\n", member_str(disk, "mode"));
+		if ((o = js_get(disk, "sandbox", json_type_object)) != NULL) {
+			human_bytes(b2, sizeof(b2), member_int(o, "used_bytes"));
+			human_bytes(b3, sizeof(b3), member_int(o, "limit_bytes"));
+			printf("  sandbox  %s of %s\n", b2, b3);
+		}
+		if ((o = js_get(disk, "layer", json_type_object)) != NULL) {
+			human_bytes(b2, sizeof(b2), member_int(o, "used_bytes"));
+			human_bytes(b3, sizeof(b3), member_int(o, "limit_bytes"));
+			printf("  layer    %s of %s\n", b2, b3);
+		}
+	}
+	if (spec != NULL) {
+		printf("config     version %s (this server makes %lld), runtime "
+		    "%s: %s\n", member_str(spec, "version"),
+		    member_int(spec, "wanted_version"),
+		    member_str(spec, "runtime"), member_str(spec, "verdict"));
+		if (js_str(spec, "differences") != NULL)
+			printf("  differs  %s\n", esc(b1, sizeof(b1),
+			    member_str(spec, "differences")));
+	}
+}
+
 static int
 cmd_status(struct ctl *c)
 {
@@ -372,7 +470,7 @@ cmd_status(struct ctl *c)
 	struct error		 err;
 	struct stat		 sbuf;
 	long long		 now = (long long)time(NULL);
-	char			 b1[256], b2[64], b3[64], broken[128];
+	char			 b1[256], b2[64], b3[64], broken[256];
 	bool			 yes;
 	int			 rc = 1;
 
@@ -436,6 +534,7 @@ cmd_status(struct ctl *c)
 	if (db_version(c->db) <= 0)
 		snprintf(broken + strlen(broken), sizeof(broken) - strlen(broken),
 		    "%sdatabase unusable", broken[0] ? ", " : "");
+	guard_problems(st, broken, sizeof(broken));
 	js_set_bool(st, "healthy", broken[0] == '\0');
 	if (broken[0] != '\0')
 		js_set_str(st, "problems", broken);
@@ -493,6 +592,7 @@ cmd_status(struct ctl *c)
 		    "container)" : "absent");
 	if (c->cfg->per_person)
 		show_sandboxes(js_get(st, "sandboxes", json_type_array));
+	show_guard(st);
 	human_bytes(b2, sizeof(b2), member_int(dbo, "size_bytes"));
 	printf("database   %s: schema %lld, %s\n", esc(b1, sizeof(b1),
 	    c->cfg->db_path), member_int(dbo, "schema_version"), b2);
@@ -1197,6 +1297,44 @@ cmd_sandboxes(struct ctl *c)
 }
 
 /*
+ * Remove the sandbox container and make it again from the settings: the
+ * way out of a refusal ("not as configured"). The volume stays. In person
+ * scope the owner's sandbox is named: recreate OWNER.
+ */
+static int
+cmd_recreate(struct ctl *c)
+{
+	struct sandbox	*sb = NULL;
+	struct error	 err;
+	const char	*owner = c->argc == 1 ? c->argv[0] : NULL;
+	int		 rc = 1;
+
+	if (c->argc > 1 || (owner != NULL && !owners_name_valid(owner) &&
+	    strcmp(owner, OWNER_OPERATOR) != 0)) {
+		fprintf(stderr, "usage: sandboxctl recreate [OWNER]\n");
+		return 2;
+	}
+	if (c->cfg->per_person && owner == NULL) {
+		fprintf(stderr, "sandboxctl: SANDBOX_SCOPE is person: name the "
+		    "owner whose sandbox to recreate (sandboxctl sandboxes "
+		    "list)\n");
+		return 2;
+	}
+	if (sandbox_open(c->cfg, c->cfg->per_person ? owner : NULL, &sb,
+	    &err) == -1 || sandbox_recreate(sb, &err) == -1) {
+		fprintf(stderr, "sandboxctl: %s\n", err.msg);
+		goto out;
+	}
+	printf("%s recreated; /sandbox kept (packages installed "
+	    "outside it are gone)\n", c->cfg->per_person ? owner :
+	    c->cfg->container);
+	rc = 0;
+out:
+	sandbox_close(sb);
+	return rc;
+}
+
+/*
  * The commands. Those with list and revoke take "list" or "revoke ..."
  * after their name; the others take no words unless options says so.
  */
@@ -1223,6 +1361,7 @@ static const struct command {
 	{ "keys", "owner_key", "personal keys", true, cmd_keys, NULL, NULL },
 	{ "sandboxes", "sandbox", "sandboxes per person", true, cmd_sandboxes,
 	    NULL, NULL },
+	{ "recreate", NULL, NULL, true, cmd_recreate, NULL, NULL },
 	{ NULL, NULL, NULL, false, NULL, NULL, NULL }
 };
 

@@ -45,3 +45,9 @@ while ! ping; do
 	sleep 1
 done
 echo "ensure-docker: engine ready"
+# The sandbox's firewall rules after a host restart (a dockerd restart
+# keeps them): those of every network netpolicy.sh applied before.
+if [ "$(id -u)" = 0 ]; then
+	"$(cd "$(dirname "$0")" && pwd)/netpolicy.sh" reapply >/dev/null ||
+		echo "ensure-docker: netpolicy.sh reapply failed: the sandbox refuses commands until its rules are in place" >&2
+fi

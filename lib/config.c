@@ -15,6 +15,7 @@
 #include <unistd.h>
 
 #include "config.h"
+#include "netpolicy.h"
 
 enum kind { K_STR, K_SECRET, K_URL, K_LONG, K_SIZE, K_CPUS, K_BOOL, K_PATH,
 	K_DOCKER_HOST, K_NAME };
@@ -97,6 +98,20 @@ static const struct setting settings[] = {
 	  "person scope: seconds without a request or a running command after which an owner's container is stopped (files and packages are kept)." },
 	{ "SANDBOX_MAX_SANDBOXES", K_LONG, "0", 0, 10000, OFF(max_sandboxes),
 	  "person scope: containers running at once (0: no cap); at the cap the least recently used idle one is stopped." },
+	{ "SANDBOX_EGRESS", K_STR, "internet", 4, 8, OFF(egress),
+	  "What the sandbox reaches: internet (public addresses only, not the host, link-local, private ranges or other containers), none (no network) or open (Docker's default bridge, everything)." },
+	{ "SANDBOX_NETWORK", K_NAME, "code-sandbox", 1, 64, OFF(network),
+	  "Docker network of the internet policy; made with its firewall rules by containers/netpolicy.sh (root)." },
+	{ "SANDBOX_EGRESS_ALLOW", K_STR, "", 0, 4096, OFF(egress_allow),
+	  "IPv4 addresses or CIDRs the internet policy lets through although private (an internal mirror), space-separated; read by containers/netpolicy.sh." },
+	{ "SANDBOX_DNS", K_STR, "", 0, 1024, OFF(dns),
+	  "Resolvers the internet policy allows port 53 to (IPv4, space-separated); default the host's (/etc/resolv.conf)." },
+	{ "SANDBOX_RUNTIME", K_STR, "", 0, 64, OFF(runtime),
+	  "OCI runtime of the container (runsc for gVisor); empty for the engine's default." },
+	{ "SANDBOX_DISK_LIMIT", K_SIZE, "10g", 6LL << 20, 1LL << 50, OFF(disk_limit),
+	  "Most bytes /sandbox may hold (a fixed-size file system from containers/sandbox-disk.sh, else a watchdog)." },
+	{ "SANDBOX_LAYER_LIMIT", K_SIZE, "10g", 6LL << 20, 1LL << 50, OFF(layer_limit),
+	  "Most bytes the container's own layer (packages, files outside /sandbox) may hold; watched." },
 };
 
 #define NSETTINGS (sizeof(settings) / sizeof(settings[0]))
@@ -609,6 +624,8 @@ config_load(struct config **out, struct error *err)
 		goto out;
 	}
 	c->per_person = strcmp(c->scope, "person") == 0;
+	if (netpolicy_check_config(c, err) == -1)
+		goto out;
 	if (strncmp(c->docker_host, "tcp://", 6) == 0 && c->docker_tls_verify &&
 	    c->docker_cert_path[0] == '\0') {
 		error_set(err, "DOCKER_CERT_PATH: required with DOCKER_TLS_VERIFY");

@@ -52,6 +52,13 @@ struct config {
 	bool		 per_person;	/* SANDBOX_SCOPE is "person" */
 	long		 idle_stop;	/* SANDBOX_IDLE_STOP, seconds (person scope) */
 	long		 max_sandboxes;	/* SANDBOX_MAX_SANDBOXES, 0: no cap (person scope) */
+	char		*egress;	/* SANDBOX_EGRESS: internet, none or open */
+	char		*network;	/* SANDBOX_NETWORK: the sandbox's bridge network */
+	char		*egress_allow;	/* SANDBOX_EGRESS_ALLOW: IPv4 CIDRs, space-separated */
+	char		*dns;		/* SANDBOX_DNS: resolvers allowed, or "" (the host's) */
+	char		*runtime;	/* SANDBOX_RUNTIME: OCI runtime, "" for the engine's default */
+	long long	 disk_limit;	/* SANDBOX_DISK_LIMIT: bytes in /sandbox */
+	long long	 layer_limit;	/* SANDBOX_LAYER_LIMIT: bytes in the container's own layer */
 };
 
 /*

@@ -45,12 +45,14 @@
 #include <json-c/json.h>
 
 #include "config.h"
+#include "container_spec.h"
 #include "docker.h"
 #include "js.h"
 #include "log.h"
 #include "output.h"
 #include "sandbox.h"
 #include "sandboxes.h"
+#include "sandbox_guard.h"
 
 #define RUN_DIR		"/run/code-sandbox"
 #define RUN_ID_MAX	64
@@ -62,6 +64,7 @@
 
 struct sandbox {
 	struct docker	*docker;
+	struct cspec	*spec;		/* what the container should be */
 	char		*image;
 	char		*container;
 	char		*volume;
@@ -149,13 +152,15 @@ static const char MARKERS[] =
     "  rm -f \"$d/$1\" \"$d/$1.sh\"\n"
     "fi\n"
     "for m in timeout cancel oom; do [ -e \"$d/$1.$m\" ] && echo \"$m\"; done\n"
-    "rm -f \"$d/$1.timeout\" \"$d/$1.cancel\" \"$d/$1.oom\"\n"
+    "rm -f \"$d/$1.timeout\" \"$d/$1.cancel\" \"$d/$1.oom\" \"$d/$1.disk\"\n"
     "exit 0\n";
 
 static const char *const EXEC_ENV[] = {
 	"HOME=/root", "LANG=C.UTF-8", "TERM=dumb", "PAGER=cat",
 	"GIT_PAGER=cat", "PYTHONUNBUFFERED=1",
-	"DEBIAN_FRONTEND=noninteractive", NULL
+	"DEBIAN_FRONTEND=noninteractive",
+	/* PEP 668: as in the image (Dockerfile.local), for any image. */
+	"PIP_BREAK_SYSTEM_PACKAGES=1", NULL
 };
 
 static long long
@@ -218,7 +223,8 @@ sandbox_open(const struct config *cfg, const char *owner, struct sandbox **out,
 	if ((sb = calloc(1, sizeof(*sb))) == NULL)
 		return error_set(err, "out of memory");
 	if (docker_open(cfg->docker_host, cfg->docker_tls_verify,
-	    cfg->docker_cert_path, &sb->docker, err) == -1)
+	    cfg->docker_cert_path, &sb->docker, err) == -1 ||
+	    cspec_new(cfg, &sb->spec, err) == -1)
 		goto out;
 	if ((sb->image = strdup(cfg->image)) == NULL ||
 	    (sb->container = strdup(container)) == NULL ||
@@ -244,6 +250,7 @@ sandbox_close(struct sandbox *sb)
 	if (sb == NULL)
 		return;
 	docker_close(sb->docker);
+	cspec_free(sb->spec);
 	free(sb->image);
 	free(sb->container);
 	free(sb->volume);
@@ -411,6 +418,7 @@ container_create(struct sandbox *sb, struct error *err)
 	js_set(host, "RestartPolicy", restart);
 	js_set_bool(host, "Init", true);	/* reaps orphans of detached jobs */
 	js_set(body, "HostConfig", host);
+	cspec_fill_create(sb->spec, body);
 
 	if (engine_request(sb, "POST", body, &status, &resp, err,
 	    "/containers/create?name=%s", sb->container) == -1)
@@ -424,6 +432,12 @@ container_create(struct sandbox *sb, struct error *err)
 		/* Another process created it first: fine, it exists now. */
 		break;
 	case 404:
+		if (strstr(docker_message(resp), "network") != NULL) {
+			error_status(err, 503, "the sandbox's network is missing "
+			    "(%.200s): run containers/netpolicy.sh apply as root",
+			    docker_message(resp));
+			goto out;
+		}
 		error_status(err, 503, "the sandbox image %s is missing: build it "
 		    "with containers/build-image.sh (or make run)", sb->image);
 		goto out;
@@ -483,6 +497,9 @@ ensure_once(struct sandbox *sb, struct error *err)
 		if (container_create(sb, err) == -1)
 			goto out;
 	} else if (status == 200) {
+		/* A weaker container is never started (sandbox_guard.h). */
+		if (guard_refuses(sb->spec, resp, err))
+			goto out;
 		state = js_get(resp, "State", json_type_object);
 		js_bool(state, "Running", &running);
 		js_bool(state, "Paused", &paused);
@@ -777,6 +794,12 @@ kill_run(struct sandbox *sb, const char *run_id, const char *marker,
 }
 
 int
+sandbox_recreate(struct sandbox *sb, struct error *err)
+{
+	return guard_recreate(sb, sb->docker, sb->spec, err);
+}
+
+int
 sandbox_kill(struct sandbox *sb, const char *run_id, struct error *err)
 {
 	if (run_id == NULL || !valid_run_id(run_id))
@@ -795,6 +818,8 @@ struct run {
 	bool				 backstop_killed;
 	bool				 backstop_stopped;
 	bool				 detached;
+	bool				 disk_stopped;	/* by the disk watchdog */
+	char				 disk_why[300];
 };
 
 static void
@@ -818,6 +843,13 @@ run_tick(void *arg)
 	    r->obs->tick(r->obs->arg) != 0) {
 		r->detached = true;
 		return 1;
+	}
+	if (!r->disk_stopped && guard_during_exec(r->sb, r->sb->docker,
+	    r->sb->spec, r->disk_why, sizeof(r->disk_why)) == 1) {
+		r->disk_stopped = true;
+		log_warn("run %s: stopping it: %s", r->run_id, r->disk_why);
+		if (kill_run(r->sb, r->run_id, "disk", &e) == -1)
+			log_warn("run %s: %s", r->run_id, e.msg);
 	}
 	/* Backstop only: the wrapper's watchdog normally ends the command. */
 	if (late >= BACKSTOP_KILL_MS && !r->backstop_killed) {
@@ -911,6 +943,9 @@ sandbox_exec(struct sandbox *sb, const char *command, long timeout_s,
 	r.obs = obs;
 	r.run_id = run_id;
 	cb.arg = &r;
+	if (guard_before_exec(sb, sb->docker, sb->spec, &res->notice,
+	    err) == -1)
+		goto out;
 	if ((r.out = capture_new(sb->max_output)) == NULL ||
 	    (r.err = capture_new(sb->max_output)) == NULL ||
 	    (cmd = wrapper_cmd(command, timeout_s, run_id)) == NULL) {
@@ -972,6 +1007,14 @@ fill:
 		res->exit_code = -1;
 		goto out;
 	}
+	if (r.disk_stopped) {
+		res->disk_stopped = true;
+		free(res->notice);
+		if (asprintf(&res->notice, "Stopped: %s.", r.disk_why) == -1)
+			res->notice = NULL;
+	} else if (res->notice == NULL)
+		res->notice = guard_after_exec(sb->spec, res->out.text,
+		    res->err.text);
 	rc = 0;
 out:
 	json_object_put(cmd);
@@ -988,6 +1031,8 @@ exec_result_free(struct exec_result *res)
 		return;
 	free(res->out.text);
 	free(res->err.text);
+	free(res->notice);
+	res->notice = NULL;
 	res->out.text = res->err.text = NULL;
 	res->out.len = res->err.len = 0;
 }
@@ -1122,6 +1167,7 @@ sandbox_status(struct sandbox *sb, struct json_object **out, struct error *err)
 		if (total >= 0)
 			js_set_int(vol, "fs_size_bytes", total);
 	}
+	guard_status(sb, sb->docker, sb->spec, st);
 	*out = st;
 	return 0;
 fail:

@@ -5,7 +5,11 @@
  * that name the image, container and volume; use one per thread.
  * sandbox_ensure makes sure the volume and the container exist and run,
  * creating what is missing and starting a stopped container, never
- * recreating one that exists. sandbox_exec runs one command in /sandbox.
+ * recreating one that exists (and never starting one weaker than the
+ * settings want). sandbox_exec runs one command in /sandbox, after the
+ * checks of sandbox_guard.h: limits updated in place, an older version's
+ * container recreated, a weaker one refused, the egress canary, the disk
+ * limits.
  */
 #ifndef CS_SANDBOX_H
 #define CS_SANDBOX_H
@@ -50,6 +54,10 @@ struct exec_result {
 	 * killed by its memory limit (SANDBOX_MEMORY) went up: out of memory.
 	 */
 	bool			 oom_killed;
+	/* Stopped because /sandbox or the container's layer passed its limit. */
+	bool			 disk_stopped;
+	/* A note for the model (recreated container, full disk), or NULL. */
+	char			*notice;
 	long long		 duration_ms;
 };
 
@@ -102,6 +110,13 @@ int	sandbox_script(struct sandbox *, const char *script,
  */
 int	sandbox_status(struct sandbox *, struct json_object **out,
 	    struct error *);
+
+/*
+ * Remove the container (not the volume) and make it again from the
+ * settings (sandboxctl recreate): files in /sandbox are kept, packages
+ * installed in the container's own layer are not. 0 or -1.
+ */
+int	sandbox_recreate(struct sandbox *, struct error *);
 
 /* Kill the process tree of a running command. 0 (also when it already ended) or -1. */
 int	sandbox_kill(struct sandbox *, const char *run_id, struct error *);

@@ -78,6 +78,7 @@ describe(const struct config *cfg, const struct tool_mode *mode)
 	js_set(props, "duration_ms", tool_prop("integer", "Wall-clock run time."));
 	js_set(props, "running", tool_prop("boolean", "Still running: this is a "
 	    "handle, call get_result(run_id) for the result."));
+	js_set(props, "notice", tool_prop("string", "Something the model should know: the sandbox was recreated, or its disk is full or over its limit."));
 	js_set(t, "outputSchema", tool_object(props, false, "exit_code", "stdout",
 	    "stderr", "timed_out", NULL));
 	tool_annotate(t, false, true, false, true);
@@ -363,6 +364,8 @@ render(const struct exec_result *r, long timeout, const char *run_id)
 		snprintf(head, sizeof(head), "Exit code unknown after %.1f s.",
 		    (double)r->duration_ms / 1000);
 	fprintf(f, "%s (run_id %s)\n", head, run_id);
+	if (r->notice != NULL)
+		fprintf(f, "%s\n", r->notice);
 	fprintf(f, "--- stdout");
 	if (r->out.cut > 0)
 		fprintf(f, " (%llu of %llu bytes cut from the middle)",
@@ -465,12 +468,15 @@ call(struct tool_ctx *tc, struct json_object *args)
 	js_set_int(sc, "stdout_truncated_bytes", (long long)res.out.cut);
 	js_set_int(sc, "stderr_truncated_bytes", (long long)res.err.cut);
 	js_set_int(sc, "duration_ms", res.duration_ms);
+	if (res.notice != NULL)
+		js_set_str(sc, "notice", res.notice);
 	if ((text = render(&res, timeout, run_id)) == NULL) {
 		json_object_put(sc);
 		exec_result_free(&res);
 		return tool_error("Internal error: out of memory.");
 	}
-	out = tool_result(text, sc, res.timed_out || res.detached || res.killed);
+	out = tool_result(text, sc, res.timed_out || res.detached || res.killed ||
+	    res.disk_stopped);
 	free(text);
 	runs_finish(tc->db, run_id, res.detached ? "detached" : res.killed ?
 	    "cancel" : res.timed_out ? "timeout" : "exit", res.exit_code,

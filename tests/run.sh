@@ -96,6 +96,16 @@ clean_test_containers() {
 			fi
 		done
 	done
+	# Networks of egress tests, with their firewall rules (after the
+	# containers: a network in use cannot be removed).
+	for n in $(docker network ls --format '{{.Name}}' --filter 'name=^cs-e2e-' 2>/dev/null); do
+		run=$(printf '%s\n' "$n" | sed -n 's/^cs-e2e-\([0-9][0-9]*\)-.*/\1/p')
+		[ -n "$run" ] || continue
+		if kill -0 "$run" 2>/dev/null; then
+			[ "${1:-}" = own ] && [ "$run" = "$CS_TEST_RUN" ] || continue
+		fi
+		CS_NETPOLICY_STATE="$tmp/np" containers/netpolicy.sh remove --network "$n" >/dev/null 2>&1
+	done
 	return 0
 }
 
@@ -108,6 +118,11 @@ run_e2e() {
 	fi
 	if [ $# -eq 0 ]; then
 		set -- tests/e2e/*.test.mjs
+	fi
+	# The default egress policy's network and rules (idempotent).
+	if ! containers/netpolicy.sh apply --network code-sandbox --policy internet >"$tmp/netpolicy.out" 2>&1; then
+		echo "not ok - e2e: containers/netpolicy.sh apply failed: $(tail -n 1 "$tmp/netpolicy.out")"
+		failed=$((failed + 1))
 	fi
 	case "${CS_WEB:-}" in
 	'') run_e2e_web lighttpd "$@"; run_e2e_web caddy "$@" ;;

@@ -27,7 +27,7 @@ export const TEST_PREFIX = 'cs-e2e-';
 // run (tests/run.sh sets CS_TEST_RUN) or of this process: clean-ups remove
 // only the containers of runs that have ended, never those of a run going
 // on beside this one.
-const RUN = /^[0-9]+$/.test(process.env.CS_TEST_RUN ?? '') ? process.env.CS_TEST_RUN : String(process.pid);
+export const RUN = /^[0-9]+$/.test(process.env.CS_TEST_RUN ?? '') ? process.env.CS_TEST_RUN : String(process.pid);
 
 // Sanitizer reports look like this in the programs' stderr.
 const SANITIZER_PATTERNS = [
