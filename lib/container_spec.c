@@ -21,7 +21,7 @@ struct cspec {
 	char		*network_mode;	/* what the policy wants */
 	char		*runtime;	/* "" for the engine's default */
 	char		*egress_allow;
-	char		*over_file;	/* SANDBOX_DB + ".over-limit" */
+	char		*over_file;	/* SANDBOX_DB + ".CONTAINER.over-limit" */
 	enum egress	 egress;
 	long long	 memory;
 	long long	 nano_cpus;
@@ -33,7 +33,8 @@ struct cspec {
 static const char *const kept_caps[] = { CSPEC_CAPS, NULL };
 
 int
-cspec_new(const struct config *c, struct cspec **out, struct error *err)
+cspec_new(const struct config *c, const char *container, const char *volume,
+    struct cspec **out, struct error *err)
 {
 	struct cspec *cs;
 
@@ -42,14 +43,14 @@ cspec_new(const struct config *c, struct cspec **out, struct error *err)
 		return error_set(err, "out of memory");
 	cs->egress = netpolicy_egress(c);
 	if ((cs->image = strdup(c->image)) == NULL ||
-	    (cs->container = strdup(c->container)) == NULL ||
-	    (cs->volume = strdup(c->volume)) == NULL ||
+	    (cs->container = strdup(container)) == NULL ||
+	    (cs->volume = strdup(volume)) == NULL ||
 	    (cs->network = strdup(c->network)) == NULL ||
 	    (cs->network_mode = strdup(netpolicy_network_mode(c))) == NULL ||
 	    (cs->runtime = strdup(c->runtime)) == NULL ||
 	    (cs->egress_allow = strdup(c->egress_allow)) == NULL ||
-	    asprintf(&cs->over_file, "%s.over-limit", c->db_path != NULL ?
-	    c->db_path : "state.db") == -1) {
+	    asprintf(&cs->over_file, "%s.%s.over-limit", c->db_path != NULL ?
+	    c->db_path : "state.db", container) == -1) {
 		cs->over_file = NULL;
 		cspec_free(cs);
 		return error_set(err, "out of memory");

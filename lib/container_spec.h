@@ -56,8 +56,10 @@ enum cspec_verdict {
 	CSPEC_REFUSE,	/* weaker than wanted: refuse service */
 };
 
-/* The spec from the settings. 0 and *out (cspec_free), or -1. */
-int	cspec_new(const struct config *, struct cspec **out, struct error *);
+/* The spec from the settings, for the container and volume named (an
+ * owner's, sandboxes.h). 0 and *out (cspec_free), or -1. */
+int	cspec_new(const struct config *, const char *container,
+	    const char *volume, struct cspec **out, struct error *);
 void	cspec_free(struct cspec *);
 
 /*

@@ -224,7 +224,7 @@ sandbox_open(const struct config *cfg, const char *owner, struct sandbox **out,
 		return error_set(err, "out of memory");
 	if (docker_open(cfg->docker_host, cfg->docker_tls_verify,
 	    cfg->docker_cert_path, &sb->docker, err) == -1 ||
-	    cspec_new(cfg, &sb->spec, err) == -1)
+	    cspec_new(cfg, container, volume, &sb->spec, err) == -1)
 		goto out;
 	if ((sb->image = strdup(cfg->image)) == NULL ||
 	    (sb->container = strdup(container)) == NULL ||

@@ -41,7 +41,7 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		c.memory_bytes = 512LL << 20;
 		c.nano_cpus = 1000000000;
 		c.pids_limit = 1024;
-		if (cspec_new(&c, &cs, NULL) == -1)
+		if (cspec_new(&c, c.container, c.volume, &cs, NULL) == -1)
 			abort();
 	}
 	if (size > 1 << 20 || (s = malloc(size + 1)) == NULL)

@@ -127,7 +127,7 @@ main(void)
 	write_env("SANDBOX_API_KEY=0123456789abcdefXYZ\nSANDBOX_MEMORY=512m\nSANDBOX_CPUS=1\n"
 	    "SANDBOX_VOLUME=vol\nSANDBOX_EGRESS_ALLOW=10.1.0.0/16 192.0.2.7\n");
 	CHECK(config_load(&c, &e) == 0, "good policy settings load");
-	if (c == NULL || cspec_new(c, &cs, &e) == -1) {
+	if (c == NULL || cspec_new(c, c->container, c->volume, &cs, &e) == -1) {
 		config_free(c);
 		return 1;
 	}
