@@ -22,6 +22,7 @@
 #include "log.h"
 #include "oauth.h"
 #include "oauth_extern.h"
+#include "url.h"
 
 /* Registration bodies are read before any authentication: keep them small. */
 #define REGISTER_MAX_BODY	16384
@@ -51,124 +52,12 @@ oauth_new_token(const char *prefix, char out[TOKEN_MAX])
 	return crypto_token(out + n, TOKEN_MAX - n, TOKEN_BYTES);
 }
 
-/* Redirect URIs: parsing, validation, matching. */
-
-struct uri_parts {
-	bool		 https;
-	const char	*host;		/* without brackets for IPv6 literals */
-	size_t		 hostlen;
-	bool		 bracketed;
-	const char	*port;		/* digits after ':', or NULL */
-	size_t		 portlen;
-	const char	*rest;		/* path, query: from the first '/' or '?' */
-};
-
-/* RFC 3986 §2: characters that may appear in a URI (plus '%' escapes). */
-static bool
-uri_char(unsigned char c)
-{
-	return isalnum(c) || strchr("-._~:/?#[]@!$&'()*+,;=%", c) != NULL;
-}
-
-/*
- * Split an absolute http(s) URI into its parts. -1 when it is not one:
- * another scheme, no host, user info, a bad port or characters outside
- * RFC 3986.
- */
-static int
-uri_split(const char *s, struct uri_parts *u)
-{
-	const char	*p, *a, *end;
-	size_t		 i, n = strlen(s);
-
-	memset(u, 0, sizeof(*u));
-	if (n == 0 || n > OAUTH_MAX_URI)
-		return -1;
-	for (i = 0; i < n; i++) {
-		if (!uri_char((unsigned char)s[i]))
-			return -1;
-		if (s[i] == '%' && (!isxdigit((unsigned char)s[i + 1]) ||
-		    !isxdigit((unsigned char)s[i + 2])))
-			return -1;
-	}
-	if (strncmp(s, "https://", 8) == 0) {
-		u->https = true;
-		a = s + 8;
-	} else if (strncmp(s, "http://", 7) == 0)
-		a = s + 7;
-	else
-		return -1;
-	end = a + strcspn(a, "/?#");
-	if (memchr(a, '@', (size_t)(end - a)) != NULL)
-		return -1;	/* user info: RFC 6749 §3.1.2 leaves no room for it */
-	if (*a == '[') {
-		if ((p = memchr(a, ']', (size_t)(end - a))) == NULL)
-			return -1;
-		u->host = a + 1;
-		u->hostlen = (size_t)(p - a - 1);
-		u->bracketed = true;
-		for (i = 0; i < u->hostlen; i++)
-			if (!isxdigit((unsigned char)u->host[i]) &&
-			    u->host[i] != ':' && u->host[i] != '.')
-				return -1;
-		p++;
-	} else {
-		u->host = a;
-		for (p = a; p < end && *p != ':'; p++)
-			if (!isalnum((unsigned char)*p) && *p != '.' && *p != '-')
-				return -1;
-		u->hostlen = (size_t)(p - a);
-	}
-	if (u->hostlen == 0)
-		return -1;
-	if (p < end) {
-		long port = 0;
-
-		if (*p != ':')
-			return -1;
-		u->port = ++p;
-		u->portlen = (size_t)(end - p);
-		if (u->portlen == 0 || u->portlen > 5)
-			return -1;
-		for (; p < end; p++) {
-			if (!isdigit((unsigned char)*p))
-				return -1;
-			port = port * 10 + (*p - '0');
-		}
-		if (port < 1 || port > 65535)
-			return -1;
-	}
-	u->rest = end;
-	return 0;
-}
-
-/* RFC 8252 §7.3 and §8.3: loopback literals, and "localhost". */
-static bool
-host_is_loopback(const struct uri_parts *u)
-{
-	if (u->bracketed)
-		return u->hostlen == 3 && strncmp(u->host, "::1", 3) == 0;
-	if (u->hostlen == 9 && strncasecmp(u->host, "localhost", 9) == 0)
-		return true;
-	if (u->hostlen >= 7 && u->hostlen <= 15 && strncmp(u->host, "127.", 4) == 0) {
-		size_t i;
-		int dots = 0;
-
-		for (i = 0; i < u->hostlen; i++) {
-			if (u->host[i] == '.')
-				dots++;
-			else if (!isdigit((unsigned char)u->host[i]))
-				return false;
-		}
-		return dots == 3;
-	}
-	return false;
-}
+/* Redirect URIs: validation and matching (url.c parses). */
 
 bool
 oauth_redirect_valid(const char *uri, char *why, size_t whysz)
 {
-	struct uri_parts u;
+	struct url u;
 
 	if (strlen(uri) > OAUTH_MAX_URI) {
 		snprintf(why, whysz, "a redirect URI is longer than %d bytes",
@@ -180,13 +69,13 @@ oauth_redirect_valid(const char *uri, char *why, size_t whysz)
 		snprintf(why, whysz, "redirect URIs must not contain a fragment");
 		return false;
 	}
-	if (uri_split(uri, &u) == -1) {
+	if (url_split(uri, &u) == -1) {
 		snprintf(why, whysz, "a redirect URI must be an absolute https "
 		    "URL, or http on a loopback host, without user info");
 		return false;
 	}
 	/* OAuth 2.1 §1.5 and MCP authorization: TLS, except loopback. */
-	if (!u.https && !host_is_loopback(&u)) {
+	if (!u.https && !url_host_is_loopback(&u)) {
 		snprintf(why, whysz, "http redirect URIs are allowed only on a "
 		    "loopback host (localhost, 127.0.0.1, [::1])");
 		return false;
@@ -197,14 +86,14 @@ oauth_redirect_valid(const char *uri, char *why, size_t whysz)
 bool
 oauth_redirect_match(const char *registered, const char *given)
 {
-	struct uri_parts r, g;
+	struct url r, g;
 
 	if (strcmp(registered, given) == 0)
 		return true;
 	/* RFC 8252 §7.3: any port for loopback IP redirect URIs. */
-	if (uri_split(registered, &r) == -1 || uri_split(given, &g) == -1)
+	if (url_split(registered, &r) == -1 || url_split(given, &g) == -1)
 		return false;
-	if (r.https || g.https || !host_is_loopback(&r))
+	if (r.https || g.https || !url_host_is_loopback(&r))
 		return false;
 	return r.bracketed == g.bracketed && r.hostlen == g.hostlen &&
 	    strncmp(r.host, g.host, r.hostlen) == 0 &&
@@ -215,10 +104,10 @@ int
 oauth_redirect_origin(const char *uri, char *out, size_t outsz, char *host,
     size_t hostsz)
 {
-	struct uri_parts	u;
+	struct url	u;
 	int			n;
 
-	if (uri_split(uri, &u) == -1)
+	if (url_split(uri, &u) == -1)
 		return -1;
 	n = snprintf(out, outsz, "%.*s", (int)(u.rest - uri), uri);
 	if (n < 0 || (size_t)n >= outsz)
@@ -280,36 +169,6 @@ oauth_pkce_s256(const char *verifier, const char *challenge)
 
 /* Client authentication. */
 
-/* Decode application/x-www-form-urlencoded s[0..len) into out. -1 if bad. */
-static int
-urldecode(const char *s, size_t len, char *out, size_t outsz)
-{
-	size_t i, o = 0;
-
-	for (i = 0; i < len; i++) {
-		int c = (unsigned char)s[i];
-
-		if (c == '%') {
-			char hex[3];
-
-			if (i + 2 >= len || !isxdigit((unsigned char)s[i + 1]) ||
-			    !isxdigit((unsigned char)s[i + 2]))
-				return -1;
-			hex[0] = s[i + 1];
-			hex[1] = s[i + 2];
-			hex[2] = '\0';
-			c = (int)strtol(hex, NULL, 16);
-			i += 2;
-		} else if (c == '+')
-			c = ' ';
-		if (c == '\0' || o + 1 >= outsz)
-			return -1;
-		out[o++] = (char)c;
-	}
-	out[o] = '\0';
-	return 0;
-}
-
 int
 oauth_basic_parse(const char *header, char *id, size_t idsz, char *secret,
     size_t secretsz)
@@ -336,8 +195,9 @@ oauth_basic_parse(const char *header, char *id, size_t idsz, char *secret,
 	    (colon = memchr(raw, ':', (size_t)n)) == NULL)
 		goto out;
 	/* RFC 6749 §2.3.1: both parts form-urlencoded (UTF-8). */
-	if (urldecode(raw, (size_t)(colon - raw), id, idsz) == -1 ||
-	    urldecode(colon + 1, (size_t)(raw + n - colon - 1), secret, secretsz) == -1)
+	if (form_decode(raw, (size_t)(colon - raw), true, id, idsz) == -1 ||
+	    form_decode(colon + 1, (size_t)(raw + n - colon - 1), true, secret,
+	    secretsz) == -1)
 		goto out;
 	rc = *id == '\0' ? -1 : 0;
 out:
@@ -697,7 +557,7 @@ copy_url(struct json_object *req, struct json_object *meta, const char *key)
 	    (strncmp(s, "https://", 8) != 0 && strncmp(s, "http://", 7) != 0))
 		return -1;
 	for (i = 0; s[i] != '\0'; i++)
-		if (!uri_char((unsigned char)s[i]))
+		if (!url_char((unsigned char)s[i]))
 			return -1;
 	js_set_str(meta, key, s);
 	return 0;
