@@ -45,6 +45,13 @@ struct config {
 	long		 audit_retention; /* SANDBOX_AUDIT_RETENTION, seconds */
 	long		 cleanup_interval; /* SANDBOX_CLEANUP_INTERVAL, seconds */
 	char		*allowed_origins; /* SANDBOX_ALLOWED_ORIGINS: extra, space-separated */
+	char		*trusted_proxies; /* SANDBOX_TRUSTED_PROXIES: addresses, CIDR blocks */
+	char		*client_addr_header; /* SANDBOX_CLIENT_ADDR_HEADER */
+	char		*redirect_hosts; /* SANDBOX_REDIRECT_HOSTS: no warning for these */
+	bool		 redirect_refuse; /* SANDBOX_REDIRECT_UNKNOWN=refuse */
+	long		 register_per_hour; /* SANDBOX_REGISTER_PER_HOUR, per address */
+	long		 pending_max;	/* SANDBOX_PENDING_SIGNINS */
+	long		 cimd_per_minute; /* SANDBOX_CIMD_FETCHES_PER_MINUTE, overall */
 };
 
 /*

@@ -38,7 +38,7 @@ enum db_stmt {
 				   redirect_uris, metadata, refresh, cimd, created */
 	STMT_CLIENT_UPSERT_CIMD, /* same as INSERT; replaces a cached document */
 	STMT_CLIENT_GET,	/* client_id -> secret_hash, auth_method, name,
-				   redirect_uris, refresh, cimd, created */
+				   redirect_uris, refresh, cimd, created, approved */
 	STMT_CLIENT_USED,	/* now, client_id */
 	STMT_CLIENT_PRUNE,	/* min_created: never-used clients older go */
 	STMT_CLIENT_COUNT_UNUSED, /* -> count */
@@ -113,6 +113,18 @@ enum db_stmt {
 	STMT_OPS_GRANT_DELETE_ALL,
 	STMT_OPS_LINK_LIST,	/* now, limit -> id, state, path, size, client_id,
 				   created, expires, downloads, last_download */
+	/* sign-in hardening (sql/009-signin.sql) */
+	STMT_CLIENT_APPROVE,	/* now, client_id: first approval only */
+	STMT_CLIENT_CAP,	/* keep: all but the newest keep never-used clients go */
+	STMT_REQUEST_CAP,	/* keep: all but the newest keep pending requests go */
+	STMT_SIGNIN_INSERT,	/* at, addr, client_id, client_name, redirect_host, result */
+	STMT_SIGNIN_PRUNE,	/* min_at */
+	STMT_SIGNIN_LIST,	/* limit -> at, addr, result, client_id, client_name,
+				   redirect_host */
+	STMT_RATE_HIT,		/* key, window start -> count in this window */
+	STMT_RATE_PRUNE,	/* min_since */
+	STMT_OPS_THROTTLE_LIST,	/* now -> addr, failures, last_failure, blocked_until */
+	STMT_OPS_THROTTLE_CLEAR_ALL,
 	STMT__MAX
 };
 

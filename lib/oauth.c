@@ -26,7 +26,10 @@
 
 /* Registration bodies are read before any authentication: keep them small. */
 #define REGISTER_MAX_BODY	16384
-/* More never-used registrations than this and /register refuses (503). */
+/*
+ * Never-used registrations kept: past it the oldest go (a flood of
+ * registrations cannot stop new ones; per-address rates bound each source).
+ */
 #define MAX_UNUSED_CLIENTS	10000
 
 long long
@@ -265,6 +268,7 @@ oauth_client_load(struct db *db, const char *client_id, struct oauth_client *c)
 	c->refresh = db_int(q, 4) != 0;
 	c->cimd = db_int(q, 5) != 0;
 	c->created = db_int(q, 6);
+	c->approved = db_null(q, 7) ? 0 : db_int(q, 7);
 	rc = 1;
 out:
 	db_done(q);
@@ -283,9 +287,8 @@ int
 oauth_client_find(struct db *db, const struct config *cfg,
     const char *client_id, struct oauth_client *c, struct error *err)
 {
-	int rc;
+	int rc, frc;
 
-	(void)cfg;
 	if (*client_id == '\0' || strlen(client_id) > OAUTH_MAX_CLIENT_ID)
 		return error_set(err, "The client_id is missing or too long.");
 	rc = oauth_client_load(db, client_id, c);
@@ -299,8 +302,12 @@ oauth_client_find(struct db *db, const struct config *cfg,
 		    "registration expired): reconnect to register again.");
 	}
 	/* draft-ietf-oauth-client-id-metadata-document §4: fetch, cache. */
+	frc = cimd_fetch(db, cfg, client_id, err);
+	/* Rate limited: a stale cached copy still serves (no lock-out). */
+	if (frc == CIMD_RATE_LIMITED && rc == 1)
+		return 0;
 	oauth_client_clear(c);
-	if (cimd_fetch(db, client_id, err) == -1)
+	if (frc != 0)
 		return -1;
 	if (oauth_client_load(db, client_id, c) != 1)
 		return error_set(err, "The client metadata document could not "
@@ -391,6 +398,52 @@ out:
 }
 
 void
+oauth_client_addr(struct http_req *r, const struct config *cfg,
+    char addr[CLIENTADDR_MAX], char key[CLIENTADDR_MAX])
+{
+	const char *fwd = NULL;
+
+	if (cfg->trusted_proxies[0] != '\0')
+		fwd = http_header(r, cfg->client_addr_header);
+	clientaddr_resolve(http_remote_addr(r), fwd, cfg->trusted_proxies, addr);
+	clientaddr_key(addr, key);
+}
+
+long long
+oauth_rate_hit(struct db *db, const char *key, long window)
+{
+	struct db_q	*q;
+	long long	 now = oauth_now(), n = -1;
+
+	if ((q = db_query(db, STMT_RATE_HIT, "ti", key, now - now % window)) == NULL)
+		return -1;
+	if (db_step(q) == DB_ROW)
+		n = db_int(q, 0);
+	db_done(q);
+	return n;
+}
+
+bool
+oauth_redirect_known(const struct config *cfg, const char *uri, char *host,
+    size_t hostsz)
+{
+	struct url	u;
+	const char	*h;
+	int		n;
+
+	if (url_split(uri, &u) == -1) {
+		snprintf(host, hostsz, "?");
+		return false;
+	}
+	h = u.host - (u.bracketed ? 1 : 0);
+	n = snprintf(host, hostsz, "%.*s", (int)(u.rest - h), h);
+	if (n < 0 || (size_t)n >= hostsz)
+		return false;
+	return url_host_is_loopback(&u) ||
+	    (cfg != NULL && url_host_in_list(&u, cfg->redirect_hosts));
+}
+
+void
 oauth_prune(struct db *db)
 {
 	long long now = oauth_now();
@@ -400,6 +453,7 @@ oauth_prune(struct db *db)
 	db_exec(db, STMT_TOKEN_PRUNE, "i", now);
 	db_exec(db, STMT_GRANT_PRUNE, "i", now - 600);
 	db_exec(db, STMT_THROTTLE_PRUNE, "i", now - 86400);
+	db_exec(db, STMT_RATE_PRUNE, "i", now - 7200);
 }
 
 /* Metadata (RFC 9728, RFC 8414). */
@@ -454,9 +508,15 @@ server_metadata(const struct config *cfg)
 	static const char *const gtypes[] = { "authorization_code",
 		"refresh_token", NULL };
 	static const char *const pkce[] = { "S256", NULL };
-	static const char *const scopes[] = { OAUTH_SCOPE, NULL };
+	/*
+	 * MCP authorization 2026-07-28 "Refresh tokens": offline_access is
+	 * listed so that clients may ask; refresh tokens are issued by the
+	 * client's registered grant_types either way.
+	 */
+	static const char *const scopes[] = { OAUTH_SCOPE, "offline_access", NULL };
 	struct json_object *o = json_object_new_object();
 
+	/* Byte for byte the authorization_servers entry above and every iss. */
 	js_set_str(o, "issuer", cfg->public_origin);
 	set_url(o, "authorization_endpoint", cfg, "/authorize");
 	set_url(o, "token_endpoint", cfg, "/token");
@@ -681,17 +741,17 @@ void
 oauth_register(struct http_req *r, const struct config *cfg, struct db *db)
 {
 	struct json_object	*req = NULL, *meta = NULL, *uris = NULL, *resp = NULL;
-	struct db_q		*q;
 	struct error		 err;
 	const char		*body, *ctype, *method, *name;
 	char			 why[256], client_id[TOKEN_MAX], secret[TOKEN_MAX];
 	char			 secret_hash[CRYPTO_SHA256_HEX];
+	char			 addr[CLIENTADDR_MAX], akey[CLIENTADDR_MAX];
+	char			 rkey[CLIENTADDR_MAX + 16];
 	size_t			 len;
-	long long		 now = oauth_now(), unused = 0;
+	long long		 now = oauth_now(), hits;
 	bool			 refresh, confidential;
 	int			 status;
 
-	(void)cfg;
 	secret[0] = '\0';
 	if (cors(r))
 		return;
@@ -760,21 +820,51 @@ oauth_register(struct http_req *r, const struct config *cfg, struct db *db)
 		    "client_uri, logo_uri, tos_uri and policy_uri http(s) URLs.");
 		goto out;
 	}
+	/*
+	 * MCP authorization 2026-07-28 and OpenID Connect Registration §2:
+	 * application_type is native or web (default web); stored with the
+	 * metadata and echoed.
+	 */
+	{
+		const char *at = js_str(req, "application_type");
+		struct json_object *v;
+
+		if (at == NULL && json_object_object_get_ex(req,
+		    "application_type", &v) && !json_object_is_type(v,
+		    json_type_null)) {
+			register_error(r, "invalid_client_metadata",
+			    "application_type must be a string.");
+			goto out;
+		}
+		if (at != NULL && strcmp(at, "native") != 0 &&
+		    strcmp(at, "web") != 0) {
+			register_error(r, "invalid_client_metadata",
+			    "application_type must be native or web.");
+			goto out;
+		}
+		if (at != NULL)
+			js_set_str(meta, "application_type", at);
+	}
 	name = js_str(meta, "client_name");
 
-	/* Stay cheap under repeated connects: drop stale never-used clients. */
-	db_exec(db, STMT_CLIENT_PRUNE, "i", now - OAUTH_UNUSED_CLIENT_TTL);
-	if ((q = db_query(db, STMT_CLIENT_COUNT_UNUSED, "")) != NULL) {
-		if (db_step(q) == DB_ROW)
-			unused = db_int(q, 0);
-		db_done(q);
-	}
-	if (unused >= MAX_UNUSED_CLIENTS) {
-		log_warn("register: %lld never-used clients, refusing more", unused);
+	/* Registrations per client address and hour (a setting). */
+	oauth_client_addr(r, cfg, addr, akey);
+	snprintf(rkey, sizeof(rkey), "register:%s", akey);
+	if ((hits = oauth_rate_hit(db, rkey, 3600)) > cfg->register_per_hour) {
+		char esc[CLIENTADDR_MAX * 2];
+
+		if (hits == cfg->register_per_hour + 1)
+			log_warn("register: %s registered %ld clients this hour; "
+			    "refusing more", log_escape(esc, sizeof(esc), addr,
+			    strlen(addr)), cfg->register_per_hour);
 		http_header_add(r, "Retry-After", "3600");
-		http_send_error(r, 503, "Too many registrations; try again later.");
+		http_send_error(r, 429, "Too many registrations from this address; "
+		    "try again later.");
 		goto out;
 	}
+	/* Stay cheap under repeated connects: drop stale never-used clients. */
+	db_exec(db, STMT_CLIENT_PRUNE, "i", now - OAUTH_UNUSED_CLIENT_TTL);
+	db_exec(db, STMT_CLIENT_CAP, "i", (long long)MAX_UNUSED_CLIENTS - 1);
 
 	if (oauth_new_token(TOKEN_PREFIX_CLIENT, client_id) == -1 ||
 	    (confidential && oauth_new_token(TOKEN_PREFIX_SECRET, secret) == -1)) {

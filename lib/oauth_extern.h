@@ -8,6 +8,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 
+#include "clientaddr.h"
 #include "crypto.h"
 #include "error.h"
 #include "oauth.h"
@@ -38,6 +39,7 @@ struct oauth_client {
 	bool			 refresh;	/* may use refresh_token */
 	bool			 cimd;
 	long long		 created;
+	long long		 approved;	/* first sign-in; 0: never approved */
 };
 
 /*
@@ -76,9 +78,12 @@ bool	cimd_is_url(const char *client_id);
 /*
  * Fetch and validate the Client ID Metadata Document at url and store it
  * in oauth_client (cimd = 1) through db. Returns 0, or -1 with a message
- * for a person in err.
+ * for a person in err, or CIMD_RATE_LIMITED (nothing fetched: too many
+ * fetches this minute, overall or from this host).
  */
-int	cimd_fetch(struct db *, const char *url, struct error *err);
+#define CIMD_RATE_LIMITED	(-2)
+int	cimd_fetch(struct db *, const struct config *, const char *url,
+	    struct error *err);
 
 /*
  * Validate a fetched document (draft-ietf-oauth-client-id-metadata-document
@@ -106,6 +111,7 @@ struct signin {
 	const char	*form_origin;	/* origin the form may redirect to (CSP) */
 	const char	*request_id;	/* hidden field binding the form */
 	const char	*message;	/* an error to show, or NULL */
+	bool		 unknown_host;	/* warn: redirect_host is not a known one */
 };
 void	signin_page(struct http_req *, int status, const struct signin *);
 
@@ -126,6 +132,28 @@ void	oauth_error(struct http_req *, int status, const char *error,
  */
 int	oauth_client_auth(struct http_req *, struct db *, const struct form *,
 	    struct oauth_client *c);
+
+/*
+ * The address of the client of r (clientaddr.h: the peer, or through
+ * SANDBOX_TRUSTED_PROXIES the forwarding header) and its throttle key.
+ */
+void	oauth_client_addr(struct http_req *, const struct config *,
+	    char addr[CLIENTADDR_MAX], char key[CLIENTADDR_MAX]);
+
+/*
+ * Count one hit of key in the current window of window seconds (one
+ * statement: concurrent hits are all counted). Returns the hits in this
+ * window including this one, or -1 on a database error.
+ */
+long long oauth_rate_hit(struct db *, const char *key, long window);
+
+/*
+ * Is the redirect URI's host one the sign-in page names without a warning
+ * (loopback, or in SANDBOX_REDIRECT_HOSTS; cfg NULL: loopback only)?
+ * Writes host[:port] into host.
+ */
+bool	oauth_redirect_known(const struct config *, const char *uri, char *host,
+	    size_t hostsz);
 
 /* Delete what has expired (codes, requests, tokens, empty grants, throttles). */
 void	oauth_prune(struct db *);
