@@ -99,6 +99,8 @@ static const struct setting settings[] = {
 	  "Sign-in pages open at once; past it the oldest stop working." },
 	{ "SANDBOX_CIMD_FETCHES_PER_MINUTE", K_LONG, "30", 1, 100000, OFF(cimd_per_minute),
 	  "Client ID Metadata Document fetches per minute, overall (a fifth of it per host)." },
+	{ "SANDBOX_BODY_DEADLINE", K_LONG, "30", 1, 3600, OFF(body_deadline),
+	  "Seconds a request body may take to arrive; a stalled one is cut (408), freeing its worker." },
 };
 
 #define NSETTINGS (sizeof(settings) / sizeof(settings[0]))

@@ -52,6 +52,7 @@ struct config {
 	long		 register_per_hour; /* SANDBOX_REGISTER_PER_HOUR, per address */
 	long		 pending_max;	/* SANDBOX_PENDING_SIGNINS */
 	long		 cimd_per_minute; /* SANDBOX_CIMD_FETCHES_PER_MINUTE, overall */
+	long		 body_deadline;	/* SANDBOX_BODY_DEADLINE, seconds */
 };
 
 /*
