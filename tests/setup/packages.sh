@@ -9,7 +9,8 @@ top=$(cd "$(dirname "$0")/../.." && pwd)
 
 pkgs="build-essential pkg-config libfcgi-dev libfcgi-bin libjson-c-dev
 libcurl4-openssl-dev libssl-dev libsqlite3-dev sqlite3 lighttpd caddy
-spawn-fcgi docker.io debootstrap curl ca-certificates chromium socat openssl"
+spawn-fcgi docker.io debootstrap curl ca-certificates chromium socat openssl
+clang"
 
 missing=
 for p in $pkgs; do
