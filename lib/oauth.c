@@ -850,7 +850,14 @@ oauth_register(struct http_req *r, const struct config *cfg, struct db *db)
 	/* Registrations per client address and hour (a setting). */
 	oauth_client_addr(r, cfg, addr, akey);
 	snprintf(rkey, sizeof(rkey), "register:%s", akey);
-	if ((hits = oauth_rate_hit(db, rkey, 3600)) > cfg->register_per_hour) {
+	if ((hits = oauth_rate_hit(db, rkey, 3600)) == -1) {
+		/* The database is locked past its busy timeout, or read-only. */
+		http_header_add(r, "Retry-After", "5");
+		http_send_error(r, 503, "The server is busy and stored nothing; "
+		    "try again in a few seconds.");
+		goto out;
+	}
+	if (hits > cfg->register_per_hour) {
 		char esc[CLIENTADDR_MAX * 2];
 
 		if (hits == cfg->register_per_hour + 1)

@@ -487,7 +487,10 @@ authorize_post(struct http_req *r, const struct config *cfg, struct db *db)
 	/* Growing delays per address, checked and counted before the key is. */
 	switch (throttle_take(db, akey, now, &wait)) {
 	case -1:
-		audit(db, addr, client_id, &c, redirect_to, "error");
+		/* No audit row: the database is what failed (logged by db.c). */
+		log_warn("authorize: the throttle of %s cannot be checked; "
+		    "refusing the try", log_escape(esc, sizeof(esc), akey,
+		    strlen(akey)));
 		http_header_add(r, "Retry-After", "5");
 		show_page(r, cfg, 503, &c, client_id, redirect_to, id, "The "
 		    "server is busy and could not check the key; nothing was "
