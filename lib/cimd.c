@@ -19,6 +19,7 @@
  * again after an hour (oauth.c).
  */
 #include <arpa/inet.h>
+#include <ctype.h>
 #include <netdb.h>
 #include <netinet/in.h>
 #include <stdio.h>
@@ -367,7 +368,10 @@ cimd_fetch(struct db *db, const struct config *cfg, const char *url,
 		snprintf(port, sizeof(port), "%.*s", (int)u.portlen, u.port);
 	/* Fetches per minute, overall and per host: counted before fetching. */
 	per_host = cfg->cimd_per_minute / 5 > 0 ? cfg->cimd_per_minute / 5 : 1;
+	/* Host names compare without case: one counter per host. */
 	snprintf(key, sizeof(key), "cimd:%s", host);
+	for (char *k = key; *k != '\0'; k++)
+		*k = (char)tolower((unsigned char)*k);
 	if ((n = oauth_rate_hit(db, "cimd:*", 60)) == -1 ||
 	    n > cfg->cimd_per_minute ||
 	    (n = oauth_rate_hit(db, key, 60)) == -1 || n > per_host) {
