@@ -42,8 +42,6 @@
 #define QUERY_MAX	8192	/* the whole query string of a GET */
 #define POST_MAX	4096	/* the sign-in form: request id, key, action */
 #define KEY_MAX		512	/* SANDBOX_API_KEY is at most 512 characters */
-#define THROTTLE_MAX	900	/* longest wait after wrong keys, seconds */
-#define THROTTLE_FORGET	3600	/* failures older than this start over */
 #define LOCATION_MAX	8192
 
 /* An authorization request as validated (and stored while the page shows). */
@@ -299,57 +297,6 @@ out:
 	form_free(f);
 }
 
-/*
- * Check and count one try of the address key, in one transaction, before
- * the key is compared: returns 1 when it may try now (the try is already
- * counted as a failure: *wait is what a wrong key costs), 0 when it must
- * wait *wait more seconds, -1 on a database error (busy past the timeout).
- * A right key clears the count (STMT_THROTTLE_CLEAR).
- */
-static int
-throttle_take(struct db *db, const char *key, long long now, long long *wait)
-{
-	struct db_q	*q;
-	long long	 failures = 0;
-	int		 rc = -1;
-
-	*wait = 0;
-	if (db_begin(db) == -1)
-		return -1;
-	if ((q = db_query(db, STMT_THROTTLE_GET, "t", key)) == NULL)
-		goto out;
-	switch (db_step(q)) {
-	case DB_ROW:
-		if (db_int(q, 2) > now) {
-			*wait = db_int(q, 2) - now;
-			rc = 0;
-		} else if (db_int(q, 1) >= now - THROTTLE_FORGET)
-			failures = db_int(q, 0);
-		break;
-	case DB_DONE:
-		break;
-	case DB_ERROR:
-		db_done(q);
-		goto out;
-	}
-	db_done(q);
-	if (rc == 0) {
-		db_rollback(db);
-		return 0;
-	}
-	failures++;
-	*wait = failures > 10 ? THROTTLE_MAX : 1LL << (failures - 1);
-	if (*wait > THROTTLE_MAX)
-		*wait = THROTTLE_MAX;
-	if (db_exec(db, STMT_THROTTLE_FAIL, "tiii", key, failures, now,
-	    now + *wait) != 1 || db_commit(db) == -1)
-		goto out;
-	return 1;
-out:
-	db_rollback(db);
-	return -1;
-}
-
 /* One row of the sign-in audit (sql/009-signin.sql). Failures are logged only. */
 static void
 audit(struct db *db, const char *addr, const char *client_id,
@@ -371,7 +318,6 @@ authorize_post(struct http_req *r, const struct config *cfg, struct db *db)
 {
 	struct form		*f = NULL;
 	struct oauth_client	 c;
-	struct db_q		*q = NULL;
 	struct error		 err;
 	const char		*body, *ctype, *site, *origin, *id, *key, *action;
 	char			 addr[CLIENTADDR_MAX], akey[CLIENTADDR_MAX];
@@ -379,14 +325,15 @@ authorize_post(struct http_req *r, const struct config *cfg, struct db *db)
 	char			 idh[CRYPTO_SHA256_HEX], cname[32], csrf[TOKEN_MAX];
 	char			 csrfh[CRYPTO_SHA256_HEX], code[TOKEN_MAX];
 	char			 codeh[CRYPTO_SHA256_HEX], esc[128], retry[32];
-	char			*stored_csrf = NULL, *client_id = NULL, *redirect_uri = NULL;
-	char			*redirect_to = NULL, *challenge = NULL, *state = NULL;
-	char			*scope = NULL, *resource = NULL;
+	struct oauth_pending	 pend;
+	const char		*stored_csrf, *client_id, *redirect_uri;
+	const char		*redirect_to, *challenge, *state, *scope, *resource;
 	size_t			 len;
 	long long		 now = oauth_now(), wait;
 	int			 status;
 
 	memset(&c, 0, sizeof(c));
+	memset(&pend, 0, sizeof(pend));
 	code[0] = csrf[0] = '\0';
 	oauth_client_addr(r, cfg, addr, akey);
 	/* Fetch metadata (sent by browsers): refuse cross-site form posts. */
@@ -423,28 +370,23 @@ authorize_post(struct http_req *r, const struct config *cfg, struct db *db)
 		goto out;
 	}
 	oauth_hash(id, idh);
-	if ((q = db_query(db, STMT_REQUEST_GET, "ti", idh, now)) == NULL) {
+	switch (oauth_pending_load(db, idh, now, &pend)) {
+	case -1:
 		signin_error(r, 500, "Server error", "The database cannot be read.");
 		goto out;
-	}
-	if (db_step(q) != DB_ROW) {
+	case 0:
 		signin_error(r, 400, "Sign-in expired", "This sign-in page has "
 		    "expired or was already used.");
 		goto out;
 	}
-#define DUP(v, col) do { const char *s_ = db_text(q, col); \
-	if (s_ != NULL && ((v) = strdup(s_)) == NULL) goto oom; } while (0)
-	DUP(stored_csrf, 0);
-	DUP(client_id, 1);
-	DUP(redirect_uri, 2);
-	DUP(redirect_to, 3);
-	DUP(challenge, 4);
-	DUP(state, 5);
-	DUP(scope, 6);
-	DUP(resource, 7);
-#undef DUP
-	db_done(q);
-	q = NULL;
+	stored_csrf = pend.csrf_hash;
+	client_id = pend.client_id;
+	redirect_uri = pend.redirect_uri;
+	redirect_to = pend.redirect_to;
+	challenge = pend.challenge;
+	state = pend.state;
+	scope = pend.scope;
+	resource = pend.resource;
 	/* The CSRF cookie set with this request's page. */
 	cookie_name(idh, cname);
 	if (form_cookie(http_header(r, "Cookie"), cname, csrf, sizeof(csrf)) == -1) {
@@ -485,7 +427,7 @@ authorize_post(struct http_req *r, const struct config *cfg, struct db *db)
 		goto out;
 	}
 	/* Growing delays per address, checked and counted before the key is. */
-	switch (throttle_take(db, akey, now, &wait)) {
+	switch (oauth_throttle_take(db, akey, now, &wait)) {
 	case -1:
 		/* No audit row: the database is what failed (logged by db.c). */
 		log_warn("authorize: the throttle of %s cannot be checked; "
@@ -546,21 +488,11 @@ dberr:
 	signin_error(r, 503, "Server error", "The sign-in could not be stored; "
 	    "nothing was changed. Try again in a few seconds.");
 	goto out;
-oom:
-	signin_error(r, 500, "Server error", "Out of memory.");
 out:
-	db_done(q);
 	crypto_wipe(code, sizeof(code));
 	crypto_wipe(csrf, sizeof(csrf));
 	oauth_client_clear(&c);
-	free(stored_csrf);
-	free(client_id);
-	free(redirect_uri);
-	free(redirect_to);
-	free(challenge);
-	free(state);
-	free(scope);
-	free(resource);
+	oauth_pending_clear(&pend);
 	form_free(f);
 }
 

@@ -50,6 +50,68 @@ int	oauth_client_load(struct db *, const char *client_id, struct oauth_client *c
 void	oauth_client_clear(struct oauth_client *);
 
 /*
+ * Typed rows of the other OAuth tables (oauth_store.c). Each loader returns
+ * 1 with the row, 0 when there is none, -1 on a database error; the
+ * strings are copies, freed by the matching clear (also after 0 and -1).
+ */
+
+/* An authorization request waiting on its sign-in page (oauth_request). */
+struct oauth_pending {
+	char		*csrf_hash;
+	char		*client_id;
+	char		*redirect_uri;	/* as sent, "" when omitted */
+	char		*redirect_to;
+	char		*challenge;
+	char		*state;		/* NULL when not sent */
+	char		*scope;
+	char		*resource;
+};
+int	oauth_pending_load(struct db *, const char *id_hash, long long now,
+	    struct oauth_pending *);
+void	oauth_pending_clear(struct oauth_pending *);
+
+/* An authorization code (oauth_code). */
+struct oauth_code_row {
+	char		*client_id;
+	char		*redirect_uri;	/* "" when the request sent none */
+	char		*challenge;
+	char		*scope;
+	char		*resource;
+	long long	 expires;
+	bool		 used;
+	long long	 grant_id;	/* what its use issued; 0: none */
+};
+int	oauth_code_load(struct db *, const char *code_hash, struct oauth_code_row *);
+void	oauth_code_clear(struct oauth_code_row *);
+
+/* An access or refresh token with its grant (oauth_token, oauth_grant). */
+struct oauth_token_row {
+	bool		 refresh;
+	long long	 grant_id;
+	long long	 expires;
+	long long	 rotated;	/* when it was used; 0: current */
+	bool		 grace_used;
+	char		*client_id;
+	char		*scope;
+	char		*resource;
+};
+int	oauth_token_load(struct db *, const char *token_hash, struct oauth_token_row *);
+void	oauth_token_clear(struct oauth_token_row *);
+/* How many refresh tokens issued from parent were used; -1 on error. */
+long long oauth_token_children_used(struct db *, const char *parent_hash);
+
+/*
+ * Check and count one sign-in try of the throttle key (an address, an IPv6
+ * /64), in one transaction, before the key is compared: 1 when it may try
+ * now (the try is already counted as a failure: *wait is what a wrong key
+ * costs; STMT_THROTTLE_CLEAR forgets it when the key is right), 0 when it
+ * must wait *wait more seconds, -1 on a database error. Each failure
+ * doubles the wait (1 s, 2 s, ... at most 15 min; forgotten after an hour).
+ */
+int	oauth_throttle_take(struct db *, const char *key, long long now,
+	    long long *wait);
+
+/*
  * Find the client for an authorization request: a registered one, or, for
  * an https client_id, its Client ID Metadata Document (cimd.c, cached).
  * Returns 0 with c filled, or -1 with a message for the error page in err.
