@@ -35,6 +35,7 @@
 #include "log.h"
 #include "oauth.h"
 #include "oauth_extern.h"
+#include "cimd.h"
 #include "url.h"
 
 #define CIMD_MAX_BYTES		16384

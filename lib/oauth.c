@@ -223,41 +223,6 @@ oauth_error(struct http_req *r, int status, const char *error,
 	json_object_put(o);
 }
 
-/* A cached metadata document is fetched again after this long. */
-#define CIMD_CACHE_TTL	3600
-
-int
-oauth_client_find(struct db *db, const struct config *cfg,
-    const char *client_id, struct oauth_client *c, struct error *err)
-{
-	int rc, frc;
-
-	if (*client_id == '\0' || strlen(client_id) > OAUTH_MAX_CLIENT_ID)
-		return error_set(err, "The client_id is missing or too long.");
-	rc = oauth_client_load(db, client_id, c);
-	if (rc == -1)
-		return error_set(err, "The client registry cannot be read.");
-	if (rc == 1 && (!c->cimd || c->created > oauth_now() - CIMD_CACHE_TTL))
-		return 0;
-	if (!cimd_is_url(client_id)) {
-		oauth_client_clear(c);
-		return error_set(err, "This client is not registered (or its "
-		    "registration expired): reconnect to register again.");
-	}
-	/* draft-ietf-oauth-client-id-metadata-document §4: fetch, cache. */
-	frc = cimd_fetch(db, cfg, client_id, err);
-	/* Rate limited: a stale cached copy still serves (no lock-out). */
-	if (frc == CIMD_RATE_LIMITED && rc == 1)
-		return 0;
-	oauth_client_clear(c);
-	if (frc != 0)
-		return -1;
-	if (oauth_client_load(db, client_id, c) != 1)
-		return error_set(err, "The client metadata document could not "
-		    "be stored.");
-	return 0;
-}
-
 const char *
 oauth_client_redirect(const struct oauth_client *c, const char *given)
 {

@@ -37,7 +37,9 @@
 #include "js.h"
 #include "log.h"
 #include "oauth.h"
+#include "cimd.h"
 #include "oauth_extern.h"
+#include "signin.h"
 
 #define QUERY_MAX	8192	/* the whole query string of a GET */
 #define POST_MAX	4096	/* the sign-in form: request id, key, action */
@@ -54,6 +56,46 @@ struct authz {
 	const char	*scope;
 	const char	*resource;
 };
+
+/* A cached metadata document is fetched again after this long. */
+#define CIMD_CACHE_TTL	3600
+
+/*
+ * Find the client for an authorization request: a registered one, or, for
+ * an https client_id, its Client ID Metadata Document (cimd.c, cached).
+ * Returns 0 with c filled, or -1 with a message for the error page in err.
+ */
+static int
+client_find(struct db *db, const struct config *cfg,
+    const char *client_id, struct oauth_client *c, struct error *err)
+{
+	int rc, frc;
+
+	if (*client_id == '\0' || strlen(client_id) > OAUTH_MAX_CLIENT_ID)
+		return error_set(err, "The client_id is missing or too long.");
+	rc = oauth_client_load(db, client_id, c);
+	if (rc == -1)
+		return error_set(err, "The client registry cannot be read.");
+	if (rc == 1 && (!c->cimd || c->created > oauth_now() - CIMD_CACHE_TTL))
+		return 0;
+	if (!cimd_is_url(client_id)) {
+		oauth_client_clear(c);
+		return error_set(err, "This client is not registered (or its "
+		    "registration expired): reconnect to register again.");
+	}
+	/* draft-ietf-oauth-client-id-metadata-document §4: fetch, cache. */
+	frc = cimd_fetch(db, cfg, client_id, err);
+	/* Rate limited: a stale cached copy still serves (no lock-out). */
+	if (frc == CIMD_RATE_LIMITED && rc == 1)
+		return 0;
+	oauth_client_clear(c);
+	if (frc != 0)
+		return -1;
+	if (oauth_client_load(db, client_id, c) != 1)
+		return error_set(err, "The client metadata document could not "
+		    "be stored.");
+	return 0;
+}
 
 /* Append &name=value (percent-encoded) to a URL being built. -1 if full. */
 static int
@@ -189,7 +231,7 @@ authorize_get(struct http_req *r, const struct config *cfg, struct db *db)
 	}
 	/* RFC 6749 §4.1.2.1: client and redirect URI first, shown, never redirected. */
 	a.client_id = form_get(f, "client_id");
-	if (a.client_id == NULL || oauth_client_find(db, cfg, a.client_id, &c,
+	if (a.client_id == NULL || client_find(db, cfg, a.client_id, &c,
 	    &err) == -1) {
 		signin_error(r, 400, "Unknown application", a.client_id == NULL ?
 		    "The request names no client_id." : err.msg);

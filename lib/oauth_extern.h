@@ -1,6 +1,12 @@
 /*
- * oauth_extern.h: what the files of the OAuth module share (oauth.c,
- * oauth_authorize.c, oauth_token.c, signin.c, cimd.c). Not for programs.
+ * oauth_extern.h: what the files of the OAuth module share. Not for
+ * programs. The files depend on each other in one direction only:
+ *   url.c, form.c                  parsing
+ *   oauth_store.c                  the OAuth tables as typed rows
+ *   oauth.c                        shared rules, metadata, registration
+ *   cimd.c (cimd.h)                Client ID Metadata Documents
+ *   signin.c (signin.h)            the sign-in page
+ *   oauth_authorize.c, oauth_token.c   the endpoints, using all of the above
  */
 #ifndef CS_OAUTH_EXTERN_H
 #define CS_OAUTH_EXTERN_H
@@ -112,14 +118,6 @@ int	oauth_throttle_take(struct db *, const char *key, long long now,
 	    long long *wait);
 
 /*
- * Find the client for an authorization request: a registered one, or, for
- * an https client_id, its Client ID Metadata Document (cimd.c, cached).
- * Returns 0 with c filled, or -1 with a message for the error page in err.
- */
-int	oauth_client_find(struct db *, const struct config *, const char *client_id,
-	    struct oauth_client *c, struct error *err);
-
-/*
  * The registered redirect URI given matches, or the one to use when given
  * is NULL and exactly one is registered (RFC 6749 §3.1.2.3). NULL if none.
  */
@@ -133,53 +131,6 @@ void	oauth_hash(const char *token, char out[CRYPTO_SHA256_HEX]);
 
 /* Current time, unix seconds. */
 long long oauth_now(void);
-
-/* An https client_id naming a Client ID Metadata Document? */
-bool	cimd_is_url(const char *client_id);
-
-/*
- * Fetch and validate the Client ID Metadata Document at url and store it
- * in oauth_client (cimd = 1) through db. Returns 0, or -1 with a message
- * for a person in err, or CIMD_RATE_LIMITED (nothing fetched: too many
- * fetches this minute, overall or from this host).
- */
-#define CIMD_RATE_LIMITED	(-2)
-int	cimd_fetch(struct db *, const struct config *, const char *url,
-	    struct error *err);
-
-/*
- * Validate a fetched document (draft-ietf-oauth-client-id-metadata-document
- * §4): a JSON object whose client_id equals url, with valid redirect_uris,
- * and no secret-based authentication. Returns 0 with the values to store
- * (*name may be NULL; *redirect_uris and *metadata are new references), or
- * -1 with err.
- */
-int	cimd_validate(const char *url, const char *doc, size_t len, char **name,
-	    struct json_object **redirect_uris, struct json_object **metadata,
-	    bool *refresh, struct error *err);
-
-/*
- * Is this address one a server may fetch from: not loopback, private,
- * link-local, shared, multicast, reserved or documentation space? family is
- * AF_INET or AF_INET6, addr a struct in_addr or in6_addr.
- */
-bool	cimd_addr_public(int family, const void *addr);
-
-/* The sign-in page (signin.c). Values are escaped; message may be NULL. */
-struct signin {
-	const char	*client_name;	/* may be NULL */
-	const char	*client_id;
-	const char	*redirect_host;	/* host[:port] of the redirect URI */
-	const char	*form_origin;	/* origin the form may redirect to (CSP) */
-	const char	*request_id;	/* hidden field binding the form */
-	const char	*message;	/* an error to show, or NULL */
-	bool		 unknown_host;	/* warn: redirect_host is not a known one */
-};
-void	signin_page(struct http_req *, int status, const struct signin *);
-
-/* An error page for a request that must not be redirected (RFC 6749 §4.1.2.1). */
-void	signin_error(struct http_req *, int status, const char *title,
-	    const char *detail);
 
 /* RFC 6749 §5.2 error: JSON body, no-store. */
 void	oauth_error(struct http_req *, int status, const char *error,

@@ -15,7 +15,7 @@
 
 #include "crypto.h"
 #include "http.h"
-#include "oauth_extern.h"
+#include "signin.h"
 
 /* The page is small; anything past this is a bug, answered 500. */
 #define PAGE_MAX	32768

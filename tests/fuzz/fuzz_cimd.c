@@ -6,6 +6,7 @@
 #include <json-c/json.h>
 
 #include "fuzz.h"
+#include "cimd.h"
 #include "oauth_extern.h"
 
 int
