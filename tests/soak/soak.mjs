@@ -60,6 +60,7 @@ function serverPids(srv) {
   });
 }
 
+const t0 = Date.now();
 const counts = {};
 const errors = [];
 let inflight = 0;
@@ -68,7 +69,7 @@ function note(kind, ok, detail) {
   if (ok) counts[kind].ok++;
   else {
     counts[kind].err++;
-    if (errors.length < 50) errors.push(`${kind}: ${detail}`);
+    if (errors.length < 50) errors.push(`${kind} at ${((Date.now() - t0) / 1000).toFixed(0)} s: ${detail}`);
   }
 }
 
@@ -132,7 +133,7 @@ async function action(srv, conn, oauthClient, i, kind) {
     case 'share + download': {
       const w = await conn.execute({ command: `mkdir -p /sandbox/soak && echo file-${i} > /sandbox/soak/f${i}.txt` });
       if (w.structuredContent?.exit_code !== 0) throw new Error('write failed');
-      const s = await c.callTool({ name: 'share_file', arguments: { path: `/sandbox/soak/f${i}.txt` } });
+      const s = await c.callTool({ name: 'share_file', arguments: { path: `/sandbox/soak/f${i}.txt` } }, undefined, { timeout: ACTION_TIMEOUT });
       const url = s.structuredContent?.url;
       if (!url) throw new Error(`share_file: ${JSON.stringify(s).slice(0, 200)}`);
       const d = await fetch(url, { signal: AbortSignal.timeout(30000) });
@@ -144,7 +145,7 @@ async function action(srv, conn, oauthClient, i, kind) {
       const r = await conn.execute({ command: `echo r${i}` });
       const id = r.structuredContent?.run_id;
       if (!id) throw new Error('no run_id');
-      const g = await c.callTool({ name: 'get_result', arguments: { run_id: id } });
+      const g = await c.callTool({ name: 'get_result', arguments: { run_id: id } }, undefined, { timeout: ACTION_TIMEOUT });
       if (g.isError || !JSON.stringify(g).includes(`r${i}`)) throw new Error(`get_result: ${JSON.stringify(g).slice(0, 200)}`);
       return;
     }
