@@ -50,6 +50,7 @@ app_main(const char *name, app_handler handler)
 	}
 	a.cfg = cfg;
 	a.handler = handler;
+	http_set_body_deadline((int)cfg->body_deadline);
 	rc = http_serve(dispatch, &a, (int)cfg->threads);
 	cleanup_shutdown();	/* a background clean-up pass uses cfg and libcurl */
 	docker_global_cleanup();

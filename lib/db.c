@@ -86,7 +86,7 @@ static const char *const sql[STMT__MAX] = {
 	    "created = excluded.created WHERE oauth_client.cimd = 1",
 	[STMT_CLIENT_GET] =
 	    "SELECT secret_hash, auth_method, name, redirect_uris, refresh, cimd, "
-	    "created FROM oauth_client WHERE client_id = ?",
+	    "created, approved FROM oauth_client WHERE client_id = ?",
 	[STMT_CLIENT_USED] =
 	    "UPDATE oauth_client SET last_used = ? WHERE client_id = ?",
 	[STMT_CLIENT_PRUNE] =
@@ -329,6 +329,36 @@ static const char *const sql[STMT__MAX] = {
 	    "SELECT owner FROM sandbox WHERE running = 1 ORDER BY owner",
 	[STMT_SANDBOX_DELETE] =
 	    "DELETE FROM sandbox WHERE owner = ?",
+	[STMT_CLIENT_APPROVE] =
+	    "UPDATE oauth_client SET approved = ? WHERE client_id = ? "
+	    "AND approved IS NULL",
+	[STMT_CLIENT_CAP] =
+	    "DELETE FROM oauth_client WHERE client_id IN (SELECT client_id FROM "
+	    "oauth_client WHERE last_used IS NULL AND approved IS NULL AND "
+	    "cimd = 0 ORDER BY created DESC LIMIT -1 OFFSET ?)",
+	[STMT_REQUEST_CAP] =
+	    "DELETE FROM oauth_request WHERE id_hash IN (SELECT id_hash FROM "
+	    "oauth_request ORDER BY expires DESC LIMIT -1 OFFSET ?)",
+	[STMT_SIGNIN_INSERT] =
+	    "INSERT INTO signin_attempt (at, addr, client_id, client_name, "
+	    "redirect_host, result) VALUES (?, ?, ?, ?, ?, ?)",
+	[STMT_SIGNIN_PRUNE] =
+	    "DELETE FROM signin_attempt WHERE at < ?",
+	[STMT_SIGNIN_LIST] =
+	    "SELECT at, addr, result, client_id, client_name, redirect_host "
+	    "FROM signin_attempt ORDER BY id DESC LIMIT ?",
+	/* One statement: concurrent hits are serialised by SQLite. */
+	[STMT_RATE_HIT] =
+	    "INSERT INTO rate_window (key, since, count) VALUES (?1, ?2, 1) "
+	    "ON CONFLICT (key) DO UPDATE SET count = CASE WHEN since = ?2 "
+	    "THEN count + 1 ELSE 1 END, since = ?2 RETURNING count",
+	[STMT_RATE_PRUNE] =
+	    "DELETE FROM rate_window WHERE since < ?",
+	[STMT_OPS_THROTTLE_LIST] =
+	    "SELECT addr, failures, last_failure, blocked_until FROM "
+	    "oauth_throttle WHERE blocked_until > ? ORDER BY blocked_until DESC",
+	[STMT_OPS_THROTTLE_CLEAR_ALL] =
+	    "DELETE FROM oauth_throttle",
 };
 
 struct db_q {

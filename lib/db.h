@@ -46,7 +46,7 @@ enum db_stmt {
 				   redirect_uris, metadata, refresh, cimd, created */
 	STMT_CLIENT_UPSERT_CIMD, /* same as INSERT; replaces a cached document */
 	STMT_CLIENT_GET,	/* client_id -> secret_hash, auth_method, name,
-				   redirect_uris, refresh, cimd, created */
+				   redirect_uris, refresh, cimd, created, approved */
 	STMT_CLIENT_USED,	/* now, client_id */
 	STMT_CLIENT_PRUNE,	/* min_created: never-used clients older go */
 	STMT_CLIENT_COUNT_UNUSED, /* -> count */
@@ -149,6 +149,18 @@ enum db_stmt {
 				   last_used, stopped, stop_reason, commands */
 	STMT_SANDBOX_RUNNING,	/* -> owner of each running sandbox */
 	STMT_SANDBOX_DELETE,	/* owner */
+	/* sign-in hardening (sql/009-signin.sql) */
+	STMT_CLIENT_APPROVE,	/* now, client_id: first approval only */
+	STMT_CLIENT_CAP,	/* keep: all but the newest keep never-used clients go */
+	STMT_REQUEST_CAP,	/* keep: all but the newest keep pending requests go */
+	STMT_SIGNIN_INSERT,	/* at, addr, client_id, client_name, redirect_host, result */
+	STMT_SIGNIN_PRUNE,	/* min_at */
+	STMT_SIGNIN_LIST,	/* limit -> at, addr, result, client_id, client_name,
+				   redirect_host */
+	STMT_RATE_HIT,		/* key, window start -> count in this window */
+	STMT_RATE_PRUNE,	/* min_since */
+	STMT_OPS_THROTTLE_LIST,	/* now -> addr, failures, last_failure, blocked_until */
+	STMT_OPS_THROTTLE_CLEAR_ALL,
 	STMT__MAX
 };
 

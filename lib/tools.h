@@ -102,9 +102,10 @@ struct json_object	*tool_new(const char *name, const char *title,
 struct json_object	*tool_prop(const char *type, const char *description);
 /*
  * An object schema taking props, with the NULL-terminated required names;
- * closed: no other properties allowed.
+ * closed: no other properties allowed (an int: the parameter before "..."
+ * must not be one that promotes, C11 §7.16.1.4).
  */
-struct json_object	*tool_object(struct json_object *props, bool closed, ...)
+struct json_object	*tool_object(struct json_object *props, int closed, ...)
 			    __attribute__((sentinel));
 /* Set the entry's annotations (its title is copied into them). */
 void			 tool_annotate(struct json_object *tool, bool read_only,

@@ -9,12 +9,14 @@
 #   tests/run.sh               everything
 #   tests/run.sh unit          unit tests only
 #   tests/run.sh e2e [FILE..]  e2e tests only (FILE: tests/e2e/NAME.test.mjs)
+#   tests/run.sh fuzz          each libFuzzer target for FUZZ_TEST_SECONDS (3)
 #
 # CS_WEB=lighttpd or CS_WEB=caddy runs the e2e tests behind that web server
 # only. Files named config*.test.mjs check configuration files without a
 # server: they run once, in the lighttpd pass.
 #
-# make test builds what this needs first (make SAN=1 all units).
+# make test builds what this needs first (make SAN=1 all units, make FUZZ=1
+# fuzzers).
 set -u
 
 top=$(cd "$(dirname "$0")/.." && pwd)
@@ -186,11 +188,21 @@ run_e2e_batch() {	# run_e2e_batch CONCURRENCY FILE...
 	fi
 }
 
+# Every fuzz target for a few seconds (make fuzz runs them longer): a crash
+# found from the seeds fails its line.
+run_fuzz() {
+	tests/fuzz/run.sh "${FUZZ_TEST_SECONDS:-3}" >"$tmp/fuzz.out" 2>&1
+	cat "$tmp/fuzz.out"
+	passed=$((passed + $(count '^ok - ' "$tmp/fuzz.out")))
+	failed=$((failed + $(count '^not ok - ' "$tmp/fuzz.out")))
+}
+
 case "$what" in
-	all) run_units; run_e2e ;;
+	all) run_units; run_fuzz; run_e2e ;;
 	unit) run_units ;;
+	fuzz) run_fuzz ;;
 	e2e) run_e2e "$@" ;;
-	*) echo "usage: $0 [all|unit|e2e [FILE...]]" >&2; exit 2 ;;
+	*) echo "usage: $0 [all|unit|fuzz|e2e [FILE...]]" >&2; exit 2 ;;
 esac
 
 echo "$passed passed, $failed failed"

@@ -16,7 +16,7 @@ libcurl4-openssl-dev libssl-dev libsqlite3-dev sqlite3 lighttpd caddy
 spawn-fcgi docker.io debootstrap curl ca-certificates openssl"
 case "$what" in
 serve) ;;
-test) pkgs="$pkgs chromium socat" ;;
+test) pkgs="$pkgs chromium socat clang" ;;
 *) echo "usage: $0 [serve|test]" >&2; exit 2 ;;
 esac
 
