@@ -45,6 +45,11 @@ struct config {
 	long		 audit_retention; /* SANDBOX_AUDIT_RETENTION, seconds */
 	long		 cleanup_interval; /* SANDBOX_CLEANUP_INTERVAL, seconds */
 	char		*allowed_origins; /* SANDBOX_ALLOWED_ORIGINS: extra, space-separated */
+	long long	 upload_max_bytes; /* SANDBOX_UPLOAD_MAX_BYTES, per upload link */
+	char		*spool_dir;	/* SANDBOX_SPOOL_DIR: bodies of unknown length */
+	long long	 image_max_bytes; /* SANDBOX_IMAGE_MAX_BYTES: images to the model */
+	long		 image_max_pixels; /* SANDBOX_IMAGE_MAX_DIM: longest side */
+	long long	 shm_bytes;	/* SANDBOX_SHM_SIZE: the container's /dev/shm */
 };
 
 /*

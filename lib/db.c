@@ -230,11 +230,42 @@ static const char *const sql[STMT__MAX] = {
 	    "DELETE FROM oauth_grant WHERE client_id = ?",
 	[STMT_OPS_GRANT_DELETE_ALL] =
 	    "DELETE FROM oauth_grant",
+	/* Download links, then upload links ("upload to DIR", the cap). */
 	[STMT_OPS_LINK_LIST] =
 	    "SELECT id, CASE WHEN revoked IS NOT NULL THEN 'revoked' "
 	    "WHEN expires <= ?1 THEN 'expired' ELSE 'active' END, path, size, "
 	    "client_id, created, expires, downloads, last_download FROM link "
-	    "ORDER BY created DESC, id LIMIT ?2",
+	    "UNION ALL "
+	    "SELECT id, CASE WHEN revoked IS NOT NULL THEN 'revoked' "
+	    "WHEN expires <= ?1 THEN 'expired' ELSE 'active' END, "
+	    "'upload to ' || dir, max_bytes, client_id, created, expires, "
+	    "uploads, last_upload FROM upload_link "
+	    "ORDER BY 6 DESC, 1 LIMIT ?2",
+	[STMT_UPLINK_INSERT] =
+	    "INSERT INTO upload_link (id, dir, max_bytes, overwrite, created, "
+	    "expires, client_id) VALUES (?, ?, ?, ?, ?, ?, ?)",
+	[STMT_UPLINK_GET] =
+	    "SELECT dir, max_bytes, used_bytes, overwrite, created, expires, "
+	    "revoked, client_id FROM upload_link WHERE id = ?",
+	[STMT_UPLINK_RESERVE] =
+	    "UPDATE upload_link SET used_bytes = used_bytes + ?1 WHERE id = ?2 "
+	    "AND used_bytes + ?1 <= max_bytes AND revoked IS NULL",
+	[STMT_UPLINK_RELEASE] =
+	    "UPDATE upload_link SET used_bytes = max(0, used_bytes - ?1) "
+	    "WHERE id = ?2",
+	[STMT_UPLINK_COUNT] =
+	    "UPDATE upload_link SET uploads = uploads + 1, last_upload = ?1 "
+	    "WHERE id = ?2",
+	[STMT_UPLINK_REVOKE] =
+	    "UPDATE upload_link SET revoked = ?1 WHERE id = ?2 AND revoked IS NULL",
+	[STMT_UPLINK_PRUNE] =
+	    "DELETE FROM upload_link WHERE expires < ?",
+	[STMT_UPLOAD_INSERT] =
+	    "INSERT INTO upload (link_id, client_id, remote_addr, method, name, "
+	    "started) VALUES (?, ?, ?, ?, ?, ?)",
+	[STMT_UPLOAD_FINISH] =
+	    "UPDATE upload SET finished = ?, state = ?, stored = ?, size = ?, "
+	    "message = ? WHERE id = ?",
 };
 
 struct db_q {

@@ -112,7 +112,20 @@ enum db_stmt {
 	STMT_OPS_GRANT_DELETE_CLIENT, /* client_id */
 	STMT_OPS_GRANT_DELETE_ALL,
 	STMT_OPS_LINK_LIST,	/* now, limit -> id, state, path, size, client_id,
-				   created, expires, downloads, last_download */
+				   created, expires, downloads, last_download;
+				   upload links too: path "upload to DIR",
+				   size the cap, downloads the files stored */
+	/* upload links (upload_link, /up; sql/010-uploads.sql) */
+	STMT_UPLINK_INSERT,	/* id, dir, max_bytes, overwrite, created, expires, client_id */
+	STMT_UPLINK_GET,	/* id -> dir, max_bytes, used_bytes, overwrite,
+				   created, expires, revoked, client_id */
+	STMT_UPLINK_RESERVE,	/* bytes, id: 1 row changed when it fits the cap */
+	STMT_UPLINK_RELEASE,	/* bytes, id */
+	STMT_UPLINK_COUNT,	/* now, id: one more file stored */
+	STMT_UPLINK_REVOKE,	/* now, id */
+	STMT_UPLINK_PRUNE,	/* min_expires */
+	STMT_UPLOAD_INSERT,	/* link_id, client_id, remote_addr, method, name, started */
+	STMT_UPLOAD_FINISH,	/* finished, state, stored, size, message, id */
 	STMT__MAX
 };
 

@@ -131,6 +131,36 @@ http_remote_addr(struct http_req *r)
 	return a != NULL ? a : "";
 }
 
+long
+http_read(struct http_req *r, void *buf, size_t len)
+{
+	int n;
+
+	if (len > INT_MAX)
+		len = INT_MAX;
+	n = FCGX_GetStr(buf, (int)len, r->in);
+	return n > 0 ? n : 0;
+}
+
+int
+http_content_length(struct http_req *r, unsigned long long *len)
+{
+	const char		*cl = http_param(r, "CONTENT_LENGTH");
+	unsigned long long	 v = 0;
+	size_t			 i;
+
+	*len = 0;
+	if (cl == NULL || *cl == '\0' || strcmp(cl, "-1") == 0)
+		return 1;
+	for (i = 0; cl[i] != '\0'; i++) {
+		if (cl[i] < '0' || cl[i] > '9' || i >= 18)
+			return -1;
+		v = v * 10 + (unsigned)(cl[i] - '0');
+	}
+	*len = v;
+	return 0;
+}
+
 int
 http_body(struct http_req *r, size_t max, const char **body, size_t *len,
     int *status)

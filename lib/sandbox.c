@@ -67,6 +67,7 @@ struct sandbox {
 	long long	 memory_bytes;
 	long long	 nano_cpus;
 	long		 pids_limit;
+	long long	 shm_bytes;	/* /dev/shm (SANDBOX_SHM_SIZE) */
 	size_t		 max_output;
 };
 
@@ -224,6 +225,7 @@ sandbox_open(const struct config *cfg, struct sandbox **out, struct error *err)
 	sb->memory_bytes = cfg->memory_bytes;
 	sb->nano_cpus = cfg->nano_cpus;
 	sb->pids_limit = cfg->pids_limit;
+	sb->shm_bytes = cfg->shm_bytes;
 	sb->max_output = (size_t)cfg->max_output_bytes;
 	*out = sb;
 	sb = NULL;
@@ -399,6 +401,8 @@ container_create(struct sandbox *sb, struct error *err)
 	js_set_int(host, "MemorySwap", sb->memory_bytes);	/* no swap on top */
 	js_set_int(host, "NanoCpus", sb->nano_cpus);
 	js_set_int(host, "PidsLimit", sb->pids_limit);
+	/* Headless Chromium needs more than Docker's 64 MB default. */
+	js_set_int(host, "ShmSize", sb->shm_bytes);
 	js_set_bool(host, "Privileged", false);
 	js_set(host, "SecurityOpt", str_array(secopt));
 	restart = json_object_new_object();
@@ -1090,6 +1094,7 @@ sandbox_status(struct sandbox *sb, struct json_object **out, struct error *err)
 		copy_member(cont, "memory", host, "Memory");
 		copy_member(cont, "nano_cpus", host, "NanoCpus");
 		copy_member(cont, "pids_limit", host, "PidsLimit");
+		copy_member(cont, "shm_size", host, "ShmSize");
 	}
 	json_object_put(resp);
 	resp = NULL;
