@@ -21,6 +21,7 @@ static const struct tool *const tools[] = {
 	&tool_execute,
 	&tool_get_result,
 	&tool_share_file,
+	&tool_upload_link,
 };
 
 #define NTOOLS (sizeof(tools) / sizeof(tools[0]))

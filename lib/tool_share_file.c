@@ -61,13 +61,8 @@ describe(const struct config *cfg)
 	return t;
 }
 
-/*
- * Normalise path (relative to base unless absolute) into out: one '/'
- * between parts, no "." or ".." parts. Returns 0, or -1 with why set when
- * it goes above "/" or is too long.
- */
-static int
-normalise(const char *base, const char *path, char *out, size_t outsz,
+int
+tool_path_normalise(const char *base, const char *path, char *out, size_t outsz,
     const char **why)
 {
 	const char	*parts[2], *p, *end;
@@ -161,7 +156,7 @@ call(struct tool_ctx *tc, struct json_object *args)
 	    arg[0] == '\0')
 		return tool_error("path must be a non-empty file path of at most "
 		    "%d bytes, without NUL characters.", FILES_PATH_MAX);
-	if (normalise("/sandbox", arg, path, sizeof(path), &why) == -1)
+	if (tool_path_normalise("/sandbox", arg, path, sizeof(path), &why) == -1)
 		return tool_error("Bad path \"%.300s\": %s. Use an absolute path "
 		    "or one relative to /sandbox.", arg, why);
 	if (strcmp(path, "/") == 0)
@@ -200,7 +195,7 @@ call(struct tool_ctx *tc, struct json_object *args)
 		}
 		snprintf(dir, sizeof(dir), "%s", path);
 		*strrchr(dir, '/') = '\0';
-		if (normalise(dir[0] == '\0' ? "/" : dir, st.link_target, next,
+		if (tool_path_normalise(dir[0] == '\0' ? "/" : dir, st.link_target, next,
 		    sizeof(next), &why) == -1) {
 			res = tool_error("%s is a symbolic link to a bad path: %s.",
 			    path, why);

@@ -9,6 +9,7 @@
 #define CS_TOOLS_H
 
 #include <stdbool.h>
+#include <stddef.h>
 
 struct auth_info;
 struct config;
@@ -50,6 +51,7 @@ struct tool {
 extern const struct tool tool_execute;
 extern const struct tool tool_get_result;
 extern const struct tool tool_share_file;
+extern const struct tool tool_upload_link;
 
 /* Building tools/list entries (spec: server/tools "Tool"). */
 /* A new entry with name, title and description. */
@@ -70,6 +72,14 @@ void			 tool_annotate(struct json_object *tool, bool read_only,
 /* A CallToolResult with one text block, structuredContent (taken, may be NULL) and isError. */
 struct json_object	*tool_result(const char *text, struct json_object *structured,
 			    bool is_error);
+/*
+ * Normalise path (relative to base unless absolute) into out: one '/'
+ * between parts, no "." or ".." parts. Returns 0, or -1 with why set when
+ * it goes above "/" or is too long.
+ */
+int			 tool_path_normalise(const char *base, const char *path,
+			    char *out, size_t outsz, const char **why);
+
 /* An isError result with a formatted message. */
 struct json_object	*tool_error(const char *fmt, ...)
 			    __attribute__((format(printf, 1, 2)));

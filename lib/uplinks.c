@@ -6,10 +6,10 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "crypto.h"
 #include "db.h"
-#include "form.h"
 #include "uplinks.h"
 
 static const char sig_label[] = "code-sandbox upload link v1";
@@ -114,11 +114,11 @@ uplinks_parse(const char *path, struct uplink_url *u, struct error *err)
 		return error_status(err, 400, "The link is malformed (signature).");
 	memcpy(u->sig, seg[2], n);
 
-	/* The file name, percent-decoded (RFC 3986 §2.1); sanitised later. */
-	if ((len = form_decode(name, strlen(name), false, u->name,
-	    sizeof(u->name))) == -1 || memchr(u->name, '/', (size_t)len) != NULL)
-		return error_status(err, 400, "The file name is malformed or "
-		    "longer than %d bytes.", UPLINK_NAME_MAX);
+	/* The file name, as sent: upload_name decodes and sanitises it. */
+	if ((len = (long)strlen(name)) > UPLINK_NAME_MAX * 3)
+		return error_status(err, 400, "The file name is longer than %d "
+		    "bytes.", UPLINK_NAME_MAX);
+	memcpy(u->name, name, (size_t)len + 1);
 	u->name_len = (size_t)len;
 	return 0;
 }
@@ -239,4 +239,10 @@ uplinks_release(struct db *db, const char *id, long long bytes)
 {
 	if (bytes > 0)
 		db_exec(db, STMT_UPLINK_RELEASE, "it", bytes, id);
+}
+
+void
+uplinks_count(struct db *db, const char *id)
+{
+	db_exec(db, STMT_UPLINK_COUNT, "it", (long long)time(NULL), id);
 }

@@ -58,14 +58,15 @@ struct uplink_url {
 	char		id[LINK_ID_LEN + 1];
 	long long	expires;
 	char		sig[LINK_SIG_LEN + 1];
-	char		name[UPLINK_NAME_MAX + 1];	/* percent-decoded, "" if none */
-	size_t		name_len;			/* may hold NUL bytes */
+	char		name[UPLINK_NAME_MAX * 3 + 1];	/* as in the URL, still
+							   percent-encoded; "" if none */
+	size_t		name_len;
 };
 
 /*
- * Parse "/up/<id>/<expires>/<sig>/" or ".../<sig>/<name>" (name
- * percent-decoded, without '/'). Returns 0, or -1 with err->status 404
- * (not that shape) or 400 (a malformed part).
+ * Parse "/up/<id>/<expires>/<sig>/" or ".../<sig>/<name>" (the name kept
+ * as sent, for upload_name to decode and sanitise). Returns 0, or -1 with
+ * err->status 404 (not that shape) or 400 (a malformed part).
  */
 int	uplinks_parse(const char *path, struct uplink_url *, struct error *);
 
@@ -101,5 +102,7 @@ int	uplinks_check(struct db *, const char *api_key, const char *reqpath,
  */
 int	uplinks_reserve(struct db *, const char *id, long long bytes);
 void	uplinks_release(struct db *, const char *id, long long bytes);
+/* Count one file stored through link id. */
+void	uplinks_count(struct db *, const char *id);
 
 #endif

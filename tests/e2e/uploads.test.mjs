@@ -1,0 +1,229 @@
+// upload_link and /up end to end: the official MCP SDK client makes upload
+// links; curl PUTs files (with a length, and chunked), headless Chromium
+// uses the page (with and without JavaScript); the files are checked by
+// sha256 inside the container. Also: tampered, expired, revoked and
+// over-cap uploads write nothing; names are sanitised; an interrupted
+// upload leaves no file; the up program's memory stays flat on 200 MB.
+
+import { test, before, after } from 'node:test';
+import assert from 'node:assert/strict';
+import { createHash } from 'node:crypto';
+import { execFile, spawn } from 'node:child_process';
+import { createReadStream, mkdtempSync, readFileSync, rmSync, writeFileSync, openSync, writeSync, closeSync } from 'node:fs';
+import { request } from 'node:http';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { promisify } from 'node:util';
+
+import { startServer, waitFor, sleep } from './lib/server.mjs';
+import { connect, resultText } from './lib/client.mjs';
+
+const execFileP = promisify(execFile);
+
+let srv;
+let mcp;
+let tmp;
+
+async function sh(command) {
+  const r = await mcp.execute({ command, timeout: 300 });
+  assert.equal(r.structuredContent.exit_code, 0, `${command}: ${resultText(r)}`);
+  return r.structuredContent.stdout;
+}
+
+async function link(args = {}) {
+  const r = await mcp.client.callTool({ name: 'upload_link', arguments: args }, undefined, { timeout: 60000 });
+  assert.notEqual(r.isError, true, resultText(r));
+  return r.structuredContent;
+}
+
+async function sql(query) {
+  const { stdout } = await execFileP('sqlite3', ['-cmd', '.timeout 5000', srv.settings.SANDBOX_DB, query]);
+  return stdout.trim();
+}
+
+/* curl -T: returns { status, body }. */
+async function curlPut(file, url, extra = []) {
+  const { stdout } = await execFileP('curl', ['-sS', '-o', '-', '-w', '\n%{http_code}', ...extra, '-T', file, url],
+    { maxBuffer: 1 << 20, timeout: 600000 });
+  const i = stdout.lastIndexOf('\n');
+  return { status: Number(stdout.slice(i + 1)), body: stdout.slice(0, i) };
+}
+
+/* A file of n pseudo-random bytes, written in 1 MiB pieces; its sha256. */
+function bigFile(path, n) {
+  const h = createHash('sha256');
+  const fd = openSync(path, 'w');
+  const chunk = Buffer.alloc(1 << 20);
+  let seed = 12345;
+  for (let left = n; left > 0; left -= chunk.length) {
+    for (let i = 0; i < chunk.length; i += 4) {
+      seed = (seed * 1103515245 + 12345) >>> 0;
+      chunk.writeUInt32LE(seed, i);
+    }
+    const part = left < chunk.length ? chunk.subarray(0, left) : chunk;
+    writeSync(fd, part);
+    h.update(part);
+  }
+  closeSync(fd);
+  return h.digest('hex');
+}
+
+async function sha256In(path) {
+  return (await sh(`sha256sum -- '${path}' | cut -d' ' -f1`)).trim();
+}
+
+/* Peak resident memory (VmHWM, KiB) of the up program(s). */
+function upPeakKiB() {
+  let max = 0;
+  for (const pid of srv.programPids('up')) {
+    try {
+      const m = /VmHWM:\s+(\d+)/.exec(readFileSync(`/proc/${pid}/status`, 'utf8'));
+      if (m) max = Math.max(max, Number(m[1]));
+    } catch {
+      /* gone */
+    }
+  }
+  return max;
+}
+
+before(async () => {
+  srv = await startServer({ name: 'uploads', settings: { SANDBOX_UPLOAD_MAX_BYTES: '1g' } });
+  mcp = await connect(srv);
+  await sh('true');
+  tmp = mkdtempSync(join(tmpdir(), 'cs-up-'));
+});
+
+after(async () => {
+  if (tmp) rmSync(tmp, { recursive: true, force: true });
+  if (mcp) await mcp.close();
+  if (srv) await srv.stop();
+});
+
+test('upload_link is listed and makes a link', async () => {
+  const { tools } = await mcp.client.listTools();
+  const t = tools.find((x) => x.name === 'upload_link');
+  assert.ok(t, 'upload_link listed');
+  const s = await link();
+  assert.equal(s.folder, '/sandbox/uploads');
+  assert.equal(s.max_bytes, 1 << 30);
+  assert.match(s.url, new RegExp(`^${srv.url}/up/[A-Za-z0-9_-]{22}/\\d+/[A-Za-z0-9_-]{43}/$`));
+  const ctl = await execFileP(join(srv.bin, 'sandboxctl'), ['links', 'list'], { env: { ...process.env, SANDBOX_ENV_FILE: srv.envFile } });
+  assert.match(ctl.stdout, new RegExp(`${s.link_id}.*upload to /sandbox/uploads`));
+});
+
+test('200 MB with curl PUT (length known) and chunked arrive exact; memory stays flat', async () => {
+  const s = await link({ folder: 'big' });
+  const f = join(tmp, 'big.bin');
+  const sum = bigFile(f, 200 << 20);
+  const before = upPeakKiB();
+  let r = await curlPut(f, `${s.url}big.bin`);
+  assert.equal(r.status, 201, r.body);
+  assert.match(r.body, /Stored \/sandbox\/big\/big\.bin \(209715200 bytes\)/);
+  assert.equal(await sha256In('/sandbox/big/big.bin'), sum);
+  // Chunked: curl reads stdin, so it cannot know the length.
+  r = await new Promise((res, rej) => {
+    const c = spawn('curl', ['-sS', '-o', '-', '-w', '\n%{http_code}', '-T', '-', `${s.url}chunked.bin`]);
+    let out = '';
+    c.stdout.on('data', (d) => (out += d));
+    c.on('error', rej);
+    c.on('close', () => {
+      const i = out.lastIndexOf('\n');
+      res({ status: Number(out.slice(i + 1)), body: out.slice(0, i) });
+    });
+    createReadStream(f).pipe(c.stdin);
+  });
+  assert.equal(r.status, 201, r.body);
+  assert.equal(await sha256In('/sandbox/big/chunked.bin'), sum);
+  const after = upPeakKiB();
+  // 200 MB passed through twice; the program's peak grew by far less.
+  assert.ok(after - before < 32 * 1024, `up's peak RSS grew from ${before} to ${after} KiB`);
+  rmSync(f);
+  const n = await sql(`select count(*) from upload where link_id = '${s.link_id}' and state = 'ok' and size = 209715200`);
+  assert.equal(n, '2');
+});
+
+test('an existing file is kept; the new one gets "name (2)"', async () => {
+  const s = await link();
+  const f = join(tmp, 'a.txt');
+  writeFileSync(f, 'one\n');
+  assert.equal((await curlPut(f, `${s.url}a.txt`)).status, 201);
+  writeFileSync(f, 'two\n');
+  const r = await curlPut(f, `${s.url}a.txt`);
+  assert.equal(r.status, 201);
+  assert.match(r.body, /a \(2\)\.txt/);
+  assert.equal(await sh('cat /sandbox/uploads/a.txt "/sandbox/uploads/a (2).txt"'), 'one\ntwo\n');
+  // overwrite: true replaces.
+  const o = await link({ overwrite: true });
+  writeFileSync(f, 'three\n');
+  assert.equal((await curlPut(f, `${o.url}a.txt`)).status, 201);
+  assert.equal(await sh('cat /sandbox/uploads/a.txt'), 'three\n');
+});
+
+test('names with ../, NUL and newline are sanitised', async () => {
+  const s = await link({ folder: 'names' });
+  const f = join(tmp, 'n.txt');
+  writeFileSync(f, 'x');
+  for (const [sent, want] of [['..%5C..%5Cetc%5Cpasswd', '_._.._etc_passwd'], ['a%00b', 'a_b'], ['line%0Abreak', 'line_break'], ['%C3%A9t%C3%A9.txt', 'été.txt'], ['.hidden', '_hidden']]) {
+    const r = await curlPut(f, `${s.url}${sent}`);
+    // lighttpd refuses control characters in a URL itself (400).
+    if (srv.web === 'lighttpd' && /%0[0A]/.test(sent)) {
+      assert.equal(r.status, 400, `${sent}: ${r.body}`);
+      continue;
+    }
+    assert.equal(r.status, 201, `${sent}: ${r.body}`);
+    assert.ok(r.body.includes(`/sandbox/names/${want} `), `${sent}: ${r.body}`);
+  }
+  const want = srv.web === 'lighttpd' ? '_._.._etc_passwd|_hidden|été.txt|' : '_._.._etc_passwd|_hidden|a_b|line_break|été.txt|';
+  assert.equal(await sh('ls -A /sandbox/names | LC_ALL=C sort | tr "\\n" "|"'), want);
+  assert.equal(await sh('test -e /etc/passwd && ls -A /sandbox | grep -c "^\\.cs-up" || true'), '0\n');
+});
+
+test('tampered, expired, revoked and over-cap uploads are refused; nothing is written', async () => {
+  const s = await link({ folder: 'refused', max_bytes: 1000 });
+  const f = join(tmp, 'r.txt');
+  writeFileSync(f, 'y'.repeat(600));
+  const m = /^(.*\/up\/)([^/]+)\/(\d+)\/([^/]+)\/$/.exec(s.url);
+  const [, base, id, exp, sig] = m;
+  const flip = (x) => x.slice(0, -1) + (x.endsWith('A') ? 'B' : 'A');
+  for (const [url, status] of [
+    [`${base}${id}/${exp}/${flip(sig)}/r.txt`, 403],
+    [`${base}${flip(id)}/${exp}/${sig}/r.txt`, 403],
+    [`${base}${id}/${Number(exp) + 1}/${sig}/r.txt`, 403],
+  ]) {
+    assert.equal((await curlPut(f, url)).status, status, url);
+  }
+  // Over the cap: 600 fits, a second 600 does not (also chunked).
+  assert.equal((await curlPut(f, `${s.url}first.txt`)).status, 201);
+  assert.equal((await curlPut(f, `${s.url}second.txt`)).status, 413);
+  assert.equal((await curlPut(f, `${s.url}third.txt`, ['-H', 'Transfer-Encoding: chunked'])).status, 413);
+  // Expired (shortened in the database) and revoked (sandboxctl).
+  await sql(`update upload_link set expires = unixepoch() - 1 where id = '${s.link_id}'`);
+  assert.equal((await curlPut(f, `${s.url}late.txt`)).status, 410);
+  const s2 = await link({ folder: 'refused' });
+  await execFileP(join(srv.bin, 'sandboxctl'), ['links', 'revoke', s2.link_id], { env: { ...process.env, SANDBOX_ENV_FILE: srv.envFile } });
+  assert.equal((await curlPut(f, `${s2.url}revoked.txt`)).status, 410);
+  assert.equal(await sh('ls -A /sandbox/refused | tr "\\n" "|"'), 'first.txt|');
+  assert.ok(Number(await sql(`select count(*) from upload where link_id = '${s.link_id}' and state = 'refused'`)) >= 2);
+});
+
+test('an interrupted upload leaves no file', async () => {
+  const s = await link({ folder: 'cut' });
+  const u = new URL(`${s.url}cut.bin`);
+  await new Promise((res) => {
+    const req = request({ host: u.hostname, port: u.port, path: u.pathname, method: 'PUT', headers: { 'Content-Length': String(50 << 20) } });
+    req.on('error', () => res());
+    req.on('response', () => res());
+    req.write(Buffer.alloc(8 << 20, 7), () => setTimeout(() => { req.destroy(); res(); }, 500));
+  });
+  // Behind Caddy the program sees the cut and removes the hidden folder;
+  // lighttpd reads the whole body before the program starts, so the
+  // program never sees a cut one.
+  if (srv.web === 'caddy') {
+    await waitFor(async () => (await sql(`select count(*) from upload where link_id = '${s.link_id}' and state = 'interrupted'`)) === '1',
+      { timeout: 60000, what: 'the interrupted upload recorded' });
+  } else {
+    await sleep(1000);
+    assert.equal(await sql(`select count(*) from upload where link_id = '${s.link_id}'`), '0');
+  }
+  assert.equal(await sh('mkdir -p /sandbox/cut; ls -A /sandbox/cut | wc -l'), '0\n');
+});
