@@ -52,6 +52,7 @@ extern const struct tool tool_execute;
 extern const struct tool tool_get_result;
 extern const struct tool tool_share_file;
 extern const struct tool tool_upload_link;
+extern const struct tool tool_view_image;
 
 /* Building tools/list entries (spec: server/tools "Tool"). */
 /* A new entry with name, title and description. */
