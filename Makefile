@@ -100,9 +100,12 @@ units: $(UNITS)
 deps:
 	@tests/setup/packages.sh
 
-setup: deps
-	@containers/ensure-docker.sh
+setup: host
 	@containers/build-image.sh
+
+# Everything but the sandbox image.
+host: deps
+	@containers/ensure-docker.sh
 	@test -f .env || { umask 077; key=$$(head -c 32 /dev/urandom | base64 | tr '+/' '-_' | tr -d '=\n'); \
 	  printf 'SANDBOX_API_KEY=%s\n' "$$key" > .env; chmod 600 .env; \
 	  echo "created .env with a fresh SANDBOX_API_KEY (mode 600)"; }
@@ -111,8 +114,12 @@ run: setup
 	@$(MAKE) --no-print-directory all
 	@tests/setup/serve.sh lighttpd
 
+# The tests start on the core image while the full one (with the toolset)
+# builds in the background; tests/run.sh waits for it before the tests
+# that need it (*.image.test.mjs), which run last.
 test: deps
-	@$(MAKE) --no-print-directory setup
+	@$(MAKE) --no-print-directory host
+	@containers/build-image.sh --background
 	@$(MAKE) --no-print-directory SAN=1 all units
 	@tests/run.sh
 
@@ -144,5 +151,5 @@ install: all
 clean:
 	rm -rf build
 
-.PHONY: all units deps setup run test bench install clean
+.PHONY: all units deps host setup run test bench install clean
 .SECONDARY:
