@@ -150,10 +150,11 @@ static const char *const sql[STMT__MAX] = {
 	    "DELETE FROM oauth_token WHERE expires < ?",
 	/* links */
 	[STMT_LINK_INSERT] =
-	    "INSERT INTO link (id, path, size, created, expires, client_id) "
-	    "VALUES (?, ?, ?, ?, ?, ?)",
+	    "INSERT INTO link (id, path, size, created, expires, client_id, "
+	    "archive) VALUES (?, ?, ?, ?, ?, ?, ?)",
 	[STMT_LINK_GET] =
-	    "SELECT path, size, created, expires, revoked FROM link WHERE id = ?",
+	    "SELECT path, size, created, expires, revoked, archive FROM link "
+	    "WHERE id = ?",
 	[STMT_LINK_COUNT] =
 	    "UPDATE link SET downloads = downloads + 1, last_download = ?1 "
 	    "WHERE id = ?2",

@@ -75,8 +75,8 @@ enum db_stmt {
 	STMT_TOKEN_DELETE,	/* token_hash */
 	STMT_TOKEN_PRUNE,	/* now */
 	/* links (share_file, /dl; sql/003-links.sql) */
-	STMT_LINK_INSERT,	/* id, path, size, created, expires, client_id */
-	STMT_LINK_GET,		/* id -> path, size, created, expires, revoked */
+	STMT_LINK_INSERT,	/* id, path, size, created, expires, client_id, archive */
+	STMT_LINK_GET,		/* id -> path, size, created, expires, revoked, archive */
 	STMT_LINK_COUNT,	/* now, id: one more download */
 	STMT_LINK_REVOKE,	/* now, id */
 	STMT_LINK_PRUNE,	/* min_expires: forget links expired before */

@@ -754,6 +754,14 @@ sandbox_script(struct sandbox *sb, const char *script, const char *const args[],
 	return 0;
 }
 
+int
+sandbox_script_stream(struct sandbox *sb, const char *script,
+    const char *const args[], const struct docker_exec_cb *cb, bool *stopped,
+    int *exit_code, struct error *err)
+{
+	return run_script(sb, script, args, cb, stopped, exit_code, err);
+}
+
 /* Kill run_id's group, leaving marker "cancel" or "timeout". */
 static int
 kill_run(struct sandbox *sb, const char *run_id, const char *marker,

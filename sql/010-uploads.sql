@@ -1,5 +1,5 @@
 -- 010-uploads.sql: upload links made by the upload_link tool and served by
--- /up, and the record of every upload through them.
+-- /up, the record of every upload through them, and folder download links.
 --
 -- A link's URL is PUBLIC_URL/up/<id>/<expires>/<sig>/ (lib/uplinks.h): the
 -- signature covers the id, the expiry, the folder, the byte cap and the
@@ -48,5 +48,9 @@ CREATE VIEW uploads AS
 	    stored, size, remote_addr, link_id, client_id, method,
 	    finished - started AS seconds, message
 	FROM upload ORDER BY id DESC;
+
+-- share_file of a folder: the link serves it as one archive, made as it
+-- streams ('tar.gz' or 'zip'); NULL for a file. Signed with the path.
+ALTER TABLE link ADD COLUMN archive TEXT;
 
 PRAGMA user_version = 10;
