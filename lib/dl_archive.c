@@ -46,7 +46,11 @@ struct arch {
 	bool			 head;
 	bool			 started;	/* the marker was seen */
 	bool			 gone;
+	time_t			 last;		/* when output last came */
 };
+
+/* Server-side deadline: an archive that sends nothing this long is dropped. */
+#define ARCHIVE_STALL_S	600
 
 static void
 start(struct arch *a)
@@ -70,6 +74,7 @@ on_output(void *arg, int stream, const char *buf, size_t len)
 
 	if (stream != 1 || a->gone || len == 0)
 		return;
+	a->last = time(NULL);
 	if (!a->started) {
 		if (buf[0] != 'A') {
 			a->gone = true;
@@ -94,7 +99,8 @@ on_tick(void *arg)
 {
 	struct arch *a = arg;
 
-	return a->gone || http_stopping() || http_gone(a->r);
+	return a->gone || http_stopping() || http_gone(a->r) ||
+	    time(NULL) - a->last > ARCHIVE_STALL_S;
 }
 
 void
@@ -115,6 +121,7 @@ dl_archive(struct http_req *r, const struct config *cfg, struct db *db,
 	a.db = db;
 	a.row = row;
 	a.head = head;
+	a.last = time(NULL);
 	cb.arg = &a;
 	snprintf(name, sizeof(name), "%s.%s", links_basename(row->path), row->archive);
 	if (dl_disposition("attachment", name, a.disp, sizeof(a.disp)) < 0)
