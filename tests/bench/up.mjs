@@ -119,6 +119,9 @@ try {
       console.log(`  ratio /up / raw API: ${(upM / rawM).toFixed(2)} (median throughput)`);
       console.log(`  up (pid ${pid}): VmHWM ${(before.hwm / 1024).toFixed(1)} MB before, ${(after.hwm / 1024).toFixed(1)} MB after ` +
         `${((RUNS * size) / 1e9).toFixed(1)} GB; highest RSS sampled ${(maxRss / 1024).toFixed(1)} MB\n`);
+    } catch (e) {
+      console.log(srv.logs().split('\n').slice(-30).join('\n'));
+      throw e;
     } finally {
       if (mcp) await mcp.close();
       await srv.stop();
