@@ -6,12 +6,22 @@
 #                   image, create .env, and serve through lighttpd
 #   make test       the same set-up, then every test; last line "N passed, N failed"
 #   make bench      benchmarks, printed as ratios against the raw Docker API
-#   make install    PREFIX=/usr/local DESTDIR=
+#   make install    PREFIX=/usr/local DESTDIR= (units and configs get the paths)
+#   make install-systemd   make install, then the units in UNITDIR, the user
+#                   USER (in the docker group), SYSCONFDIR/code-sandbox/env,
+#                   and a systemd reload
 #
 # SAN=1 builds with AddressSanitizer and UndefinedBehaviorSanitizer into
 # build/san (the tests use that build).
 
 PREFIX	?= /usr/local
+SYSCONFDIR ?= /etc
+UNITDIR	?= $(SYSCONFDIR)/systemd/system
+# The user the programs and lighttpd run as (make install-systemd makes it).
+USER_NAME ?= code-sandbox
+LIBDIR	 = $(PREFIX)/lib
+SBINDIR	 = $(PREFIX)/sbin
+DATADIR	 = $(PREFIX)/share
 # V=1 shows the commands.
 ifneq ($(V),1)
 Q	 = @
@@ -77,6 +87,9 @@ $(BUILD)/cgi-bin/%.o: cgi-bin/%.c
 	@$(if $(Q),echo "  CC      $<")
 	$(Q)$(CC) $(CFLAGS) -MMD -MP -Ilib -c -o $@ $<
 
+# sandboxctl knows where the installed settings file is.
+$(BUILD)/cgi-bin/sandboxctl.o: CFLAGS += -DSYSCONF_ENV_FILE='"$(SYSCONFDIR)/code-sandbox/env"'
+
 $(BUILD)/bin/%: $(BUILD)/cgi-bin/%.o $(BUILD)/libcodesandbox.a
 	@mkdir -p $(@D)
 	@$(if $(Q),echo "  LD      $@")
@@ -96,9 +109,14 @@ units: $(UNITS)
 -include $(LIB_OBJ:.o=.d) $(PROGS:$(BUILD)/bin/%=$(BUILD)/cgi-bin/%.d) $(UNITS:=.d)
 
 # Host set-up shared by run and test: Debian packages, a Docker engine,
-# the sandbox image and a .env with a fresh key.
+# the sandbox image and a .env with a fresh key. Serving needs only the
+# "serve" packages; the tests' tools (Chromium, Node and the e2e suite's
+# modules, socat) come with make test.
 deps:
-	@tests/setup/packages.sh
+	@tests/setup/packages.sh serve
+
+test-deps:
+	@tests/setup/packages.sh test
 
 setup: host
 	@containers/build-image.sh
@@ -110,14 +128,18 @@ host: deps
 	  printf 'SANDBOX_API_KEY=%s\n' "$$key" > .env; chmod 600 .env; \
 	  echo "created .env with a fresh SANDBOX_API_KEY (mode 600)"; }
 
+# The settings are checked before the web server starts: a bad one stops
+# here with its reason (not a server answering 503 to everything).
 run: setup
 	@$(MAKE) --no-print-directory all
+	@SANDBOX_ENV_FILE=$(CURDIR)/.env $(BUILD)/bin/sandboxctl check || \
+	  { echo "make run: fix the setting above (in .env or the environment)" >&2; exit 1; }
 	@tests/setup/serve.sh lighttpd
 
 # The tests start on the core image while the full one (with the toolset)
 # builds in the background; tests/run.sh waits for it before the tests
 # that need it (*.image.test.mjs), which run last.
-test: deps
+test: test-deps
 	@$(MAKE) --no-print-directory host
 	@containers/build-image.sh --background
 	@$(MAKE) --no-print-directory SAN=1 all units
@@ -129,27 +151,47 @@ bench: setup
 
 # Endpoint programs go to lib/code-sandbox/cgi-bin (the web server runs
 # them); sandboxctl, the operator's command, to sbin with its man page.
+# lighttpd.conf, the Caddyfile and the units get the installed paths
+# (@LIBDIR@ and friends); the units go to share/code-sandbox/systemd, and
+# install-systemd copies them to UNITDIR.
 ENDPOINTS = $(filter-out $(BUILD)/bin/sandboxctl,$(PROGS))
+SUBST	= sed -e 's|@LIBDIR@|$(LIBDIR)|g' -e 's|@SBINDIR@|$(SBINDIR)|g' \
+	  -e 's|@DATADIR@|$(DATADIR)|g' -e 's|@SYSCONFDIR@|$(SYSCONFDIR)|g' \
+	  -e 's|@UNITDIR@|$(UNITDIR)|g' -e 's|@USER@|$(USER_NAME)|g'
+SHARE	= $(DESTDIR)$(DATADIR)/code-sandbox
+UNITS_SRC = $(wildcard containers/systemd/*.service containers/systemd/*.socket \
+	  containers/systemd/*.timer)
 
 install: all
-	install -d $(DESTDIR)$(PREFIX)/lib/code-sandbox/cgi-bin $(DESTDIR)$(PREFIX)/sbin \
-	    $(DESTDIR)$(PREFIX)/share/man/man8 $(DESTDIR)$(PREFIX)/share/code-sandbox/sql \
-	    $(DESTDIR)$(PREFIX)/share/code-sandbox/containers/systemd
-	install -m 755 $(ENDPOINTS) $(DESTDIR)$(PREFIX)/lib/code-sandbox/cgi-bin/
-	install -m 755 $(BUILD)/bin/sandboxctl $(DESTDIR)$(PREFIX)/sbin/
-	install -m 644 cgi-bin/sandboxctl.8 $(DESTDIR)$(PREFIX)/share/man/man8/
-	install -m 644 $(SQL) $(DESTDIR)$(PREFIX)/share/code-sandbox/sql/
-	install -m 644 lighttpd.conf $(DESTDIR)$(PREFIX)/share/code-sandbox/
-	if [ -d caddy ] && [ -n "$$(ls caddy)" ]; then \
-	  install -d $(DESTDIR)$(PREFIX)/share/code-sandbox/caddy && \
-	  install -m 644 caddy/Caddyfile $(DESTDIR)$(PREFIX)/share/code-sandbox/caddy/; \
-	  install -m 755 caddy/*.sh $(DESTDIR)$(PREFIX)/share/code-sandbox/caddy/; fi
-	install -m 644 containers/Dockerfile.* $(DESTDIR)$(PREFIX)/share/code-sandbox/containers/
-	install -m 755 containers/*.sh $(DESTDIR)$(PREFIX)/share/code-sandbox/containers/
-	install -m 644 containers/systemd/* $(DESTDIR)$(PREFIX)/share/code-sandbox/containers/systemd/
+	install -d $(DESTDIR)$(LIBDIR)/code-sandbox/cgi-bin $(DESTDIR)$(SBINDIR) \
+	    $(DESTDIR)$(DATADIR)/man/man8 $(SHARE)/sql $(SHARE)/containers \
+	    $(SHARE)/caddy $(SHARE)/systemd/caddy.service.d
+	install -m 755 $(ENDPOINTS) $(DESTDIR)$(LIBDIR)/code-sandbox/cgi-bin/
+	install -m 755 $(BUILD)/bin/sandboxctl $(DESTDIR)$(SBINDIR)/
+	install -m 644 cgi-bin/sandboxctl.8 $(DESTDIR)$(DATADIR)/man/man8/
+	install -m 644 $(SQL) $(SHARE)/sql/
+	$(SUBST) lighttpd.conf > $(SHARE)/lighttpd.conf && chmod 644 $(SHARE)/lighttpd.conf
+	$(SUBST) caddy/Caddyfile > $(SHARE)/caddy/Caddyfile && chmod 644 $(SHARE)/caddy/Caddyfile
+	install -m 755 caddy/*.sh $(SHARE)/caddy/
+	install -m 644 containers/Dockerfile.* $(SHARE)/containers/
+	install -m 755 containers/*.sh $(SHARE)/containers/
+	for u in $(UNITS_SRC) containers/systemd/caddy.service.d/code-sandbox.conf; do \
+	  $(SUBST) $$u > $(SHARE)/systemd/$${u#containers/systemd/} && \
+	  chmod 644 $(SHARE)/systemd/$${u#containers/systemd/} || exit 1; done
+
+# The units where systemd reads them; as root on the machine itself (no
+# DESTDIR) also the user, the settings file and a reload. Nothing is
+# enabled or started: see README.md, "Serving it".
+install-systemd: install
+	install -d $(DESTDIR)$(UNITDIR)/caddy.service.d
+	install -m 644 $(SHARE)/systemd/code-sandbox-* $(DESTDIR)$(UNITDIR)/
+	install -m 644 $(SHARE)/systemd/caddy.service.d/code-sandbox.conf \
+	    $(DESTDIR)$(UNITDIR)/caddy.service.d/
+	@if [ -z "$(DESTDIR)" ]; then \
+	  SYSCONFDIR=$(SYSCONFDIR) USER_NAME=$(USER_NAME) containers/install-host.sh; fi
 
 clean:
 	rm -rf build
 
-.PHONY: all units deps host setup run test bench install clean
+.PHONY: all units deps test-deps host setup run test bench install install-systemd clean
 .SECONDARY:

@@ -336,6 +336,7 @@ handle(struct http_req *r, const struct config *cfg, struct db *db)
 		return;
 	}
 	if (origin != NULL && !origin_allowed(cfg, origin)) {
+		log_refusal(LOG_REFUSE_ORIGIN, cfg->public_origin, origin);
 		http_send_error(r, 403, "Origin not allowed.");
 		return;
 	}

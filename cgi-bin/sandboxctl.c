@@ -39,6 +39,10 @@
 #define COMMAND_SHOWN	4096	/* audit --json: the whole stored command */
 #define ENVFILE_MAX	(1024 * 1024)
 #define KEY_BYTES	32
+/* The installed settings file (the units' EnvironmentFile). */
+#ifndef SYSCONF_ENV_FILE
+#define SYSCONF_ENV_FILE	"/etc/code-sandbox/env"
+#endif
 
 struct ctl {
 	struct config	*cfg;
@@ -50,17 +54,53 @@ struct ctl {
 };
 
 static void
-usage(void)
+usage_to(FILE *f)
 {
-	fprintf(stderr,
+	fprintf(f,
 	    "usage: sandboxctl [-e envfile] [--json] command\n"
 	    "  status                       engine, image, container, volume, database\n"
+	    "  check                        the settings only (before serving)\n"
 	    "  audit [--limit N]            recent commands, newest first\n"
 	    "  cleanup                      run the FILE_TTL clean-up now\n"
 	    "  clients list | clients revoke CLIENT_ID\n"
 	    "  tokens list | tokens revoke GRANT_ID | --client CLIENT_ID | --all\n"
 	    "  links list [--limit N] | links revoke LINK_ID\n"
-	    "  rotate-key [--revoke-tokens] [--show-key]\n");
+	    "  rotate-key [--revoke-tokens] [--show-key]\n"
+	    "settings: -e FILE, else $SANDBOX_ENV_FILE, else " SYSCONF_ENV_FILE "\n"
+	    "when installed (run from an sbin folder), else ./.env\n"
+	    "status exits 1 when the engine, the image or the database is not "
+	    "usable\n");
+}
+
+/* A usage mistake: the usage on stderr. */
+static void
+usage(void)
+{
+	usage_to(stderr);
+}
+
+/*
+ * The settings file when neither -e nor SANDBOX_ENV_FILE names one: the
+ * installed one when this program runs from an sbin folder (make install),
+ * else .env in the working folder (the source tree). NULL: keep the default.
+ */
+static const char *
+default_env_file(void)
+{
+	static char	 exe[PATH_MAX];
+	ssize_t		 n;
+	char		*slash;
+
+	if ((n = readlink("/proc/self/exe", exe, sizeof(exe) - 1)) <= 0)
+		return NULL;
+	exe[n] = '\0';
+	if ((slash = strrchr(exe, '/')) == NULL)
+		return NULL;
+	*slash = '\0';
+	slash = strrchr(exe, '/');
+	if (slash == NULL || strcmp(slash, "/sbin") != 0)
+		return NULL;
+	return SYSCONF_ENV_FILE;
 }
 
 /* Text from the database or a client, made safe for a terminal. */
@@ -301,7 +341,7 @@ cmd_status(struct ctl *c)
 	struct error		 err;
 	struct stat		 sbuf;
 	long long		 now = (long long)time(NULL);
-	char			 b1[256], b2[64], b3[64];
+	char			 b1[256], b2[64], b3[64], broken[128];
 	bool			 yes;
 	int			 rc = 1;
 
@@ -346,13 +386,30 @@ cmd_status(struct ctl *c)
 		db_done(q);
 	}
 
-	if (c->json) {
-		print_json(st);
-		rc = 0;
-		goto out;
-	}
+	/* A health check: what stops every execute makes status fail. */
 	eng = js_get(st, "engine", json_type_object);
 	img = js_get(st, "image", json_type_object);
+	broken[0] = '\0';
+	yes = false;
+	js_bool(eng, "reachable", &yes);
+	if (!yes)
+		snprintf(broken, sizeof(broken), "engine unreachable");
+	yes = false;
+	js_bool(img, "present", &yes);
+	if (!yes)
+		snprintf(broken + strlen(broken), sizeof(broken) - strlen(broken),
+		    "%simage missing", broken[0] ? ", " : "");
+	if (db_version(c->db) <= 0)
+		snprintf(broken + strlen(broken), sizeof(broken) - strlen(broken),
+		    "%sdatabase unusable", broken[0] ? ", " : "");
+	js_set_bool(st, "healthy", broken[0] == '\0');
+	if (broken[0] != '\0')
+		js_set_str(st, "problems", broken);
+	if (c->json) {
+		print_json(st);
+		rc = broken[0] == '\0' ? 0 : 1;
+		goto out;
+	}
 	con = js_get(st, "container", json_type_object);
 	vol = js_get(st, "volume", json_type_object);
 	printf("settings   %s\n", esc(b1, sizeof(b1), c->cfg->env_file));
@@ -421,7 +478,11 @@ cmd_status(struct ctl *c)
 		    js_str(o, "message")) : "");
 	else
 		printf("  cleanup  never ran\n");
-	rc = 0;
+	if (broken[0] != '\0')
+		printf("status     BROKEN: %s\n", broken);
+	else
+		printf("status     ok\n");
+	rc = broken[0] == '\0' ? 0 : 1;
 out:
 	json_object_put(st);
 	sandbox_close(sb);
@@ -443,6 +504,7 @@ show_audit(struct json_object *arr)
 	struct json_object	*o;
 	const char		*cmd;
 	char			 b1[64], b2[128], b3[160], b4[32], b5[24];
+	char			 b6[400];
 	long long		 ms;
 	size_t			 i;
 
@@ -466,6 +528,9 @@ show_audit(struct json_object *arr)
 		    member_str(o, "state"), b4, b2,
 		    esc(b5, sizeof(b5), client_label(o)),
 		    cmd != NULL ? log_escape(b3, 100, cmd, strlen(cmd)) : "");
+		if (js_str(o, "error") != NULL)
+			printf("%-20s %-8s %s\n", "", "  why:", esc(b6,
+			    sizeof(b6), js_str(o, "error")));
 	}
 }
 
@@ -484,6 +549,7 @@ cmd_audit(struct ctl *c)
 		{ "stdout_bytes", 7, COL_INT },
 		{ "stderr_bytes", 8, COL_INT },
 		{ "command", 9, COL_TEXT },
+		{ "error", 11, COL_TEXT },
 		{ NULL, 0, 0 }
 	};
 
@@ -963,6 +1029,45 @@ static const struct command {
 	{ NULL, NULL, NULL, false, NULL, NULL, NULL }
 };
 
+/*
+ * check: the settings are valid (config_load succeeded before this) and the
+ * database's folder is writable, without touching the engine or the
+ * database; run before a web server starts (make run, the lighttpd unit),
+ * so that a bad setting stops it with its reason instead of a 503.
+ */
+static int
+cmd_check(struct ctl *c)
+{
+	char	dir[PATH_MAX], *slash;
+
+	snprintf(dir, sizeof(dir), "%s", c->cfg->db_path);
+	if ((slash = strrchr(dir, '/')) != NULL)
+		*(slash == dir ? slash + 1 : slash) = '\0';
+	if (access(c->cfg->db_path, F_OK) == 0 ?
+	    access(c->cfg->db_path, R_OK | W_OK) == -1 :
+	    access(dir, W_OK | X_OK) == -1) {
+		fprintf(stderr, "sandboxctl: SANDBOX_DB: cannot write %s (%s): "
+		    "the database and its folder must be writable by the user "
+		    "the programs run as\n", c->cfg->db_path, strerror(errno));
+		return 1;
+	}
+	if (!c->json) {
+		printf("settings   %s: valid\n", c->cfg->env_file);
+		printf("public URL %s (clients add %s)\n", c->cfg->public_url,
+		    c->cfg->mcp_url);
+	} else {
+		struct json_object *o = json_object_new_object();
+
+		js_set_str(o, "env_file", c->cfg->env_file);
+		js_set_str(o, "public_url", c->cfg->public_url);
+		js_set_str(o, "mcp_url", c->cfg->mcp_url);
+		js_set_bool(o, "valid", true);
+		print_json(o);
+		json_object_put(o);
+	}
+	return 0;
+}
+
 /* Run the command called name with c's words. Exit status. */
 static int
 run_command(struct ctl *c, const char *name)
@@ -994,7 +1099,7 @@ main(int argc, char *argv[])
 {
 	struct ctl	 c;
 	struct error	 err;
-	const char	*cmd;
+	const char	*cmd, *def;
 	int		 i, n, rc = 1;
 
 	memset(&c, 0, sizeof(c));
@@ -1016,7 +1121,7 @@ main(int argc, char *argv[])
 			}
 		} else if (strcmp(argv[i], "-h") == 0 ||
 		    strcmp(argv[i], "--help") == 0) {
-			usage();
+			usage_to(stdout);
 			return 0;
 		} else
 			argv[++n] = argv[i];
@@ -1028,9 +1133,19 @@ main(int argc, char *argv[])
 	cmd = argv[1];
 	c.argc = n - 1;
 	c.argv = argv + 2;
+	if ((getenv("SANDBOX_ENV_FILE") == NULL ||
+	    *getenv("SANDBOX_ENV_FILE") == '\0') &&
+	    (def = default_env_file()) != NULL &&
+	    setenv("SANDBOX_ENV_FILE", def, 1) == -1)
+		return 1;
 	if (config_load(&c.cfg, &err) == -1) {
 		fprintf(stderr, "sandboxctl: %s\n", err.msg);
 		return 1;
+	}
+	if (strcmp(cmd, "check") == 0) {
+		rc = c.argc == 0 ? cmd_check(&c) : (usage(), 2);
+		config_free(c.cfg);
+		return rc;
 	}
 	if (docker_global_init() == -1) {
 		fprintf(stderr, "sandboxctl: cannot initialise libcurl\n");

@@ -2,6 +2,9 @@
 # Build the sandbox image named by SANDBOX_IMAGE (default code-sandbox:latest)
 # if it is missing, or if it lacks the toolset (an older, smaller build under
 # the same name: its label org.code-sandbox.toolset is not "1").
+# SANDBOX_IMAGE is read as the programs read it: from the environment, else
+# from the settings file (SANDBOX_ENV_FILE; else .env at the top of the
+# source tree; else /etc/code-sandbox/env when installed).
 #
 # With a reachable container registry it builds Dockerfile.unified
 # (python:3.13-slim based). Without one it makes a Debian bookworm base with
@@ -20,7 +23,26 @@
 set -eu
 
 here=$(cd "$(dirname "$0")" && pwd)
-image=${SANDBOX_IMAGE:-code-sandbox:latest}
+envfile=${SANDBOX_ENV_FILE:-}
+if [ -z "$envfile" ]; then
+	if [ -f "$here/../.env" ] && [ -f "$here/../Makefile" ]; then
+		envfile=$here/../.env
+	else
+		envfile=/etc/code-sandbox/env
+	fi
+fi
+if [ -n "${SANDBOX_ENV_FILE:-}" ] && [ ! -f "$envfile" ]; then
+	echo "build-image: the settings file $envfile does not exist" >&2
+	exit 1
+fi
+image=${SANDBOX_IMAGE:-}
+if [ -z "$image" ] && [ -r "$envfile" ]; then
+	# The last SANDBOX_IMAGE= line wins, as in the programs; quotes dropped.
+	image=$(sed -n 's/^[[:space:]]*\(export[[:space:]]\{1,\}\)\{0,1\}SANDBOX_IMAGE[[:space:]]*=[[:space:]]*//p' \
+		"$envfile" | tail -n 1 | sed -e 's/[[:space:]]*$//' \
+		-e "s/^\"\(.*\)\"\$/\1/" -e "s/^'\(.*\)'\$/\1/")
+fi
+image=${image:-code-sandbox:latest}
 base=code-sandbox-base:bookworm
 core=code-sandbox:core
 LOCK=${CS_IMAGE_LOCK:-/var/tmp/code-sandbox-image.lock}

@@ -63,9 +63,13 @@ token_lookup(const struct config *cfg, struct db *db, const char *tok,
 		break;
 	case DB_ROW:
 		/* RFC 6750 §3.1 invalid_token: expired, or for another resource. */
-		if (db_int(q, 0) <= now ||
-		    strcmp(db_text(q, 2), cfg->mcp_url) != 0)
+		if (db_int(q, 0) <= now)
 			break;
+		if (strcmp(db_text(q, 2), cfg->mcp_url) != 0) {
+			log_refusal(LOG_REFUSE_AUDIENCE, cfg->mcp_url,
+			    db_text(q, 2));
+			break;
+		}
 		grant = db_int(q, 1);
 		snprintf(who->client_id, sizeof(who->client_id), "%s", db_text(q, 3));
 		snprintf(who->client_name, sizeof(who->client_name), "%s",

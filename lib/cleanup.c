@@ -25,7 +25,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/socket.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -34,6 +33,7 @@
 #include "cleanup.h"
 #include "config.h"
 #include "db.h"
+#include "http.h"
 #include "js.h"
 #include "log.h"
 #include "sandbox.h"
@@ -323,16 +323,6 @@ out:
 	return NULL;
 }
 
-/* Plain CGI: fd 0 is not a socket (the test libfcgi uses, FCGX_IsCGI). */
-static bool
-serving_cgi(void)
-{
-	int		type;
-	socklen_t	len = sizeof(type);
-
-	return getsockopt(0, SOL_SOCKET, SO_TYPE, &type, &len) == -1;
-}
-
 void
 cleanup_maybe(const struct config *cfg)
 {
@@ -343,7 +333,8 @@ cleanup_maybe(const struct config *cfg)
 	if (now < when || !atomic_compare_exchange_strong(&next_check, &when,
 	    now + CHECK_EVERY_S))
 		return;
-	if (atomic_load(&stop_flag) || serving_cgi())
+	/* Plain CGI (or not serving at all): the process ends with the request. */
+	if (atomic_load(&stop_flag) || http_serving_cgi())
 		return;
 	pthread_mutex_lock(&bg_lock);
 	if (atomic_load(&bg_running))

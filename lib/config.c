@@ -11,6 +11,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "config.h"
@@ -37,7 +38,7 @@ static const struct setting settings[] = {
 	{ "SANDBOX_PORT", K_LONG, "8891", 1, 65535, OFF(port),
 	  "Port the web server listens on." },
 	{ "SANDBOX_PUBLIC_URL", K_URL, "", 0, 2048, OFF(public_url),
-	  "Public origin clients use (https://sandbox.example.com). Default http://SANDBOX_HOST:SANDBOX_PORT." },
+	  "Public origin clients use (https://sandbox.example.com, without /mcp). Default http://SANDBOX_HOST:SANDBOX_PORT; required when SANDBOX_HOST is 0.0.0.0 or ::." },
 	{ "MAX_OUTPUT_BYTES", K_LONG, "50000", 256, 10000000, OFF(max_output_bytes),
 	  "Per-stream output kept from a command; above it the middle is cut." },
 	{ "FILE_TTL", K_LONG, "604800", 60, 315360000, OFF(file_ttl),
@@ -335,6 +336,39 @@ printable(const char *s)
 }
 
 /*
+ * SANDBOX_PUBLIC_URL must be an origin (RFC 6454 §4: scheme, host, port):
+ * the metadata, issuer, audience and links append their own paths to it,
+ * so "https://host/mcp" would advertise /mcp/mcp. A single trailing slash
+ * is allowed. Returns 0, or -1 with the reason in err (the value cut short).
+ */
+static int
+check_public_origin(const char *s, struct error *err)
+{
+	const char	*auth, *p;
+	char		 shown[96];
+
+	auth = strstr(s, "://");
+	auth = (auth == NULL) ? s : auth + 3;
+	p = auth + strcspn(auth, "/?#");
+	if (*p == '\0' || strcmp(p, "/") == 0)
+		return 0;
+	snprintf(shown, sizeof(shown), "%.80s", s);
+	return error_set(err, "SANDBOX_PUBLIC_URL: must be an origin "
+	    "(scheme://host[:port]) without a path, query or fragment, got %s%s; "
+	    "set SANDBOX_PUBLIC_URL=%.*s (clients then use %.*s/mcp)",
+	    shown, strlen(s) > 80 ? "..." : "", (int)(p - s > 80 ? 80 : p - s),
+	    s, (int)(p - s > 80 ? 80 : p - s), s);
+}
+
+/* A wildcard listen address: every interface, no name clients could use. */
+static bool
+host_is_wildcard(const char *h)
+{
+	return strcmp(h, "0.0.0.0") == 0 || strcmp(h, "::") == 0 ||
+	    strcmp(h, "[::]") == 0 || strcmp(h, "*") == 0;
+}
+
+/*
  * Validate an absolute http(s) URL with no query or fragment and strip a
  * trailing slash. Sets *origin to scheme://authority.
  */
@@ -396,7 +430,8 @@ absolutize(const char *base, const char *path)
 	n = strlen(base) + strlen(path) + 2;
 	if ((out = malloc(n)) == NULL)
 		return NULL;
-	snprintf(out, n, "%s/%s", base, path);
+	/* "/" and "x" make "/x", not "//x". */
+	snprintf(out, n, "%s%s%s", base, strcmp(base, "/") == 0 ? "" : "/", path);
 	return out;
 }
 
@@ -447,6 +482,11 @@ apply(struct config *c, const struct setting *s, const char *v,
 		if (len > (size_t)s->max || parse_public_url(v, &str, &origin) == -1)
 			return error_set(err, "%s: expected an absolute http(s) URL "
 			    "without query, fragment or user info", s->name);
+		if (check_public_origin(v, err) == -1) {
+			free(str);
+			free(origin);
+			return -1;
+		}
 		c->public_url = str;
 		c->public_origin = origin;
 		return 0;
@@ -486,6 +526,8 @@ config_load(struct config **out, struct error *err)
 	const char	*path, *v;
 	char		 cwd[PATH_MAX], *envdir = NULL, *abspath = NULL;
 	size_t		 i, n;
+	bool		 explicit = false;
+	struct stat	 st;
 	int		 rc = -1;
 
 	*out = NULL;
@@ -493,12 +535,24 @@ config_load(struct config **out, struct error *err)
 		return error_set(err, "out of memory");
 	if ((path = getenv("SANDBOX_ENV_FILE")) == NULL || *path == '\0')
 		path = ".env";
+	else
+		explicit = true;
 	if (path[0] == '/')
 		abspath = strdup(path);
 	else if (getcwd(cwd, sizeof(cwd)) != NULL)
 		abspath = absolutize(cwd, path);
 	if (abspath == NULL || (envdir = dir_of(abspath)) == NULL) {
 		error_set(err, "SANDBOX_ENV_FILE: cannot resolve %s", path);
+		goto out;
+	}
+	/* A settings file named on purpose must be there. */
+	if (explicit && stat(abspath, &st) == -1) {
+		error_set(err, "SANDBOX_ENV_FILE: the settings file %s does not "
+		    "exist (%s)", abspath, strerror(errno));
+		goto out;
+	}
+	if (explicit && !S_ISREG(st.st_mode)) {
+		error_set(err, "SANDBOX_ENV_FILE: %s is not a file", abspath);
 		goto out;
 	}
 	if (envfile_read(abspath, &ef, err) == -1)
@@ -510,6 +564,12 @@ config_load(struct config **out, struct error *err)
 		v = lookup(&ef, settings[i].name);
 		if (v == NULL)
 			v = settings[i].def;
+		if (v == NULL && access(c->env_file, F_OK) == -1) {
+			error_set(err, "%s: required setting is missing, and "
+			    "there is no settings file %s (name one with "
+			    "SANDBOX_ENV_FILE)", settings[i].name, c->env_file);
+			goto out;
+		}
 		if (v == NULL) {
 			error_set(err, "%s: required setting is missing (set it "
 			    "in %s or the environment)", settings[i].name,
@@ -520,6 +580,13 @@ config_load(struct config **out, struct error *err)
 			goto out;
 	}
 
+	if (c->public_url == NULL && host_is_wildcard(c->host)) {
+		error_set(err, "SANDBOX_PUBLIC_URL: required when SANDBOX_HOST "
+		    "is %s (every interface has no address clients can use); "
+		    "set it to the origin clients reach, such as "
+		    "https://sandbox.example.com", c->host);
+		goto out;
+	}
 	if (c->public_url == NULL) {
 		n = strlen(c->host) + 32;
 		if ((c->public_url = malloc(n)) == NULL)

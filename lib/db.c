@@ -42,6 +42,8 @@ static const char *const sql[STMT__MAX] = {
 	    "UPDATE run SET finished = ?, state = ?, exit_code = ?, "
 	    "duration_ms = ?, stdout_bytes = ?, stderr_bytes = ?, result = ? "
 	    "WHERE id = ?",
+	[STMT_RUN_ERROR] =
+	    "UPDATE run SET error = ? WHERE id = ?",
 	[STMT_RUN_CANCEL] =
 	    "UPDATE run SET cancel_requested = 1 WHERE session_hash = ? AND "
 	    "request_id = ? AND state = 'running' RETURNING id",
@@ -198,7 +200,7 @@ static const char *const sql[STMT__MAX] = {
 	[STMT_AUDIT_LIST] =
 	    "SELECT id, started, client_id, client_name, state, exit_code, "
 	    "duration_ms, stdout_bytes, stderr_bytes, substr(command, 1, ?), "
-	    "finished FROM run ORDER BY started DESC, rowid DESC LIMIT ?",
+	    "finished, error FROM run ORDER BY started DESC, rowid DESC LIMIT ?",
 	[STMT_COUNT_SESSIONS] =
 	    "SELECT coalesce(sum(last_used >= ?), 0), count(*) FROM session",
 	[STMT_COUNT_RUNS] =

@@ -28,6 +28,7 @@ enum db_stmt {
 	STMT_SESSION_PRUNE,	/* min_last_used */
 	/* runs (sql/004-runs.sql) */
 	STMT_RUN_INSERT,	/* id, session_hash, request_id, client_id, client_name, command, timeout, started */
+	STMT_RUN_ERROR,		/* error, id */
 	STMT_RUN_FINISH,	/* finished, state, exit_code, duration_ms, stdout_bytes, stderr_bytes, result, id */
 	STMT_RUN_CANCEL,	/* session_hash, request_id -> id */
 	STMT_RUN_CANCELLED,	/* id -> cancel_requested */
@@ -97,7 +98,8 @@ enum db_stmt {
 	STMT_RUN_CLEAR_RESULTS,	/* min_finished */
 	STMT_AUDIT_LIST,	/* command_max, limit -> id, started, client_id,
 				   client_name, state, exit_code, duration_ms,
-				   stdout_bytes, stderr_bytes, command, finished */
+				   stdout_bytes, stderr_bytes, command, finished,
+				   error */
 	STMT_COUNT_SESSIONS,	/* min_last_used -> live, all */
 	STMT_COUNT_RUNS,	/* -> all, running, oldest started */
 	STMT_COUNT_LINKS,	/* now -> all, active */

@@ -198,12 +198,27 @@ setup_handle(struct docker *d, CURL *h, const char *path, char *errbuf)
 	return bad ? -1 : 0;
 }
 
-/* A transport failure, worded for the person running the server. */
+/*
+ * A transport failure, worded for the person running the server. On a unix
+ * socket libcurl words a failed connect as "localhost port 80": name the
+ * socket and the system's reason instead.
+ */
 static int
-transport_error(struct docker *d, CURLcode rc, const char *errbuf,
+transport_error(struct docker *d, CURL *h, CURLcode rc, const char *errbuf,
     struct error *err)
 {
-	const char *why = errbuf[0] != '\0' ? errbuf : curl_easy_strerror(rc);
+	const char	*why = errbuf[0] != '\0' ? errbuf : curl_easy_strerror(rc);
+	char		 sock[256];
+	long		 oserr = 0;
+
+	if (d->socket != NULL && rc == CURLE_COULDNT_CONNECT) {
+		if (curl_easy_getinfo(h, CURLINFO_OS_ERRNO, &oserr) != CURLE_OK)
+			oserr = 0;
+		snprintf(sock, sizeof(sock), "cannot connect to the unix socket "
+		    "%s: %s", d->socket, oserr != 0 ? strerror((int)oserr) :
+		    "connection refused or no such socket");
+		why = sock;
+	}
 
 	switch (rc) {
 	case CURLE_COULDNT_CONNECT:
@@ -329,7 +344,7 @@ docker_request(struct docker *d, const char *method, const char *path,
 		goto out;
 	}
 	if (rc != CURLE_OK) {
-		transport_error(d, rc, errbuf, err);
+		transport_error(d, d->api, rc, errbuf, err);
 		goto out;
 	}
 	curl_easy_getinfo(d->api, CURLINFO_RESPONSE_CODE, status);
@@ -582,7 +597,7 @@ docker_exec_start(struct docker *d, const char *id,
 		goto out;
 	}
 	if (rc != CURLE_OK) {
-		transport_error(d, rc, errbuf, err);
+		transport_error(d, s.h, rc, errbuf, err);
 		goto out;
 	}
 	ret = 0;
@@ -701,7 +716,7 @@ docker_raw(struct docker *d, const char *method, const char *path,
 		goto out;
 	}
 	if (rc != CURLE_OK) {
-		transport_error(d, rc, errbuf, err);
+		transport_error(d, r.h, rc, errbuf, err);
 		goto out;
 	}
 	if (*status < 200 || *status > 299) {
@@ -807,7 +822,7 @@ docker_put_stream(struct docker *d, const char *path, const char *ctype,
 		goto out;
 	}
 	if (rc != CURLE_OK) {
-		transport_error(d, rc, errbuf, err);
+		transport_error(d, h, rc, errbuf, err);
 		goto out;
 	}
 	if (*status < 200 || *status > 299) {

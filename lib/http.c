@@ -44,6 +44,7 @@ struct http_req {
 };
 
 static atomic_bool	 stopping;
+static atomic_bool	 serving_cgi = true;	/* until http_serve knows */
 static pthread_mutex_t	 accept_lock = PTHREAD_MUTEX_INITIALIZER;
 
 struct serve_ctx {
@@ -55,6 +56,12 @@ bool
 http_stopping(void)
 {
 	return atomic_load(&stopping);
+}
+
+bool
+http_serving_cgi(void)
+{
+	return atomic_load(&serving_cgi);
 }
 
 const char *
@@ -631,6 +638,7 @@ http_serve(http_handler handler, void *arg, int nthreads)
 	}
 	if (FCGX_IsCGI())
 		return serve_cgi(&ctx);
+	atomic_store(&serving_cgi, false);
 
 	sigemptyset(&set);
 	sigaddset(&set, SIGTERM);

@@ -31,6 +31,14 @@ int	http_serve(http_handler, void *arg, int nthreads);
 /* True once SIGTERM or SIGINT was received: long handlers end early. */
 bool	http_stopping(void);
 
+/*
+ * True when http_serve serves one plain CGI request (libfcgi's
+ * FCGX_IsCGI: fd 0 is not a listening socket; a connected one, as Apache's
+ * mod_cgid gives, is CGI too). No background work then: the process ends
+ * with the request.
+ */
+bool	http_serving_cgi(void);
+
 /* Request. */
 const char	*http_method(struct http_req *);	/* "GET", "POST", ... */
 const char	*http_path(struct http_req *);	/* request path, no query */

@@ -1,5 +1,6 @@
 /* log.c: see log.h. */
 #include <stdarg.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <string.h>
 #include <time.h>
@@ -95,4 +96,23 @@ log_escape(char *dst, size_t n, const char *src, size_t len)
 	}
 	dst[o] = '\0';
 	return dst;
+}
+
+void
+log_refusal(enum log_refusal kind, const char *expected, const char *arrived)
+{
+	static atomic_flag	 done[LOG_REFUSE__MAX] = { ATOMIC_FLAG_INIT,
+	    ATOMIC_FLAG_INIT, ATOMIC_FLAG_INIT, ATOMIC_FLAG_INIT };
+	static const char	*what[LOG_REFUSE__MAX] = { "origin", "resource",
+	    "audience", "issuer" };
+	char			 e[160], a[160];
+
+	if ((unsigned)kind >= LOG_REFUSE__MAX ||
+	    atomic_flag_test_and_set(&done[kind]))
+		return;
+	log_warn("refused: %s mismatch: expected %s, got %s (check "
+	    "SANDBOX_PUBLIC_URL; logged once per process)", what[kind],
+	    log_escape(e, sizeof(e), expected, strlen(expected)),
+	    arrived == NULL ? "nothing" :
+	    log_escape(a, sizeof(a), arrived, strlen(arrived)));
 }

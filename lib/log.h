@@ -21,4 +21,22 @@ void	log_warn(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
  */
 char	*log_escape(char *dst, size_t n, const char *src, size_t len);
 
+/* What a configuration refusal is about: one line per kind per process. */
+enum log_refusal {
+	LOG_REFUSE_ORIGIN,	/* Origin header on /mcp or the sign-in form */
+	LOG_REFUSE_RESOURCE,	/* RFC 8707 resource at /authorize or /token */
+	LOG_REFUSE_AUDIENCE,	/* a token issued for another resource */
+	LOG_REFUSE_ISSUER,	/* metadata asked for at another origin */
+	LOG_REFUSE__MAX
+};
+
+/*
+ * Log a refusal that a wrong setting (most often SANDBOX_PUBLIC_URL) would
+ * cause, the first time a process makes one of its kind: one warn line
+ * with what was expected and what arrived (escaped and cut short), so the
+ * operator sees the mismatch without the log filling up from a client that
+ * keeps retrying. arrived may be NULL (shown as "nothing").
+ */
+void	log_refusal(enum log_refusal, const char *expected, const char *arrived);
+
 #endif

@@ -585,6 +585,43 @@ resource_metadata(const struct config *cfg)
 	return o;
 }
 
+/* Length of the host name in an authority (host, host:port, [v6]:port). */
+static size_t
+host_len(const char *auth)
+{
+	const char *end;
+
+	if (*auth == '[' && (end = strchr(auth, ']')) != NULL)
+		return (size_t)(end - auth) + 1;
+	return strcspn(auth, ":/");
+}
+
+/*
+ * RFC 8414 §3.3: a client refuses metadata whose issuer is not the URL it
+ * fetched from. A Host header naming another, non-loopback host name (a
+ * proxy may send its upstream's loopback address; ports are left out, as
+ * a TLS proxy changes them) means SANDBOX_PUBLIC_URL is not the address
+ * clients use: say so once.
+ */
+static void
+check_issuer(struct http_req *r, const struct config *cfg)
+{
+	const char	*host = http_header(r, "Host"), *auth;
+	char		 got[300];
+	size_t		 n;
+
+	if (host == NULL || strncmp(host, "127.", 4) == 0 ||
+	    strncmp(host, "localhost", 9) == 0 || strncmp(host, "[::1]", 5) == 0)
+		return;
+	auth = strstr(cfg->public_origin, "://");
+	auth = auth != NULL ? auth + 3 : cfg->public_origin;
+	n = host_len(host);
+	if (n == host_len(auth) && strncasecmp(host, auth, n) == 0)
+		return;
+	snprintf(got, sizeof(got), "requests for host %.256s", host);
+	log_refusal(LOG_REFUSE_ISSUER, cfg->public_origin, got);
+}
+
 /* RFC 8414 §2: issuer is the public origin exactly (no path, no slash). */
 static struct json_object *
 server_metadata(const struct config *cfg)
@@ -659,8 +696,10 @@ oauth_wellknown(struct http_req *r, const struct config *cfg)
 	else if ((strncmp(wk, "oauth-authorization-server", 26) == 0 &&
 	    (wk[26] == '\0' || wk[26] == '/')) ||
 	    (strncmp(wk, "openid-configuration", 20) == 0 &&
-	    (wk[20] == '\0' || wk[20] == '/')))
+	    (wk[20] == '\0' || wk[20] == '/'))) {
+		check_issuer(r, cfg);
 		o = server_metadata(cfg);
+	}
 	if (o == NULL) {
 		http_send_error(r, 404, "No such metadata document.");
 		return;

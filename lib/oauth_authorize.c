@@ -251,6 +251,7 @@ authorize_get(struct http_req *r, const struct config *cfg, struct db *db)
 	if (a.resource == NULL)
 		a.resource = cfg->mcp_url;
 	else if (strcmp(a.resource, cfg->mcp_url) != 0) {
+		log_refusal(LOG_REFUSE_RESOURCE, cfg->mcp_url, a.resource);
 		redirect_back(r, cfg, a.redirect_to, NULL, "invalid_target",
 		    "resource must be this server's MCP URL.", a.state);
 		goto out;
@@ -363,6 +364,8 @@ authorize_post(struct http_req *r, const struct config *cfg, struct db *db)
 	    strcmp(site, "none") != 0) ||
 	    (origin != NULL && strcmp(origin, "null") != 0 &&
 	    strcmp(origin, cfg->public_origin) != 0)) {
+		if (origin != NULL)
+			log_refusal(LOG_REFUSE_ORIGIN, cfg->public_origin, origin);
 		signin_error(r, 403, "Refused", "The sign-in form was posted "
 		    "from another site.");
 		return;

@@ -171,6 +171,7 @@ grant_code(struct http_req *r, const struct config *cfg, struct db *db,
 	}
 	/* RFC 8707 §2.2: the audience was fixed at authorization. */
 	if (resource != NULL && strcmp(resource, stored_resource) != 0) {
+		log_refusal(LOG_REFUSE_RESOURCE, stored_resource, resource);
 		err = "invalid_target";
 		why = "resource differs from the authorization request.";
 		goto fail;
@@ -263,6 +264,9 @@ grant_refresh(struct http_req *r, const struct config *cfg, struct db *db,
 	/* RFC 8707 §2.2: only this server's MCP URL. */
 	if ((resource != NULL && strcmp(resource, stored_resource) != 0) ||
 	    strcmp(stored_resource, cfg->mcp_url) != 0) {
+		log_refusal(LOG_REFUSE_RESOURCE, cfg->mcp_url, resource != NULL &&
+		    strcmp(resource, stored_resource) != 0 ? resource :
+		    stored_resource);
 		err = "invalid_target";
 		why = "The resource is not this server's MCP URL.";
 		goto fail;

@@ -81,6 +81,12 @@ runs_finish(struct db *db, const char *run_id, const char *state,
 }
 
 int
+runs_set_error(struct db *db, const char *run_id, const char *why)
+{
+	return db_exec(db, STMT_RUN_ERROR, "tt", why, run_id) == 1 ? 0 : -1;
+}
+
+int
 runs_request_cancel(struct db *db, const char *session_id,
     struct json_object *request_id, char *run_id, size_t n)
 {

@@ -36,6 +36,9 @@ int	runs_finish(struct db *, const char *run_id, const char *state,
  * session_id started. Returns 1 and its run id in run_id (size n), 0 when no
  * such command is running, -1 on error.
  */
+/* Keep why a run could not run (one line for the operator). 0 or -1. */
+int	runs_set_error(struct db *, const char *run_id, const char *why);
+
 int	runs_request_cancel(struct db *, const char *session_id,
 	    struct json_object *request_id, char *run_id, size_t n);
 

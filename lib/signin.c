@@ -174,7 +174,9 @@ signin_page(struct http_req *r, int status, const struct signin *s)
 	add(p, "\"><label for=\"key\">API key of this server</label>"
 	    "<input type=\"password\" id=\"key\" name=\"key\" required "
 	    "autofocus autocomplete=\"current-password\" maxlength=\"512\">"
-	    "<p class=\"muted\">It is SANDBOX_API_KEY in the server's .env file.</p>"
+	    "<p class=\"muted\">It is SANDBOX_API_KEY in the server's settings "
+	    "file (/etc/code-sandbox/env when installed, .env in a source "
+	    "tree).</p>"
 	    /* Allow comes first so that Enter submits it; CSS shows it right. */
 	    "<div class=\"row\"><button type=\"submit\" name=\"action\" "
 	    "value=\"allow\">Allow</button><button type=\"submit\" "

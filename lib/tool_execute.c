@@ -344,7 +344,9 @@ call(struct tool_ctx *tc, struct json_object *args)
 	if (sandbox_exec(tc->sandbox, command, timeout, run_id, &obs, &res,
 	    &err) == -1) {
 		out = tool_error("The command could not run: %s", err.msg);
+		log_warn("run %s: could not run: %s", run_id, err.msg);
 		runs_finish(tc->db, run_id, "error", -1, 0, 0, 0, out);
+		runs_set_error(tc->db, run_id, err.msg);
 		return out;
 	}
 	if (!res.killed && (w.cancel_seen || runs_cancel_requested(tc->db, run_id)))

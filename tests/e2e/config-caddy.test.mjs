@@ -95,3 +95,10 @@ test('the start-up scripts pass shellcheck', { skip: spawnSync('shellcheck', ['-
   const r = spawnSync('shellcheck', ['-S', 'warning', join(TOP, 'caddy/run-programs.sh'), join(TOP, 'tests/setup/serve.sh')], { encoding: 'utf8' });
   assert.equal(r.status, 0, r.stdout + r.stderr);
 });
+
+test('Caddyfile: without its environment it listens on loopback and dials the socket units', () => {
+  const cfg = adapt({ PATH: process.env.PATH, HOME: '/nonexistent' });
+  const srv = Object.values(cfg.apps.http.servers)[0];
+  assert.deepEqual(srv.listen, ['127.0.0.1:8891']);
+  assert.match(JSON.stringify(srv.routes), /"dial":"unix\/\/run\/code-sandbox\/mcp\.sock"/);
+});

@@ -80,3 +80,35 @@ test('lighttpd.conf routes only the programs that exist', () => {
   const { out, bin } = parsed(['mcp']);
   assert.deepEqual(routes(out), { '/mcp': `${bin}/mcp` });
 });
+
+test('lighttpd.conf works with no environment: defaults, and the installed copy has the paths', () => {
+  const out = execFileSync('lighttpd', ['-p', '-f', join(TOP, 'lighttpd.conf')], { env: { PATH: process.env.PATH }, encoding: 'utf8' });
+  assert.match(out, /server\.bind\s*=\s*"127\.0\.0\.1"/);
+  assert.match(out, /server\.port\s*=\s*8891/);
+  assert.match(out, /server\.errorlog\s*=\s*"\/run\/code-sandbox\/lighttpd\.log"/);
+  // Logs may live apart from the runtime folder (the unit: a LogsDirectory).
+  const logs = execFileSync('lighttpd', ['-p', '-f', join(TOP, 'lighttpd.conf')], {
+    env: { PATH: process.env.PATH, CS_LOG: '/var/log/code-sandbox' }, encoding: 'utf8',
+  });
+  assert.match(logs, /server\.breakagelog\s*=\s*"\/var\/log\/code-sandbox\/programs\.log"/);
+  // make install writes the installed paths in (the sanitizer build make
+  // test made: nothing is compiled here).
+  const dest = mkdtempSync(join(tmpdir(), 'cs-inst-'));
+  try {
+    execFileSync('make', ['-C', TOP, '--no-print-directory', '-s', 'SAN=1', 'install', `DESTDIR=${dest}`, 'PREFIX=/opt/cs', 'SYSCONFDIR=/etc/cs'], { stdio: 'pipe' });
+    const conf = readFileSync(join(dest, 'opt/cs/share/code-sandbox/lighttpd.conf'), 'utf8');
+    assert.match(conf, /\$\{CS_BIN:-\/opt\/cs\/lib\/code-sandbox\/cgi-bin\}/);
+    const unit = readFileSync(join(dest, 'opt/cs/share/code-sandbox/systemd/code-sandbox-lighttpd.service'), 'utf8');
+    assert.match(unit, /^EnvironmentFile=\/etc\/cs\/code-sandbox\/env$/m);
+    assert.match(unit, /^ExecStart=\/usr\/sbin\/lighttpd -D -f \/opt\/cs\/share\/code-sandbox\/lighttpd\.conf$/m);
+    assert.match(unit, /^ExecStartPre=\/opt\/cs\/sbin\/sandboxctl check$/m);
+    assert.match(unit, /^LogsDirectory=code-sandbox$/m);
+    const dropin = readFileSync(join(dest, 'opt/cs/share/code-sandbox/systemd/caddy.service.d/code-sandbox.conf'), 'utf8');
+    assert.match(dropin, /--config \/opt\/cs\/share\/code-sandbox\/caddy\/Caddyfile/);
+    for (const f of ['lighttpd.conf', 'caddy/Caddyfile', 'systemd/code-sandbox-fcgi@.service', 'systemd/code-sandbox-fcgi@.socket', 'systemd/code-sandbox-cleanup.service']) {
+      assert.doesNotMatch(readFileSync(join(dest, 'opt/cs/share/code-sandbox', f), 'utf8'), /@[A-Z]+@/, `${f}: every path filled in`);
+    }
+  } finally {
+    rmSync(dest, { recursive: true, force: true });
+  }
+});

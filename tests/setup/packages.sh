@@ -1,15 +1,24 @@
 #!/bin/sh
-# Install what code-sandbox needs to build, serve and test, when missing:
-# Debian packages (apt-get update only when something is missing), and the
-# end-to-end tests' Node packages (tests/e2e, from package-lock.json).
+# Install what code-sandbox needs, when missing:
+#   tests/setup/packages.sh serve   to build and serve (make run)
+#   tests/setup/packages.sh [test]  that, and the tests' tools: Chromium, unzip,
+#                                   socat, Node.js and the end-to-end tests'
+#                                   Node packages (tests/e2e, package-lock.json)
+# Debian packages come from apt-get (update only when something is missing).
 # Idempotent: a second run installs nothing and prints nothing.
 set -eu
 
 top=$(cd "$(dirname "$0")/../.." && pwd)
+what=${1:-test}
 
 pkgs="build-essential pkg-config libfcgi-dev libfcgi-bin libjson-c-dev
 libcurl4-openssl-dev libssl-dev libsqlite3-dev sqlite3 lighttpd caddy
-spawn-fcgi docker.io debootstrap curl ca-certificates chromium socat openssl"
+spawn-fcgi docker.io debootstrap curl ca-certificates openssl"
+case "$what" in
+serve) ;;
+test) pkgs="$pkgs chromium socat unzip" ;;
+*) echo "usage: $0 [serve|test]" >&2; exit 2 ;;
+esac
 
 missing=
 for p in $pkgs; do
@@ -19,8 +28,10 @@ for p in $pkgs; do
 done
 # Node.js and npm may come from another packaging of Node (its npm is then
 # not a Debian package): only install Debian's when the commands are missing.
-command -v node >/dev/null 2>&1 || missing="$missing nodejs"
-command -v npm >/dev/null 2>&1 || missing="$missing npm"
+if [ "$what" = test ]; then
+	command -v node >/dev/null 2>&1 || missing="$missing nodejs"
+	command -v npm >/dev/null 2>&1 || missing="$missing npm"
+fi
 
 if [ -n "$missing" ]; then
 	if [ "$(id -u)" != 0 ]; then
@@ -36,6 +47,7 @@ fi
 
 # The e2e tests' packages (the MCP SDK client, playwright-core). Reinstall
 # when node_modules is missing or older than the lock file.
+[ "$what" = test ] || exit 0
 e2e="$top/tests/e2e"
 stamp="$e2e/node_modules/.package-lock.json"
 if [ ! -f "$stamp" ] || [ "$e2e/package-lock.json" -nt "$stamp" ] ||

@@ -53,7 +53,7 @@ SANDBOX_HOST=$(setting SANDBOX_HOST 127.0.0.1)
 SANDBOX_PORT=$(setting SANDBOX_PORT 8891)
 export SANDBOX_HOST SANDBOX_PORT
 
-mkdir -p "$CS_RUN/empty"
+mkdir -p "$CS_RUN"
 chmod 700 "$CS_RUN"
 
 case "$SANDBOX_HOST" in

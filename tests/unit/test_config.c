@@ -66,7 +66,30 @@ main(void)
 	    "non-http public URL refused");
 	setenv("SANDBOX_PUBLIC_URL", "https://user@x.example", 1);
 	CHECK(load(&c, &e) == -1, "user info in public URL refused");
+	setenv("SANDBOX_PUBLIC_URL", "https://x.example/mcp", 1);
+	CHECK(load(&c, &e) == -1 && strstr(e.msg, "must be an origin") != NULL &&
+	    strstr(e.msg, "SANDBOX_PUBLIC_URL=https://x.example ") != NULL,
+	    "public URL with a path refused, naming the origin to set");
+	setenv("SANDBOX_PUBLIC_URL", "https://x.example:8443/", 1);
+	CHECK(load(&c, &e) == 0 && strcmp(c->public_url, "https://x.example:8443") == 0,
+	    "public URL with only a trailing slash accepted");
+	config_free(c);
 	unsetenv("SANDBOX_PUBLIC_URL");
+
+	/* The file's SANDBOX_PUBLIC_URL hidden: a wildcard host needs one. */
+	setenv("SANDBOX_PUBLIC_URL", "", 1);
+	setenv("SANDBOX_HOST", "0.0.0.0", 1);
+	CHECK(load(&c, &e) == -1 && strstr(e.msg, "SANDBOX_PUBLIC_URL: required") != NULL,
+	    "wildcard host without a public URL refused");
+	setenv("SANDBOX_HOST", "::", 1);
+	CHECK(load(&c, &e) == -1, "IPv6 wildcard host without a public URL refused");
+	unsetenv("SANDBOX_HOST");
+	unsetenv("SANDBOX_PUBLIC_URL");
+
+	setenv("SANDBOX_ENV_FILE", "/nonexistent-cs/env", 1);
+	CHECK(load(&c, &e) == -1 && strstr(e.msg, "/nonexistent-cs/env does not exist") != NULL,
+	    "a named settings file that is missing is named");
+	setenv("SANDBOX_ENV_FILE", envpath, 1);
 
 	setenv("SANDBOX_CONTAINER", "bad/name", 1);
 	CHECK(load(&c, &e) == -1 && strstr(e.msg, "SANDBOX_CONTAINER") != NULL,

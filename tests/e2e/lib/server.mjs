@@ -251,7 +251,7 @@ export async function startServer({ name = 'test', settings = {}, env = {}, binD
   };
 
   srv.launch = async () => {
-    mkdirSync(join(runDir, 'empty'), { recursive: true });
+    mkdirSync(runDir, { recursive: true });
     const procEnv = {
       PATH: process.env.PATH,
       CS_BIN: bin,
