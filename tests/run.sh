@@ -147,7 +147,8 @@ run_e2e() {
 		[ $# -gt 0 ] && run_e2e_web "$w" "$@"
 	done
 	[ -n "$image_files" ] || return 0
-	if ! containers/build-image.sh --wait; then
+	# CS_TOOLSET_IMAGE names another full image to use (the tests read it too).
+	if ! SANDBOX_IMAGE=${CS_TOOLSET_IMAGE:-${SANDBOX_IMAGE:-}} containers/build-image.sh --wait; then
 		echo "not ok - e2e: the full sandbox image could not be built (containers/build-image.sh)"
 		failed=$((failed + 1))
 		return
