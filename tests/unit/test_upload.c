@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "check.h"
+#include "image.h"
 #include "multipart.h"
 #include "tar.h"
 #include "uplinks.h"
@@ -229,9 +230,33 @@ test_uplink_url(void)
 	    e.status == 404, "uplink: too few segments");
 }
 
+static void
+test_image(void)
+{
+	static const unsigned char png[] = "\x89PNG\r\n\x1a\n\0\0\0\rIHDR\0\0\x01\x90\0\0\x01\x2c";
+	static const unsigned char gif[] = "GIF89a\x10\x00\x20\x00";
+	static const unsigned char jpg[] = "\xff\xd8\xff\xe0\x00\x04JF\xff\xc0\x00\x11\x08\x00\x30\x00\x40";
+	static const unsigned char webp[] = "RIFF\x24\x00\x00\x00WEBPVP8X\x0a\x00\x00\x00\x00\x00\x00\x00\x3f\x00\x00\x1f\x00\x00";
+	unsigned long w, h;
+
+	CHECK(image_info(png, sizeof(png) - 1, &w, &h) == IMAGE_PNG && w == 400 &&
+	    h == 300, "image: PNG and its IHDR size");
+	CHECK(image_info(gif, sizeof(gif) - 1, &w, &h) == IMAGE_GIF && w == 16 &&
+	    h == 32, "image: GIF");
+	CHECK(image_info(jpg, sizeof(jpg) - 1, &w, &h) == IMAGE_JPEG && w == 64 &&
+	    h == 48, "image: JPEG, size from SOF0 after another segment");
+	CHECK(image_info(webp, sizeof(webp) - 1, &w, &h) == IMAGE_WEBP && w == 64 &&
+	    h == 32, "image: WebP VP8X canvas");
+	CHECK(image_info(png, 12, &w, &h) == IMAGE_PNG && w == 0,
+	    "image: a PNG cut before its size");
+	CHECK(image_info((const unsigned char *)"<svg", 4, &w, &h) == IMAGE_UNKNOWN,
+	    "image: SVG is not one of the four");
+}
+
 int
 main(void)
 {
+	test_image();
 	test_multipart();
 	test_names();
 	test_tar_write();
