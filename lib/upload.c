@@ -296,7 +296,10 @@ store(struct up *u, const char *name, struct src *s, char *stored,
 	args[0] = u->row.dir;
 	args[1] = NULL;
 	if (script(u, prepare_script, args, final, sizeof(final), err) == -1) {
-		err->status = err->status == 0 ? 500 : err->status;
+		/* The script ran and failed: the folder cannot be made there. */
+		if (err->status == 500)
+			error_status(err, 409, "The folder %s cannot be made in "
+			    "the sandbox (a file of that name?).", u->row.dir);
 		return -1;
 	}
 
@@ -394,6 +397,7 @@ answer_error(struct up *u, const struct error *err)
 	switch (err->status) {
 	case 413:
 	case 400:
+	case 409:
 	case 410:
 		http_send_error(u->r, err->status, err->msg);
 		break;
@@ -483,6 +487,7 @@ do_put(struct up *u)
 	rc = store(u, name, &s, stored, sizeof(stored), &err);
 	if (rc != 0) {
 		uplinks_release(u->db, u->row.id, (long long)s.size);
+		reserved = false;
 		if (rc == 1) {
 			audit_end(u, audit, "interrupted", NULL, (long long)s.done,
 			    "the body ended early");
@@ -501,10 +506,11 @@ do_put(struct up *u)
 	http_send(u->r, 201, "text/plain; charset=utf-8", msg, strlen(msg));
 	goto out;
 fail:
-	if (reserved && err.status != 0)
+	if (reserved)
 		uplinks_release(u->db, u->row.id, (long long)s.size);
-	audit_end(u, audit, err.status == 413 || err.status == 400 ?
-	    "refused" : "failed", NULL, (long long)s.size, err.msg);
+	audit_end(u, audit, err.status == 413 || err.status == 400 ||
+	    err.status == 409 ? "refused" : "failed", NULL, (long long)s.size,
+	    err.msg);
 	answer_error(u, &err);
 out:
 	if (s.f != NULL)

@@ -209,6 +209,18 @@ test('tampered, expired, revoked and over-cap uploads are refused; nothing is wr
   assert.ok(Number(await sql(`select count(*) from upload where link_id = '${s.link_id}' and state = 'refused'`)) >= 2);
 });
 
+test('a folder that cannot be made: 409, nothing stored', async () => {
+  await sh('echo file > /sandbox/notadir');
+  const s = await link({ folder: 'notadir' });
+  const f = join(tmp, 'x.txt');
+  writeFileSync(f, 'x');
+  const r = await curlPut(f, `${s.url}x.txt`);
+  assert.equal(r.status, 409, r.body);
+  assert.match(r.body, /\/sandbox\/notadir cannot be made/);
+  assert.equal(await sh('cat /sandbox/notadir'), 'file\n');
+  assert.equal(await sql(`select used_bytes from upload_link where id = '${s.link_id}'`), '0');
+});
+
 test('an interrupted upload leaves no file', async () => {
   const s = await link({ folder: 'cut' });
   const u = new URL(`${s.url}cut.bin`);
