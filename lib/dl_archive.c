@@ -26,12 +26,13 @@
 #include "log.h"
 #include "sandbox.h"
 
-/* $1 folder, $2 kind. One 'A' on stdout, then the archive. */
+/* $1 folder, $2 kind, $3 "head" or "get". One 'A' on stdout, then the archive. */
 static const char archive_script[] =
     "[ -d \"$1\" ] || exit 3\n"
     "cd -- \"$(dirname -- \"$1\")\" || exit 3\n"
     "b=$(basename -- \"$1\")\n"
     "printf A\n"
+    "[ \"$3\" = head ] && exit 0\n"
     "if [ \"$2\" = zip ]; then\n"
     "  exec timeout 3600 zip -q -r - \"./$b\"\n"
     "else\n"
@@ -112,7 +113,7 @@ dl_archive(struct http_req *r, const struct config *cfg, struct db *db,
 	struct docker_exec_cb	 cb = { on_output, on_tick, NULL };
 	struct error		 err;
 	char			 name[LINK_NAME_MAX + 1];
-	const char		*args[3];
+	const char		*args[4];
 	bool			 stopped = false;
 	int			 code = -1;
 
@@ -134,7 +135,8 @@ dl_archive(struct http_req *r, const struct config *cfg, struct db *db,
 	}
 	args[0] = row->path;
 	args[1] = row->archive;
-	args[2] = NULL;
+	args[2] = head ? "head" : "get";
+	args[3] = NULL;
 	if (sandbox_script_stream(sb, archive_script, args, &cb, &stopped, &code,
 	    &err) == -1) {
 		if (!a.started) {
