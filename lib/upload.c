@@ -34,10 +34,10 @@
 #include "tar.h"
 #include "uplinks.h"
 #include "upload.h"
+#include "upload_extern.h"
 
 #define SCRIPT_DEADLINE_S	60	/* mkdir, rename, clean-up in the container */
 #define SPOOL_CHUNK		(64 * 1024)
-#define PAGE_NONCE_BYTES	16
 
 /* One request being served. */
 struct up {
@@ -532,6 +532,7 @@ struct spooled {
 struct form_state {
 	struct up		*u;
 	struct spooled		 files[UPLOAD_FILES_MAX];
+	struct upload_result	 res[UPLOAD_FILES_MAX];
 	size_t			 nfiles;
 	struct spooled		*cur;		/* the file part being read */
 	unsigned long long	 total;
@@ -597,8 +598,6 @@ part_end(void *arg)
 	return 0;
 }
 
-static void	send_page(struct up *, int status, const struct form_state *);
-
 static void
 do_post(struct up *u)
 {
@@ -649,7 +648,7 @@ do_post(struct up *u)
 		goto out;
 	}
 	if (fs->nfiles == 0) {
-		send_page(u, 400, fs);
+		upload_page(u->r, &u->row, 400, fs->res, 0);
 		goto out;
 	}
 	if ((r = uplinks_reserve(u->db, u->row.id, (long long)fs->total)) != 1) {
@@ -687,7 +686,13 @@ do_post(struct up *u)
 		    NULL);
 	}
 	reserved = false;
-	send_page(u, 200, fs);
+	for (i = 0; i < fs->nfiles; i++) {
+		fs->res[i].sent = fs->files[i].sent;
+		fs->res[i].size = fs->files[i].size;
+		fs->res[i].stored = fs->files[i].stored;
+		fs->res[i].ok = fs->files[i].ok;
+	}
+	upload_page(u->r, &u->row, 200, fs->res, fs->nfiles);
 out:
 	if (reserved)
 		uplinks_release(u->db, u->row.id, (long long)fs->total);
@@ -696,143 +701,6 @@ out:
 			fclose(fs->files[i].f);
 	multipart_free(mp);
 	free(fs);
-}
-
-/* The page. */
-
-static const char page_style[] =
-    "body{margin:0;font:16px/1.5 system-ui,-apple-system,Segoe UI,Roboto,"
-    "sans-serif;background:#f4f5f7;color:#1d2129}"
-    "main{max-width:34rem;margin:2rem auto;padding:1.5rem;background:#fff;"
-    "border-radius:12px;box-shadow:0 1px 4px rgba(0,0,0,.12)}"
-    "h1{font-size:1.3rem;margin:0 0 1rem}"
-    ".muted{color:#5f6b7a;font-size:.9rem}"
-    "#drop{border:2px dashed #b8c0cc;border-radius:12px;padding:1.5rem;"
-    "text-align:center;margin:1rem 0}"
-    "#drop.over{border-color:#2851d6;background:#eef2ff}"
-    "button{font-size:1rem;padding:.6rem 1.2rem;border-radius:8px;"
-    "border:1px solid #2851d6;background:#2851d6;color:#fff}"
-    "ul{padding-left:1.2rem}li{margin:.4rem 0;word-break:break-word}"
-    "progress{width:100%}.ok{color:#1a7f37}.bad{color:#8a1c12}"
-    "@media (max-width:36rem){main{margin:0;border-radius:0;min-height:100vh}}";
-
-/*
- * With JavaScript: the form is replaced by a drop zone; each file is PUT
- * to the link plus its name, with a progress bar, and the server's answer
- * (the stored path) shown beside it.
- */
-static const char page_script[] =
-    "(function(){var f=document.getElementById('form'),d=document.getElementById('drop'),"
-    "i=document.getElementById('files'),l=document.getElementById('list'),"
-    "done=document.getElementById('done'),busy=0;"
-    "d.hidden=false;f.querySelector('button').hidden=true;"
-    "function put(file){var li=document.createElement('li'),p=document.createElement('progress'),"
-    "s=document.createElement('span');li.textContent=file.name+' ('+file.size+' bytes) ';"
-    "p.max=file.size||1;p.value=0;li.appendChild(s);li.appendChild(p);l.appendChild(li);busy++;"
-    "var x=new XMLHttpRequest();x.open('PUT',location.pathname.replace(/\\/?$/,'/')+"
-    "encodeURIComponent(file.name));"
-    "x.upload.onprogress=function(e){if(e.lengthComputable){p.max=e.total;p.value=e.loaded;}};"
-    "x.onloadend=function(){busy--;p.remove();s.className=x.status==201?'ok':'bad';"
-    "s.textContent=x.status==201?x.responseText:('failed: '+(x.responseText||x.status));"
-    "if(!busy)done.hidden=false;};x.send(file);}"
-    "function all(fl){for(var k=0;k<fl.length;k++)put(fl[k]);}"
-    "i.addEventListener('change',function(){all(i.files);i.value='';});"
-    "d.addEventListener('dragover',function(e){e.preventDefault();d.className='over';});"
-    "d.addEventListener('dragleave',function(){d.className='';});"
-    "d.addEventListener('drop',function(e){e.preventDefault();d.className='';all(e.dataTransfer.files);});"
-    "})();";
-
-static void
-esc(FILE *f, const char *s)
-{
-	for (; *s != '\0'; s++) {
-		switch (*s) {
-		case '&': fputs("&amp;", f); break;
-		case '<': fputs("&lt;", f); break;
-		case '>': fputs("&gt;", f); break;
-		case '"': fputs("&quot;", f); break;
-		case '\'': fputs("&#39;", f); break;
-		default:
-			if ((unsigned char)*s < 0x20 || *s == 0x7f)
-				fputs("\xef\xbf\xbd", f);
-			else
-				fputc(*s, f);
-		}
-	}
-}
-
-/* The upload page (fs NULL), or the answer to a form post. */
-static void
-send_page(struct up *u, int status, const struct form_state *fs)
-{
-	char	 nonce[40], csp[512], left[64], exp[40];
-	char	*html = NULL;
-	size_t	 len = 0, i;
-	FILE	*f;
-	time_t	 t = (time_t)u->row.expires;
-	struct tm tm;
-
-	if (crypto_token(nonce, sizeof(nonce), PAGE_NONCE_BYTES) == -1 ||
-	    (f = open_memstream(&html, &len)) == NULL) {
-		http_send_error(u->r, 500, "The page could not be built.");
-		return;
-	}
-	gmtime_r(&t, &tm);
-	strftime(exp, sizeof(exp), "%Y-%m-%d %H:%M UTC", &tm);
-	snprintf(left, sizeof(left), "%lld", u->row.max_bytes - u->row.used_bytes);
-	fprintf(f, "<!doctype html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">"
-	    "<meta name=\"viewport\" content=\"width=device-width,initial-scale=1\">"
-	    "<meta name=\"referrer\" content=\"no-referrer\">"
-	    "<title>Upload files to the sandbox</title><style nonce=\"%s\">%s</style>"
-	    "</head><body><main>", nonce, page_style);
-	if (fs == NULL) {
-		fputs("<h1>Upload files to the sandbox</h1><p>Files go to <code>", f);
-		esc(f, u->row.dir);
-		fprintf(f, "</code>. This link takes up to %s more bytes until %s.</p>",
-		    left, exp);
-		fputs("<form id=\"form\" method=\"post\" enctype=\"multipart/form-data\">"
-		    "<div id=\"drop\" hidden>Drop files here, or choose them:</div>"
-		    "<p><input id=\"files\" type=\"file\" name=\"files\" multiple></p>"
-		    "<p><button type=\"submit\">Upload</button></p></form>"
-		    "<ul id=\"list\"></ul><p id=\"done\" hidden class=\"ok\">Done. "
-		    "Return to Claude and say the files are uploaded.</p>", f);
-		fprintf(f, "<script nonce=\"%s\">%s</script>", nonce, page_script);
-	} else if (fs->nfiles == 0) {
-		fputs("<h1>No file was chosen</h1><p>Go back and choose one or more "
-		    "files.</p>", f);
-	} else {
-		fputs("<h1>Upload finished</h1><ul>", f);
-		for (i = 0; i < fs->nfiles; i++) {
-			fputs("<li>", f);
-			esc(f, fs->files[i].sent);
-			fprintf(f, " (%llu bytes): ", fs->files[i].size);
-			if (fs->files[i].ok) {
-				fputs("<span class=\"ok\">stored as <code>", f);
-				esc(f, fs->files[i].stored);
-				fputs("</code></span>", f);
-			} else
-				fputs("<span class=\"bad\">not stored</span>", f);
-			fputs("</li>", f);
-		}
-		fputs("</ul><p>Return to Claude and say the files are uploaded.</p>", f);
-	}
-	fputs("</main></body></html>\n", f);
-	if (fclose(f) != 0) {
-		free(html);
-		http_send_error(u->r, 500, "The page could not be built.");
-		return;
-	}
-	snprintf(csp, sizeof(csp), "default-src 'none'; style-src 'nonce-%s'; "
-	    "script-src 'nonce-%s'; connect-src 'self'; img-src 'none'; "
-	    "base-uri 'none'; form-action 'self'; frame-ancestors 'none'",
-	    nonce, nonce);
-	http_header_add(u->r, "Content-Security-Policy", csp);
-	http_header_add(u->r, "X-Frame-Options", "DENY");
-	http_header_add(u->r, "Referrer-Policy", "no-referrer");
-	http_header_add(u->r, "X-Content-Type-Options", "nosniff");
-	http_header_add(u->r, "Cache-Control", "no-store");
-	http_send(u->r, status, "text/html; charset=utf-8", html, len);
-	free(html);
 }
 
 void
@@ -869,7 +737,7 @@ upload_handle(struct http_req *r, const struct config *cfg, struct db *db)
 	else if (strcmp(m, "POST") == 0)
 		do_post(&u);
 	else
-		send_page(&u, 200, NULL);
+		upload_page(r, &u.row, 200, NULL, 0);
 	docker_close(u.dk);
 	sandbox_close(u.sb);
 }
