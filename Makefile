@@ -142,9 +142,12 @@ deps:
 test-deps:
 	@tests/setup/packages.sh test
 
-setup: deps
-	@containers/ensure-docker.sh
+setup: host
 	@containers/build-image.sh
+
+# Everything but the sandbox image.
+host: deps
+	@containers/ensure-docker.sh
 	@test -f .env || { umask 077; key=$$(head -c 32 /dev/urandom | base64 | tr '+/' '-_' | tr -d '=\n'); \
 	  printf 'SANDBOX_API_KEY=%s\n' "$$key" > .env; chmod 600 .env; \
 	  echo "created .env with a fresh SANDBOX_API_KEY (mode 600)"; }
@@ -160,8 +163,12 @@ run: setup
 	  echo "make run: /sandbox is bounded by the server's watchdog (SANDBOX_DISK_LIMIT)"
 	@tests/setup/serve.sh lighttpd
 
+# The tests start on the core image while the full one (with the toolset)
+# builds in the background; tests/run.sh waits for it before the tests
+# that need it (*.image.test.mjs), which run last.
 test: test-deps
-	@$(MAKE) --no-print-directory setup
+	@$(MAKE) --no-print-directory host
+	@containers/build-image.sh --background
 	@$(MAKE) --no-print-directory SAN=1 all units
 	@$(MAKE) --no-print-directory FUZZ=1 fuzzers
 	@tests/run.sh
@@ -223,5 +230,5 @@ install-systemd: install
 clean:
 	rm -rf build
 
-.PHONY: all units fuzzers fuzz soak deps test-deps setup run test bench install install-systemd clean
+.PHONY: all units fuzzers fuzz soak deps test-deps host setup run test bench install install-systemd clean
 .SECONDARY:

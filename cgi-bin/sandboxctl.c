@@ -907,13 +907,19 @@ links_list(struct ctl *c)
 static int
 links_revoke(struct ctl *c)
 {
+	long n;
+
 	if (c->argc != 2) {
 		usage();
 		return 2;
 	}
-	return revoked_one(db_exec(c->db, STMT_LINK_REVOKE, "it",
-	    (long long)time(NULL), c->argv[1]), "live link", "link",
-	    c->argv[1], "revoked");
+	/* A download link, else an upload link (ids never collide: random). */
+	n = db_exec(c->db, STMT_LINK_REVOKE, "it", (long long)time(NULL),
+	    c->argv[1]);
+	if (n == 0)
+		n = db_exec(c->db, STMT_UPLINK_REVOKE, "it",
+		    (long long)time(NULL), c->argv[1]);
+	return revoked_one(n, "live link", "link", c->argv[1], "revoked");
 }
 
 /* Is line an assignment of SANDBOX_API_KEY (as config.c reads the file)? */

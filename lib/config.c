@@ -129,6 +129,16 @@ static const struct setting settings[] = {
 	  "Client ID Metadata Document fetches per minute, overall (a fifth of it per host)." },
 	{ "SANDBOX_BODY_DEADLINE", K_LONG, "30", 1, 3600, OFF(body_deadline),
 	  "Seconds a request body may take to arrive; a stalled one is cut (408), freeing its worker." },
+	{ "SANDBOX_UPLOAD_MAX_BYTES", K_SIZE, "2g", 1, 1LL << 40, OFF(upload_max_bytes),
+	  "Most bytes one upload link accepts in all (bytes, or with k, m, g suffix); upload_link may ask for less." },
+	{ "SANDBOX_SPOOL_DIR", K_PATH, "/var/tmp", 1, PATH_MAX, OFF(spool_dir),
+	  "Folder where /up keeps uploads of unknown length until they are complete (unnamed files, gone on exit)." },
+	{ "SANDBOX_IMAGE_MAX_BYTES", K_SIZE, "100k", 1024, 64LL << 20, OFF(image_max_bytes),
+	  "Largest image view_image returns to the model; larger ones are scaled down to fit." },
+	{ "SANDBOX_IMAGE_MAX_DIM", K_LONG, "1568", 64, 16384, OFF(image_max_pixels),
+	  "Longest side, in pixels, of an image view_image returns; larger ones are scaled down." },
+	{ "SANDBOX_SHM_SIZE", K_SIZE, "1g", 64LL << 20, 1LL << 40, OFF(shm_bytes),
+	  "Size of the container's /dev/shm (headless Chromium needs more than Docker's 64 MB); applies when the container is created." },
 };
 
 #define NSETTINGS (sizeof(settings) / sizeof(settings[0]))

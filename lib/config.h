@@ -67,6 +67,11 @@ struct config {
 	long		 pending_max;	/* SANDBOX_PENDING_SIGNINS */
 	long		 cimd_per_minute; /* SANDBOX_CIMD_FETCHES_PER_MINUTE, overall */
 	long		 body_deadline;	/* SANDBOX_BODY_DEADLINE, seconds */
+	long long	 upload_max_bytes; /* SANDBOX_UPLOAD_MAX_BYTES, per upload link */
+	char		*spool_dir;	/* SANDBOX_SPOOL_DIR: bodies of unknown length */
+	long long	 image_max_bytes; /* SANDBOX_IMAGE_MAX_BYTES: images to the model */
+	long		 image_max_pixels; /* SANDBOX_IMAGE_MAX_DIM: longest side */
+	long long	 shm_bytes;	/* SANDBOX_SHM_SIZE: the container's /dev/shm */
 };
 
 /*

@@ -143,6 +143,47 @@ http_remote_addr(struct http_req *r)
 	return a != NULL ? a : "";
 }
 
+/*
+ * A streamed body (uploads) may take as long as it takes to arrive, but
+ * each read waits at most SANDBOX_BODY_DEADLINE seconds for the next
+ * bytes: a stalled upload ends (0, short of its length) and frees the
+ * worker. The wait is set again before every read, so it is an inactivity
+ * deadline, not a total one as http_body's.
+ */
+long
+http_read(struct http_req *r, void *buf, size_t len)
+{
+	struct timeval	 tv = { atomic_load(&body_deadline), 0 };
+	int		 n;
+
+	if (len > INT_MAX)
+		len = INT_MAX;
+	if (r->fcgx.ipcFd >= 0)
+		(void)setsockopt(r->fcgx.ipcFd, SOL_SOCKET, SO_RCVTIMEO, &tv,
+		    sizeof(tv));
+	n = FCGX_GetStr(buf, (int)len, r->in);
+	return n > 0 ? n : 0;
+}
+
+int
+http_content_length(struct http_req *r, unsigned long long *len)
+{
+	const char		*cl = http_param(r, "CONTENT_LENGTH");
+	unsigned long long	 v = 0;
+	size_t			 i;
+
+	*len = 0;
+	if (cl == NULL || *cl == '\0' || strcmp(cl, "-1") == 0)
+		return 1;
+	for (i = 0; cl[i] != '\0'; i++) {
+		if (cl[i] < '0' || cl[i] > '9' || i >= 18)
+			return -1;
+		v = v * 10 + (unsigned)(cl[i] - '0');
+	}
+	*len = v;
+	return 0;
+}
+
 int
 http_body_read(const char *cl, size_t max, http_read_fn rd, void *arg,
     char **body, size_t *len, int *status)

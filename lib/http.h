@@ -75,6 +75,18 @@ typedef int	(*http_read_fn)(void *arg, char *buf, int n);
 int	http_body_read(const char *content_length, size_t max, http_read_fn rd,
 	    void *arg, char **body, size_t *len, int *status);
 
+/*
+ * Read the next piece of the request body into buf, for bodies too large
+ * to hold (uploads): returns the bytes read (up to len), 0 at the end of
+ * the body (or when the client went away: compare with Content-Length).
+ * Do not mix with http_body.
+ */
+long	http_read(struct http_req *, void *buf, size_t len);
+/*
+ * The request's Content-Length: 0 with *len, 1 when the length is unknown
+ * (absent, or -1 as Caddy passes a chunked body), -1 when malformed.
+ */
+int	http_content_length(struct http_req *, unsigned long long *len);
 /* Response. Status and headers are sent with the first write. */
 void	http_status(struct http_req *, int status);
 /* Forget the headers added so far (before anything was sent). */
