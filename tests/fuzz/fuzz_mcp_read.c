@@ -1,20 +1,17 @@
 /*
- * mcp_read.c: libFuzzer target for the /mcp request reader: the era of a
+ * fuzz_mcp_read.c: libFuzzer target for the /mcp request reader: the era of a
  * body (mcp_era_of) and the 2025/2026 checks of one message (mcp_read),
  * with the three header values the transport passes.
  *
  * Input: three lines (MCP-Protocol-Version, Mcp-Method, Mcp-Name; an empty
- * line is an absent header), then the body. Build after `make SAN=1`:
- *
- *   clang -std=c11 -D_GNU_SOURCE -g -fsanitize=fuzzer,address,undefined \
- *     -Ilib tests/fuzz/mcp_read.c build/san/libcodesandbox.a \
- *     $(pkg-config --libs fcgi json-c libcurl libcrypto sqlite3) -lpthread -lm \
- *     -o build/fuzz_mcp_read
+ * line is an absent header), then the body. Built and run by `make fuzz`
+ * (seeds in tests/fuzz/corpus/mcp_read/).
  */
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "fuzz.h"
 #include "js.h"
 #include "mcp.h"
 
