@@ -106,11 +106,16 @@ static const char WRAPPER[] =
     "else\n"
     "  set -- bash -c \"$1\"\n"
     "fi\n"
+    /*
+     * The wrapper's own messages (job reports such as "[1]+ Exit 3") are
+     * dropped from before the job starts, or a quick command races them
+     * into its stderr; the command keeps the real stderr (fd 3).
+     */
+    "exec 3>&2 2>/dev/null\n"
     "set -m\n"
-    "\"$@\" </dev/null &\n"
+    "\"$@\" </dev/null 2>&3 3>&- &\n"
     "p=$!\n"
-    /* From here on the wrapper's own messages (job reports) are dropped. */
-    "exec 2>/dev/null\n"
+    "exec 3>&-\n"
     "echo \"$p $o0\" >\"$d/$id\"\n"
     "(sleep \"$t\"; : >\"$d/$id.timeout\"; kill -KILL -- \"-$p\")"
     " </dev/null >/dev/null &\n"

@@ -13,7 +13,12 @@ import { register } from './lib/oauth.mjs';
 
 const DEADLINE = 3;
 
-/* Send headers announcing length bytes and only part of the body; resolve when the server closes. */
+/*
+ * Send headers announcing length bytes and only part of the body; resolve
+ * when the server closes, or answers 408: Caddy passes on the program's 408
+ * at once but keeps the client's connection to drain the rest (a goroutine
+ * of its own, not a worker of ours).
+ */
 function stall(srv, path, length) {
   return new Promise((resolve, reject) => {
     const t0 = Date.now();
@@ -23,7 +28,13 @@ function stall(srv, path, length) {
         `Content-Length: ${length}\r\nConnection: close\r\n\r\n{"a":`);
     });
     s.setEncoding('latin1');
-    s.on('data', (d) => (reply += d));
+    s.on('data', (d) => {
+      reply += d;
+      if (/^HTTP\/1\.1 408 /.test(reply)) {
+        s.destroy();
+        resolve({ ms: Date.now() - t0, reply });
+      }
+    });
     s.on('close', () => resolve({ ms: Date.now() - t0, reply }));
     s.on('error', reject);
     setTimeout(() => {

@@ -70,7 +70,7 @@ test('lighttpd.conf routes every endpoint to its program', () => {
   });
   // Uploads: a large body cap on /up only (KiB), the outer one stays small.
   assert.match(out, /\$HTTP\["url"\] =\^ "\/up\/" \{[^}]*server\.max-request-size = 1073741824/);
-  assert.match(out, /^\s*server\.max-request-size\s*=\s*65536$/m);
+  assert.match(out, /^\s*server\.max-request-size\s*=\s*1$/m);
   assert.match(out, /server\.stream-response-body\s*=\s*2/);
   assert.match(out, /server\.stream-request-body\s*=\s*0/);
   assert.doesNotMatch(out, /server\.username/);
