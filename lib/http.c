@@ -197,7 +197,8 @@ http_body_read(const char *cl, size_t max, http_read_fn rd, void *arg,
 	*len = 0;
 	if (max >= INT_MAX)
 		max = INT_MAX - 1;
-	if (cl != NULL && *cl != '\0') {
+	/* Caddy passes a chunked body as CONTENT_LENGTH -1: length unknown. */
+	if (cl != NULL && *cl != '\0' && strcmp(cl, "-1") != 0) {
 		errno = 0;
 		want = strtoll(cl, &end, 10);
 		if (errno != 0 || *end != '\0' || want < -1 ||
