@@ -7,7 +7,7 @@
 import { describe, it, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import net from 'node:net';
-import { startServer } from './lib/server.mjs';
+import { startServer, sleep, WEB } from './lib/server.mjs';
 import { connect, http, initializeBody } from './lib/client.mjs';
 import { register } from './lib/oauth.mjs';
 
@@ -15,11 +15,9 @@ const DEADLINE = 3;
 
 /*
  * Send headers announcing length bytes and only part of the body; resolve
- * when the server closes, or answers 408: Caddy passes on the program's 408
- * at once but keeps the client's connection to drain the rest (a goroutine
- * of its own, not a worker of ours).
+ * when the server closes. The socket is kept in sockets (to end it).
  */
-function stall(srv, path, length) {
+function stall(srv, path, length, sockets = []) {
   return new Promise((resolve, reject) => {
     const t0 = Date.now();
     let reply = '';
@@ -28,13 +26,8 @@ function stall(srv, path, length) {
         `Content-Length: ${length}\r\nConnection: close\r\n\r\n{"a":`);
     });
     s.setEncoding('latin1');
-    s.on('data', (d) => {
-      reply += d;
-      if (/^HTTP\/1\.1 408 /.test(reply)) {
-        s.destroy();
-        resolve({ ms: Date.now() - t0, reply });
-      }
-    });
+    s.on('data', (d) => (reply += d));
+    sockets.push(s);
     s.on('close', () => resolve({ ms: Date.now() - t0, reply }));
     s.on('error', reject);
     setTimeout(() => {
@@ -74,6 +67,22 @@ describe('request bodies', () => {
   it('a stalled body is cut after the deadline and its worker serves again', async () => {
     // Both of the program's threads held by stalled bodies: new requests
     // are served once they are cut.
+    if (WEB === 'caddy') {
+      // Caddy 2.6 has only a whole-body read timeout, which would also cut
+      // a long upload (/up), so it is not set: Caddy keeps the stalled
+      // client's connection (a goroutine of its own) while the program
+      // cuts the body after the deadline (408) and frees its worker.
+      const sockets = [];
+      const held = [stall(srv, '/register', 2000, sockets), stall(srv, '/register', 2000, sockets)];
+      held.forEach((p) => p.catch(() => {}));
+      await sleep((DEADLINE + 1.5) * 1000);
+      const t0 = Date.now();
+      assert.equal((await register(srv, { redirect_uris: ['http://127.0.0.1:1/cb'] })).status, 201);
+      assert.ok(Date.now() - t0 < 5000);
+      assert.match(srv.programsOutput(), /request body cut: stalled or incomplete/);
+      sockets.forEach((x) => x.destroy());
+      return;
+    }
     const stalls = [stall(srv, '/register', 2000), stall(srv, '/register', 2000)];
     const cut = await Promise.all(stalls);
     for (const c of cut) {
