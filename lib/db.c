@@ -581,6 +581,24 @@ db_version(struct db *db)
 	return v;
 }
 
+long
+db_cache_kib(struct db *db)
+{
+	sqlite3_stmt	*st;
+	long		 v = -1;
+
+	if (sqlite3_prepare_v2(db->h, "PRAGMA cache_size", -1, &st, NULL) != SQLITE_OK)
+		return -1;
+	/* Negative: KiB; positive: pages (of 4096 bytes here). */
+	if (sqlite3_step(st) == SQLITE_ROW) {
+		long long c = sqlite3_column_int64(st, 0);
+
+		v = c < 0 ? (long)-c : (long)(c * 4);
+	}
+	sqlite3_finalize(st);
+	return v;
+}
+
 /*
  * Apply each schema step newer than the file's user_version, each in one
  * IMMEDIATE transaction that re-reads the version first, so several
