@@ -6,6 +6,8 @@
 #                   image, create .env, and serve through lighttpd
 #   make test       the same set-up, then every test; last line "N passed, N failed"
 #   make bench      benchmarks, printed as ratios against the raw Docker API
+#   make fuzz       every libFuzzer target (tests/fuzz/fuzz_*.c), FUZZ_SECONDS each
+#   make soak       200 clients of mixed traffic, lighttpd then Caddy, SOAK_MINUTES
 #   make install    PREFIX=/usr/local DESTDIR= (units and configs get the paths)
 #   make install-systemd   make install, then the units in UNITDIR, the user
 #                   USER (in the docker group), SYSCONFDIR/code-sandbox/env,
@@ -33,6 +35,12 @@ PKGS	 = fcgi json-c libcurl libcrypto sqlite3
 ifeq ($(SAN),1)
 BUILD	?= build/san
 SANFLAGS = -fsanitize=address,undefined -fno-sanitize-recover=undefined -fno-omit-frame-pointer
+else ifeq ($(FUZZ),1)
+# The fuzz targets: clang, libFuzzer, ASan and UBSan, into build/fuzz.
+BUILD	?= build/fuzz
+CC	 = clang
+SANFLAGS = -fsanitize=address,undefined,fuzzer-no-link -fno-sanitize-recover=undefined \
+	   -fno-omit-frame-pointer -Wno-format-nonliteral
 else
 BUILD	?= build
 SANFLAGS =
@@ -106,6 +114,20 @@ $(BUILD)/tests/%: $(BUILD)/tests/%.o $(BUILD)/libcodesandbox.a
 
 units: $(UNITS)
 
+# libFuzzer targets: one per parser of bytes from outside, each calling the
+# production parser (tests/fuzz/fuzz_NAME.c, seeds in tests/fuzz/corpus/NAME).
+FUZZ_SRC = $(wildcard tests/fuzz/fuzz_*.c)
+FUZZERS	 = $(FUZZ_SRC:tests/fuzz/%.c=$(BUILD)/fuzz/%)
+FUZZ_SECONDS ?= 60
+
+$(BUILD)/fuzz/%: tests/fuzz/%.c tests/fuzz/fuzz.h $(BUILD)/libcodesandbox.a
+	@mkdir -p $(@D)
+	@$(if $(Q),echo "  FUZZ    $@")
+	$(Q)$(CC) $(CFLAGS) -fsanitize=fuzzer -Ilib -o $@ $< $(BUILD)/libcodesandbox.a \
+	    $(LDFLAGS) $(LDLIBS)
+
+fuzzers: $(FUZZERS)
+
 -include $(LIB_OBJ:.o=.d) $(PROGS:$(BUILD)/bin/%=$(BUILD)/cgi-bin/%.d) $(UNITS:=.d)
 
 # Host set-up shared by run and test: Debian packages, a Docker engine,
@@ -120,9 +142,12 @@ deps:
 test-deps:
 	@tests/setup/packages.sh test
 
-setup: deps
-	@containers/ensure-docker.sh
+setup: host
 	@containers/build-image.sh
+
+# Everything but the sandbox image.
+host: deps
+	@containers/ensure-docker.sh
 	@test -f .env || { umask 077; key=$$(head -c 32 /dev/urandom | base64 | tr '+/' '-_' | tr -d '=\n'); \
 	  printf 'SANDBOX_API_KEY=%s\n' "$$key" > .env; chmod 600 .env; \
 	  echo "created .env with a fresh SANDBOX_API_KEY (mode 600)"; }
@@ -138,10 +163,24 @@ run: setup
 	  echo "make run: /sandbox is bounded by the server's watchdog (SANDBOX_DISK_LIMIT)"
 	@tests/setup/serve.sh lighttpd
 
+# The tests start on the core image while the full one (with the toolset)
+# builds in the background; tests/run.sh waits for it before the tests
+# that need it (*.image.test.mjs), which run last.
 test: test-deps
-	@$(MAKE) --no-print-directory setup
+	@$(MAKE) --no-print-directory host
+	@containers/build-image.sh --background
 	@$(MAKE) --no-print-directory SAN=1 all units
+	@$(MAKE) --no-print-directory FUZZ=1 fuzzers
 	@tests/run.sh
+
+fuzz: deps
+	@$(MAKE) --no-print-directory FUZZ=1 fuzzers
+	@tests/fuzz/run.sh $(FUZZ_SECONDS)
+
+# SOAK_MINUTES (default 10), SOAK_CLIENTS (default 200): tests/soak/run.sh.
+soak: setup
+	@$(MAKE) --no-print-directory all
+	@tests/soak/run.sh
 
 bench: setup
 	@$(MAKE) --no-print-directory all
@@ -191,5 +230,5 @@ install-systemd: install
 clean:
 	rm -rf build
 
-.PHONY: all units deps test-deps setup run test bench install install-systemd clean
+.PHONY: all units fuzzers fuzz soak deps test-deps host setup run test bench install install-systemd clean
 .SECONDARY:

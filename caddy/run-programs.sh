@@ -9,7 +9,7 @@
 #   caddy/run-programs.sh stop    stop the ones "start" or "run" started
 #
 # Each program present in CS_BIN (mcp, wellknown, authorize, token,
-# register, dl) is started with spawn-fcgi on CS_RUN/NAME.sock (mode 0660),
+# register, dl, up) is started with spawn-fcgi on CS_RUN/NAME.sock (mode 0660),
 # the socket on the program's fd 0 as FastCGI wants; /mcp gets CS_MCP_PROCS
 # processes (default 2) sharing its socket, the others one each. Each
 # process serves SANDBOX_THREADS requests at once. Their PIDs are kept in
@@ -29,7 +29,7 @@
 # SANDBOX_* settings (lib/config.c), DOCKER_HOST, ...
 set -u
 
-PROGRAMS="mcp wellknown authorize token register dl"
+PROGRAMS="mcp wellknown authorize token register dl up"
 
 say() {
 	echo "run-programs: $*" >&2

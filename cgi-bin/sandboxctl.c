@@ -28,6 +28,7 @@
 #include <unistd.h>
 
 #include "cleanup.h"
+#include "clientaddr.h"
 #include "config.h"
 #include "crypto.h"
 #include "db.h"
@@ -74,6 +75,8 @@ usage_to(FILE *f)
 	    "  sandboxes list | sandboxes stop OWNER | sandboxes stop-idle |\n"
 	    "      sandboxes remove OWNER (deletes the volume)\n"
 	    "  recreate [OWNER]             make the container again (keeps /sandbox)\n"
+	    "  signins [--limit N]          sign-in attempts, newest first\n"
+	    "  unblock [ADDRESS]            lift the wrong-key wait (all, or one address)\n"
 	    "settings: -e FILE, else $SANDBOX_ENV_FILE, else " SYSCONF_ENV_FILE "\n"
 	    "when installed (run from an sbin folder), else ./.env\n"
 	    "status exits 1 when the engine, the image or the database is not "
@@ -904,13 +907,19 @@ links_list(struct ctl *c)
 static int
 links_revoke(struct ctl *c)
 {
+	long n;
+
 	if (c->argc != 2) {
 		usage();
 		return 2;
 	}
-	return revoked_one(db_exec(c->db, STMT_LINK_REVOKE, "it",
-	    (long long)time(NULL), c->argv[1]), "live link", "link",
-	    c->argv[1], "revoked");
+	/* A download link, else an upload link (ids never collide: random). */
+	n = db_exec(c->db, STMT_LINK_REVOKE, "it", (long long)time(NULL),
+	    c->argv[1]);
+	if (n == 0)
+		n = db_exec(c->db, STMT_UPLINK_REVOKE, "it",
+		    (long long)time(NULL), c->argv[1]);
+	return revoked_one(n, "live link", "link", c->argv[1], "revoked");
 }
 
 /* Is line an assignment of SANDBOX_API_KEY (as config.c reads the file)? */
@@ -1338,6 +1347,73 @@ out:
  * The commands. Those with list and revoke take "list" or "revoke ..."
  * after their name; the others take no words unless options says so.
  */
+static void
+show_signins(struct json_object *arr)
+{
+	struct json_object	*o;
+	char			 b1[64], b2[160], b3[160], b4[64];
+	size_t			 i;
+
+	printf("%-20s %-12s %-24s %-24s %s\n", "AT", "RESULT", "ADDRESS",
+	    "REDIRECT HOST", "CLIENT");
+	for (i = 0; i < json_object_array_length(arr); i++) {
+		o = json_object_array_get_idx(arr, i);
+		printf("%-20s %-12s %-24s %-24s %s\n",
+		    when(b1, sizeof(b1), member_int(o, "at")),
+		    member_str(o, "result"),
+		    esc(b4, sizeof(b4), member_str(o, "address")),
+		    esc(b3, sizeof(b3), member_str(o, "redirect_host")),
+		    esc(b2, sizeof(b2), client_label(o)));
+	}
+}
+
+/* signins [--limit N]: the sign-in audit (sql/009-signin.sql). */
+static int
+cmd_signins(struct ctl *c)
+{
+	static const struct column cols[] = {
+		{ "at", 0, COL_INT },
+		{ "address", 1, COL_TEXT },
+		{ "result", 2, COL_TEXT },
+		{ "client_id", 3, COL_TEXT },
+		{ "client_name", 4, COL_TEXT },
+		{ "redirect_host", 5, COL_TEXT },
+		{ NULL, 0, 0 }
+	};
+
+	return list_rows(c, STMT_SIGNIN_LIST, "i", c->limit, 0, cols,
+	    show_signins);
+}
+
+/*
+ * unblock [ADDRESS]: an owner locked out by their own typos gets back in
+ * at once. Without ADDRESS every wait is lifted.
+ */
+static int
+cmd_unblock(struct ctl *c)
+{
+	char	key[CLIENTADDR_MAX], b[160];
+	long	n;
+
+	if (c->argc > 1) {
+		usage();
+		return 2;
+	}
+	if (c->argc == 0) {
+		if ((n = db_exec(c->db, STMT_OPS_THROTTLE_CLEAR_ALL, "")) < 0)
+			return 1;
+		printf("lifted %ld wait%s\n", n, n == 1 ? "" : "s");
+		return 0;
+	}
+	/* The throttle key: the address itself, an IPv6 one by its /64. */
+	clientaddr_key(c->argv[0], key);
+	if ((n = db_exec(c->db, STMT_THROTTLE_CLEAR, "t", key)) < 0)
+		return 1;
+	printf("%s: %s\n", esc(b, sizeof(b), key), n > 0 ? "wait lifted" :
+	    "no wait recorded");
+	return 0;
+}
+
 static const struct command {
 	const char	*name;
 	const char	*table;		/* needed in the database, or NULL */
@@ -1362,6 +1438,10 @@ static const struct command {
 	{ "sandboxes", "sandbox", "sandboxes per person", true, cmd_sandboxes,
 	    NULL, NULL },
 	{ "recreate", NULL, NULL, true, cmd_recreate, NULL, NULL },
+	{ "signins", "signin_attempt", "sign-in audit", false, cmd_signins,
+	    NULL, NULL },
+	{ "unblock", "oauth_throttle", "sign-in throttle", true, cmd_unblock,
+	    NULL, NULL },
 	{ NULL, NULL, NULL, false, NULL, NULL, NULL }
 };
 

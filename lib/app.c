@@ -58,6 +58,7 @@ app_main(const char *name, app_handler handler)
 	db_set_cache_kib(cfg->db_cache_kib);
 	a.cfg = cfg;
 	a.handler = handler;
+	http_set_body_deadline((int)cfg->body_deadline);
 	rc = http_serve(dispatch, &a, (int)cfg->threads);
 	cleanup_shutdown();	/* a background clean-up pass uses cfg and libcurl */
 	docker_global_cleanup();

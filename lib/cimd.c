@@ -10,11 +10,16 @@
  *     loopback, private, link-local, shared, multicast, reserved,
  *     documentation), and curl is pinned to the address checked
  *     (CURLOPT_RESOLVE), with the socket callback checking again;
- *   - 5 s in all, 16 KiB at most.
+ *   - the name lookup gets CIMD_DNS_MS (getaddrinfo_a, cancelled past it);
+ *     the fetch 5 s in all, 16 KiB at most;
+ *   - fetches are counted per minute, overall and per host
+ *     (SANDBOX_CIMD_FETCHES_PER_MINUTE, a fifth of it per host), so that
+ *     requests naming many documents cannot keep workers busy fetching.
  * The validated document is cached in oauth_client (cimd = 1) and fetched
  * again after an hour (oauth.c).
  */
 #include <arpa/inet.h>
+#include <ctype.h>
 #include <netdb.h>
 #include <netinet/in.h>
 #include <stdio.h>
@@ -24,15 +29,19 @@
 
 #include <curl/curl.h>
 
+#include "config.h"
 #include "db.h"
 #include "js.h"
 #include "log.h"
 #include "oauth.h"
 #include "oauth_extern.h"
+#include "cimd.h"
+#include "url.h"
 
 #define CIMD_MAX_BYTES		16384
 #define CIMD_TIMEOUT_MS		5000
 #define CIMD_CONNECT_MS		3000
+#define CIMD_DNS_MS		2000
 
 bool
 cimd_is_url(const char *id)
@@ -238,6 +247,61 @@ open_public(void *arg, curlsocktype purpose, struct curl_sockaddr *a)
 	return CURL_SOCKET_BAD;
 }
 
+/* A name lookup in flight: on the heap, since it may outlive the caller. */
+struct lookup {
+	struct gaicb	 cb;
+	struct addrinfo	 hints;
+	char		 host[256];
+	char		 port[8];
+};
+
+/*
+ * getaddrinfo with a deadline (getaddrinfo has none): 0 with *res (free
+ * with freeaddrinfo), or -1. A lookup that can be neither finished nor
+ * cancelled in time is left to finish on its own: its few hundred bytes
+ * are not freed (rare, and bounded by the fetch rate).
+ */
+static int
+lookup(const char *host, const char *port, struct addrinfo **res)
+{
+	struct lookup		*l;
+	struct gaicb		*list[1];
+	struct timespec		 ts = { CIMD_DNS_MS / 1000, (CIMD_DNS_MS % 1000) * 1000000L };
+	int			 e;
+
+	*res = NULL;
+	if ((l = calloc(1, sizeof(*l))) == NULL)
+		return -1;
+	snprintf(l->host, sizeof(l->host), "%s", host);
+	snprintf(l->port, sizeof(l->port), "%s", port);
+	l->hints.ai_family = AF_UNSPEC;
+	l->hints.ai_socktype = SOCK_STREAM;
+	l->cb.ar_name = l->host;
+	l->cb.ar_service = l->port;
+	l->cb.ar_request = &l->hints;
+	list[0] = &l->cb;
+	if (getaddrinfo_a(GAI_NOWAIT, list, 1, NULL) != 0) {
+		free(l);
+		return -1;
+	}
+	/* One wait: gai_suspend returns early only when the lookup ends. */
+	while ((e = gai_suspend((const struct gaicb *const *)list, 1, &ts)) == EAI_INTR)
+		;
+	if ((e = gai_error(&l->cb)) == EAI_INPROGRESS) {
+		if (gai_cancel(&l->cb) == EAI_NOTCANCELED) {
+			log_warn("cimd: the lookup of %s outlived its deadline", l->host);
+			return -1;	/* l stays with the resolver thread */
+		}
+		e = gai_error(&l->cb);
+	}
+	if (e == 0)
+		*res = l->cb.ar_result;
+	else if (l->cb.ar_result != NULL)
+		freeaddrinfo(l->cb.ar_result);
+	free(l);
+	return e == 0 ? 0 : -1;
+}
+
 /*
  * Resolve host and choose the address to pin: every address must be
  * public (so that no answer in the set points inside). Writes a
@@ -247,16 +311,13 @@ static int
 resolve_public(const char *host, const char *port, char *pin, size_t pinsz,
     struct error *err)
 {
-	struct addrinfo	 hints, *res = NULL, *ai;
+	struct addrinfo	*res = NULL, *ai;
 	char		 addr[INET6_ADDRSTRLEN];
 	int		 rc = -1;
 
-	memset(&hints, 0, sizeof(hints));
-	hints.ai_family = AF_UNSPEC;
-	hints.ai_socktype = SOCK_STREAM;
-	if (getaddrinfo(host, port, &hints, &res) != 0 || res == NULL)
+	if (lookup(host, port, &res) == -1 || res == NULL)
 		return error_set(err, "The client metadata document's host "
-		    "does not resolve.");
+		    "does not resolve (within %d s).", CIMD_DNS_MS / 1000);
 	for (ai = res; ai != NULL; ai = ai->ai_next) {
 		const void *a = ai->ai_family == AF_INET ?
 		    (const void *)&((struct sockaddr_in *)ai->ai_addr)->sin_addr :
@@ -282,42 +343,42 @@ out:
 }
 
 int
-cimd_fetch(struct db *db, const char *url, struct error *err)
+cimd_fetch(struct db *db, const struct config *cfg, const char *url,
+    struct error *err)
 {
 	CURL			*h = NULL;
 	struct curl_slist	*resolve = NULL, *hdrs = NULL;
 	struct sink		*body = NULL;
 	struct json_object	*uris = NULL, *meta = NULL;
+	struct url		 u;
 	char			 host[256], port[8] = "443", pin[512], *name = NULL;
-	const char		*a = url + 8, *end, *colon;
-	long			 status = 0;
+	char			 key[300];
+	long			 status = 0, per_host;
+	long long		 n;
 	bool			 refresh;
 	CURLcode		 cc;
 	int			 rc = -1;
 
-	if (!cimd_is_url(url))
+	if (!cimd_is_url(url) || url_split(url, &u) == -1)
 		return error_set(err, "The client_id is not a valid metadata "
 		    "document URL.");
-	/* Host and port of https://host[:port]/path (no user info: checked). */
-	end = a + strcspn(a, "/");
-	if (*a == '[') {
-		const char *rb = memchr(a, ']', (size_t)(end - a));
-
-		if (rb == NULL || (size_t)(rb - a - 1) >= sizeof(host))
-			return error_set(err, "The client_id's host is invalid.");
-		snprintf(host, sizeof(host), "%.*s", (int)(rb - a - 1), a + 1);
-		colon = rb[1] == ':' ? rb + 1 : NULL;
-	} else {
-		colon = memchr(a, ':', (size_t)(end - a));
-		if ((size_t)((colon != NULL ? colon : end) - a) >= sizeof(host))
-			return error_set(err, "The client_id's host is invalid.");
-		snprintf(host, sizeof(host), "%.*s",
-		    (int)((colon != NULL ? colon : end) - a), a);
-	}
-	if (colon != NULL) {
-		if ((size_t)(end - colon - 1) >= sizeof(port) || end - colon - 1 == 0)
-			return error_set(err, "The client_id's port is invalid.");
-		snprintf(port, sizeof(port), "%.*s", (int)(end - colon - 1), colon + 1);
+	if (u.hostlen >= sizeof(host) || u.portlen >= sizeof(port))
+		return error_set(err, "The client_id's host is invalid.");
+	snprintf(host, sizeof(host), "%.*s", (int)u.hostlen, u.host);
+	if (u.port != NULL)
+		snprintf(port, sizeof(port), "%.*s", (int)u.portlen, u.port);
+	/* Fetches per minute, overall and per host: counted before fetching. */
+	per_host = cfg->cimd_per_minute / 5 > 0 ? cfg->cimd_per_minute / 5 : 1;
+	/* Host names compare without case: one counter per host. */
+	snprintf(key, sizeof(key), "cimd:%s", host);
+	for (char *k = key; *k != '\0'; k++)
+		*k = (char)tolower((unsigned char)*k);
+	if ((n = oauth_rate_hit(db, "cimd:*", 60)) == -1 ||
+	    n > cfg->cimd_per_minute ||
+	    (n = oauth_rate_hit(db, key, 60)) == -1 || n > per_host) {
+		error_set(err, "Too many client metadata documents were fetched "
+		    "in the last minute; try again in a minute.");
+		return CIMD_RATE_LIMITED;
 	}
 	if (resolve_public(host, port, pin, sizeof(pin), err) == -1)
 		return -1;

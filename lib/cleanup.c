@@ -325,6 +325,7 @@ cleanup_run(const struct config *cfg, const char *trigger, bool force,
 	n = db_exec(db, STMT_RUN_CLEAR_RESULTS, "i", now - RESULT_KEEP_S);
 	r->results_cleared = n > 0 ? n : 0;
 	db_exec(db, STMT_CLEANUP_PRUNE, "i", now - cfg->audit_retention);
+	db_exec(db, STMT_SIGNIN_PRUNE, "i", now - cfg->audit_retention);
 
 	if (cfg->per_person)
 		sweep_each(cfg, db, r);

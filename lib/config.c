@@ -14,11 +14,12 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "clientaddr.h"
 #include "config.h"
 #include "netpolicy.h"
 
 enum kind { K_STR, K_SECRET, K_URL, K_LONG, K_SIZE, K_CPUS, K_BOOL, K_PATH,
-	K_DOCKER_HOST, K_NAME };
+	K_DOCKER_HOST, K_NAME, K_ADDRS, K_HEADER, K_WARN_REFUSE };
 
 struct setting {
 	const char	*name;
@@ -116,6 +117,32 @@ static const struct setting settings[] = {
 	  "Most bytes /sandbox may hold (a fixed-size file system from containers/sandbox-disk.sh, else a watchdog)." },
 	{ "SANDBOX_LAYER_LIMIT", K_SIZE, "10g", 6LL << 20, 1LL << 50, OFF(layer_limit),
 	  "Most bytes the container's own layer (packages, files outside /sandbox) may hold; watched." },
+	{ "SANDBOX_TRUSTED_PROXIES", K_ADDRS, "", 0, 4096, OFF(trusted_proxies),
+	  "Reverse proxies whose forwarding header names the client (addresses or CIDR blocks, space-separated); empty: the peer is the client." },
+	{ "SANDBOX_CLIENT_ADDR_HEADER", K_HEADER, "X-Forwarded-For", 1, 64, OFF(client_addr_header),
+	  "Header a trusted proxy puts the client address in (X-Forwarded-For, or a tunnel's own such as CF-Connecting-IP)." },
+	{ "SANDBOX_REDIRECT_HOSTS", K_STR, "claude.ai claude.com", 0, 4096, OFF(redirect_hosts),
+	  "Redirect hosts the sign-in page shows without a warning, space-separated (loopback hosts never warn)." },
+	{ "SANDBOX_REDIRECT_UNKNOWN", K_WARN_REFUSE, "warn", 0, 16, OFF(redirect_refuse),
+	  "Sign-in for a redirect host not in SANDBOX_REDIRECT_HOSTS: warn (show a warning) or refuse." },
+	{ "SANDBOX_REGISTER_PER_HOUR", K_LONG, "1000", 1, 1000000, OFF(register_per_hour),
+	  "Client registrations accepted per client address and hour." },
+	{ "SANDBOX_PENDING_SIGNINS", K_LONG, "1000", 10, 1000000, OFF(pending_max),
+	  "Sign-in pages open at once; past it the oldest stop working." },
+	{ "SANDBOX_CIMD_FETCHES_PER_MINUTE", K_LONG, "30", 1, 100000, OFF(cimd_per_minute),
+	  "Client ID Metadata Document fetches per minute, overall (a fifth of it per host)." },
+	{ "SANDBOX_BODY_DEADLINE", K_LONG, "30", 1, 3600, OFF(body_deadline),
+	  "Seconds a request body may take to arrive; a stalled one is cut (408), freeing its worker." },
+	{ "SANDBOX_UPLOAD_MAX_BYTES", K_SIZE, "2g", 1, 1LL << 40, OFF(upload_max_bytes),
+	  "Most bytes one upload link accepts in all (bytes, or with k, m, g suffix); upload_link may ask for less." },
+	{ "SANDBOX_SPOOL_DIR", K_PATH, "/var/tmp", 1, PATH_MAX, OFF(spool_dir),
+	  "Folder where /up keeps uploads of unknown length until they are complete (unnamed files, gone on exit)." },
+	{ "SANDBOX_IMAGE_MAX_BYTES", K_SIZE, "100k", 1024, 64LL << 20, OFF(image_max_bytes),
+	  "Largest image view_image returns to the model; larger ones are scaled down to fit." },
+	{ "SANDBOX_IMAGE_MAX_DIM", K_LONG, "1568", 64, 16384, OFF(image_max_pixels),
+	  "Longest side, in pixels, of an image view_image returns; larger ones are scaled down." },
+	{ "SANDBOX_SHM_SIZE", K_SIZE, "1g", 64LL << 20, 1LL << 40, OFF(shm_bytes),
+	  "Size of the container's /dev/shm (headless Chromium needs more than Docker's 64 MB); applies when the container is created." },
 };
 
 #define NSETTINGS (sizeof(settings) / sizeof(settings[0]))
@@ -490,6 +517,31 @@ apply(struct config *c, const struct setting *s, const char *v,
 			return error_set(err, "out of memory");
 		*(char **)(base + s->off) = str;
 		return 0;
+	case K_ADDRS:
+	case K_HEADER: {
+		char why[128];
+
+		if ((long long)len > s->max || !printable(v))
+			return error_set(err, "%s: too long or contains control "
+			    "characters", s->name);
+		if (s->kind == K_ADDRS && !clientaddr_list_valid(v, why, sizeof(why)))
+			return error_set(err, "%s: %s", s->name, why);
+		/* RFC 9110 §5.1: a header name is a token. */
+		if (s->kind == K_HEADER && (len == 0 ||
+		    strspn(v, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ"
+		    "0123456789-") != len))
+			return error_set(err, "%s: expected a header name such as "
+			    "X-Forwarded-For", s->name);
+		if ((str = strdup(v)) == NULL)
+			return error_set(err, "out of memory");
+		*(char **)(base + s->off) = str;
+		return 0;
+	}
+	case K_WARN_REFUSE:
+		if (strcmp(v, "warn") != 0 && strcmp(v, "refuse") != 0)
+			return error_set(err, "%s: expected warn or refuse", s->name);
+		*(bool *)(base + s->off) = strcmp(v, "refuse") == 0;
+		return 0;
 	case K_PATH:
 		if (len == 0 || len > PATH_MAX || !printable(v))
 			return error_set(err, "%s: not a valid path", s->name);
@@ -661,7 +713,7 @@ config_free(struct config *c)
 	for (i = 0; i < NSETTINGS; i++) {
 		switch (settings[i].kind) {
 		case K_STR: case K_NAME: case K_SECRET: case K_PATH:
-		case K_DOCKER_HOST:
+		case K_DOCKER_HOST: case K_ADDRS: case K_HEADER:
 			free(*(char **)((char *)c + settings[i].off));
 			break;
 		default:

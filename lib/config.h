@@ -61,6 +61,19 @@ struct config {
 	char		*runtime;	/* SANDBOX_RUNTIME: OCI runtime, "" for the engine's default */
 	long long	 disk_limit;	/* SANDBOX_DISK_LIMIT: bytes in /sandbox */
 	long long	 layer_limit;	/* SANDBOX_LAYER_LIMIT: bytes in the container's own layer */
+	char		*trusted_proxies; /* SANDBOX_TRUSTED_PROXIES: addresses, CIDR blocks */
+	char		*client_addr_header; /* SANDBOX_CLIENT_ADDR_HEADER */
+	char		*redirect_hosts; /* SANDBOX_REDIRECT_HOSTS: no warning for these */
+	bool		 redirect_refuse; /* SANDBOX_REDIRECT_UNKNOWN=refuse */
+	long		 register_per_hour; /* SANDBOX_REGISTER_PER_HOUR, per address */
+	long		 pending_max;	/* SANDBOX_PENDING_SIGNINS */
+	long		 cimd_per_minute; /* SANDBOX_CIMD_FETCHES_PER_MINUTE, overall */
+	long		 body_deadline;	/* SANDBOX_BODY_DEADLINE, seconds */
+	long long	 upload_max_bytes; /* SANDBOX_UPLOAD_MAX_BYTES, per upload link */
+	char		*spool_dir;	/* SANDBOX_SPOOL_DIR: bodies of unknown length */
+	long long	 image_max_bytes; /* SANDBOX_IMAGE_MAX_BYTES: images to the model */
+	long		 image_max_pixels; /* SANDBOX_IMAGE_MAX_DIM: longest side */
+	long long	 shm_bytes;	/* SANDBOX_SHM_SIZE: the container's /dev/shm */
 };
 
 /*

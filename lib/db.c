@@ -86,7 +86,7 @@ static const char *const sql[STMT__MAX] = {
 	    "created = excluded.created WHERE oauth_client.cimd = 1",
 	[STMT_CLIENT_GET] =
 	    "SELECT secret_hash, auth_method, name, redirect_uris, refresh, cimd, "
-	    "created FROM oauth_client WHERE client_id = ?",
+	    "created, approved FROM oauth_client WHERE client_id = ?",
 	[STMT_CLIENT_USED] =
 	    "UPDATE oauth_client SET last_used = ? WHERE client_id = ?",
 	[STMT_CLIENT_PRUNE] =
@@ -169,10 +169,10 @@ static const char *const sql[STMT__MAX] = {
 	    "DELETE FROM oauth_token WHERE expires < ?",
 	/* links */
 	[STMT_LINK_INSERT] =
-	    "INSERT INTO link (id, path, size, created, expires, client_id, owner) "
-	    "VALUES (?, ?, ?, ?, ?, ?, ?)",
+	    "INSERT INTO link (id, path, size, created, expires, client_id, owner, "
+	    "archive) VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
 	[STMT_LINK_GET] =
-	    "SELECT path, size, created, expires, revoked, owner FROM link "
+	    "SELECT path, size, created, expires, revoked, owner, archive FROM link "
 	    "WHERE id = ?",
 	[STMT_LINK_COUNT] =
 	    "UPDATE link SET downloads = downloads + 1, last_download = ?1 "
@@ -250,11 +250,17 @@ static const char *const sql[STMT__MAX] = {
 	    "DELETE FROM oauth_grant WHERE client_id = ?",
 	[STMT_OPS_GRANT_DELETE_ALL] =
 	    "DELETE FROM oauth_grant",
+	/* Download links, then upload links ("upload to DIR", the cap). */
 	[STMT_OPS_LINK_LIST] =
 	    "SELECT id, CASE WHEN revoked IS NOT NULL THEN 'revoked' "
 	    "WHEN expires <= ?1 THEN 'expired' ELSE 'active' END, path, size, "
 	    "client_id, created, expires, downloads, last_download, owner FROM link "
-	    "ORDER BY created DESC, id LIMIT ?2",
+	    "UNION ALL "
+	    "SELECT id, CASE WHEN revoked IS NOT NULL THEN 'revoked' "
+	    "WHEN expires <= ?1 THEN 'expired' ELSE 'active' END, "
+	    "'upload to ' || dir, max_bytes, client_id, created, expires, "
+	    "uploads, last_upload, owner FROM upload_link "
+	    "ORDER BY 6 DESC, 1 LIMIT ?2",
 	/* owners (lib/owners.c) */
 	[STMT_OWNER_KEY_INSERT] =
 	    "INSERT INTO owner_key (owner, key_hash, created) VALUES (?, ?, ?)",
@@ -329,6 +335,61 @@ static const char *const sql[STMT__MAX] = {
 	    "SELECT owner FROM sandbox WHERE running = 1 ORDER BY owner",
 	[STMT_SANDBOX_DELETE] =
 	    "DELETE FROM sandbox WHERE owner = ?",
+	[STMT_CLIENT_APPROVE] =
+	    "UPDATE oauth_client SET approved = ? WHERE client_id = ? "
+	    "AND approved IS NULL",
+	[STMT_CLIENT_CAP] =
+	    "DELETE FROM oauth_client WHERE client_id IN (SELECT client_id FROM "
+	    "oauth_client WHERE last_used IS NULL AND approved IS NULL AND "
+	    "cimd = 0 ORDER BY created DESC LIMIT -1 OFFSET ?)",
+	[STMT_REQUEST_CAP] =
+	    "DELETE FROM oauth_request WHERE id_hash IN (SELECT id_hash FROM "
+	    "oauth_request ORDER BY expires DESC LIMIT -1 OFFSET ?)",
+	[STMT_SIGNIN_INSERT] =
+	    "INSERT INTO signin_attempt (at, addr, client_id, client_name, "
+	    "redirect_host, result) VALUES (?, ?, ?, ?, ?, ?)",
+	[STMT_SIGNIN_PRUNE] =
+	    "DELETE FROM signin_attempt WHERE at < ?",
+	[STMT_SIGNIN_LIST] =
+	    "SELECT at, addr, result, client_id, client_name, redirect_host "
+	    "FROM signin_attempt ORDER BY id DESC LIMIT ?",
+	/* One statement: concurrent hits are serialised by SQLite. */
+	[STMT_RATE_HIT] =
+	    "INSERT INTO rate_window (key, since, count) VALUES (?1, ?2, 1) "
+	    "ON CONFLICT (key) DO UPDATE SET count = CASE WHEN since = ?2 "
+	    "THEN count + 1 ELSE 1 END, since = ?2 RETURNING count",
+	[STMT_RATE_PRUNE] =
+	    "DELETE FROM rate_window WHERE since < ?",
+	[STMT_OPS_THROTTLE_LIST] =
+	    "SELECT addr, failures, last_failure, blocked_until FROM "
+	    "oauth_throttle WHERE blocked_until > ? ORDER BY blocked_until DESC",
+	[STMT_OPS_THROTTLE_CLEAR_ALL] =
+	    "DELETE FROM oauth_throttle",
+	[STMT_UPLINK_INSERT] =
+	    "INSERT INTO upload_link (id, dir, max_bytes, overwrite, created, "
+	    "expires, client_id, owner) VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
+	[STMT_UPLINK_GET] =
+	    "SELECT dir, max_bytes, used_bytes, overwrite, created, expires, "
+	    "revoked, client_id, owner FROM upload_link WHERE id = ?",
+	[STMT_UPLINK_RESERVE] =
+	    "UPDATE upload_link SET used_bytes = used_bytes + ?1 WHERE id = ?2 "
+	    "AND used_bytes + ?1 <= max_bytes AND revoked IS NULL",
+	[STMT_UPLINK_RELEASE] =
+	    "UPDATE upload_link SET used_bytes = max(0, used_bytes - ?1) "
+	    "WHERE id = ?2",
+	[STMT_UPLINK_COUNT] =
+	    "UPDATE upload_link SET uploads = uploads + 1, last_upload = ?1 "
+	    "WHERE id = ?2",
+	[STMT_UPLINK_REVOKE] =
+	    "UPDATE upload_link SET revoked = ?1 WHERE id = ?2 AND revoked IS NULL",
+	[STMT_UPLINK_PRUNE] =
+	    "DELETE FROM upload_link WHERE expires < ?",
+	[STMT_UPLOAD_INSERT] =
+	    "INSERT INTO upload (link_id, client_id, remote_addr, method, name, "
+	    "started) VALUES (?, ?, ?, ?, ?, ?)",
+	[STMT_UPLOAD_FINISH] =
+	    "UPDATE upload SET finished = ?, state = ?, stored = ?, size = ?, "
+	    "message = ? WHERE id = ?",
 };
 
 struct db_q {

@@ -46,7 +46,7 @@ enum db_stmt {
 				   redirect_uris, metadata, refresh, cimd, created */
 	STMT_CLIENT_UPSERT_CIMD, /* same as INSERT; replaces a cached document */
 	STMT_CLIENT_GET,	/* client_id -> secret_hash, auth_method, name,
-				   redirect_uris, refresh, cimd, created */
+				   redirect_uris, refresh, cimd, created, approved */
 	STMT_CLIENT_USED,	/* now, client_id */
 	STMT_CLIENT_PRUNE,	/* min_created: never-used clients older go */
 	STMT_CLIENT_COUNT_UNUSED, /* -> count */
@@ -83,8 +83,8 @@ enum db_stmt {
 	STMT_TOKEN_DELETE,	/* token_hash */
 	STMT_TOKEN_PRUNE,	/* now */
 	/* links (share_file, /dl; sql/003-links.sql) */
-	STMT_LINK_INSERT,	/* id, path, size, created, expires, client_id, owner */
-	STMT_LINK_GET,		/* id -> path, size, created, expires, revoked, owner */
+	STMT_LINK_INSERT,	/* id, path, size, created, expires, client_id, owner, archive */
+	STMT_LINK_GET,		/* id -> path, size, created, expires, revoked, owner, archive */
 	STMT_LINK_COUNT,	/* now, id: one more download */
 	STMT_LINK_REVOKE,	/* now, id */
 	STMT_LINK_PRUNE,	/* min_expires: forget links expired before */
@@ -121,7 +121,9 @@ enum db_stmt {
 	STMT_OPS_GRANT_DELETE_CLIENT, /* client_id */
 	STMT_OPS_GRANT_DELETE_ALL,
 	STMT_OPS_LINK_LIST,	/* now, limit -> id, state, path, size, client_id,
-				   created, expires, downloads, last_download, owner */
+				   created, expires, downloads, last_download, owner;
+				   upload links too: path "upload to DIR",
+				   size the cap, downloads the files stored */
 	/* owners and sandboxes per owner (sql/012-owners.sql) */
 	STMT_OWNER_KEY_INSERT,	/* owner, key_hash, now */
 	STMT_OWNER_KEY_FIND,	/* key_hash -> id, owner, key_hash (valid keys) */
@@ -149,6 +151,30 @@ enum db_stmt {
 				   last_used, stopped, stop_reason, commands */
 	STMT_SANDBOX_RUNNING,	/* -> owner of each running sandbox */
 	STMT_SANDBOX_DELETE,	/* owner */
+	/* sign-in hardening (sql/009-signin.sql) */
+	STMT_CLIENT_APPROVE,	/* now, client_id: first approval only */
+	STMT_CLIENT_CAP,	/* keep: all but the newest keep never-used clients go */
+	STMT_REQUEST_CAP,	/* keep: all but the newest keep pending requests go */
+	STMT_SIGNIN_INSERT,	/* at, addr, client_id, client_name, redirect_host, result */
+	STMT_SIGNIN_PRUNE,	/* min_at */
+	STMT_SIGNIN_LIST,	/* limit -> at, addr, result, client_id, client_name,
+				   redirect_host */
+	STMT_RATE_HIT,		/* key, window start -> count in this window */
+	STMT_RATE_PRUNE,	/* min_since */
+	STMT_OPS_THROTTLE_LIST,	/* now -> addr, failures, last_failure, blocked_until */
+	STMT_OPS_THROTTLE_CLEAR_ALL,
+	/* upload links (upload_link, /up; sql/010-uploads.sql) */
+	STMT_UPLINK_INSERT,	/* id, dir, max_bytes, overwrite, created, expires,
+				   client_id, owner */
+	STMT_UPLINK_GET,	/* id -> dir, max_bytes, used_bytes, overwrite,
+				   created, expires, revoked, client_id, owner */
+	STMT_UPLINK_RESERVE,	/* bytes, id: 1 row changed when it fits the cap */
+	STMT_UPLINK_RELEASE,	/* bytes, id */
+	STMT_UPLINK_COUNT,	/* now, id: one more file stored */
+	STMT_UPLINK_REVOKE,	/* now, id */
+	STMT_UPLINK_PRUNE,	/* min_expires */
+	STMT_UPLOAD_INSERT,	/* link_id, client_id, remote_addr, method, name, started */
+	STMT_UPLOAD_FINISH,	/* finished, state, stored, size, message, id */
 	STMT__MAX
 };
 

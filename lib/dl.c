@@ -403,6 +403,11 @@ dl_handle(struct http_req *r, const struct config *cfg, struct db *db)
 		http_send_error(r, err.status != 0 ? err.status : 500, err.msg);
 		return;
 	}
+	if (d.row.archive[0] != '\0') {
+		/* A folder, as one archive made as it streams. */
+		dl_archive(r, cfg, db, &d.row, d.head);
+		return;
+	}
 	d.name = links_basename(d.row.path);
 	d.mime = mime_lookup(d.name);
 	/* The file is in the sandbox of who shared it (sandboxes.h). */

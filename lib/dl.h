@@ -36,6 +36,14 @@ struct http_req;
 /* Answer one /dl request. */
 void	dl_handle(struct http_req *, const struct config *, struct db *);
 
+/*
+ * Answer a GET or HEAD of a folder's link (row->archive set): the folder
+ * as one archive, streamed as it is made (dl_archive.c).
+ */
+struct link_row;
+void	dl_archive(struct http_req *, const struct config *, struct db *,
+	    const struct link_row *, bool head);
+
 enum dl_range {
 	DL_RANGE_NONE,		/* no usable Range: send the whole file */
 	DL_RANGE_OK,		/* *first and *len set */

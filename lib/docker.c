@@ -732,3 +732,110 @@ out:
 	free(r.error_body.buf);
 	return ret;
 }
+
+/*
+ * Streaming upload (docker_put_stream): PUT with the body pulled from the
+ * caller's read callback as curl wants it, so nothing is buffered beyond
+ * curl's own upload buffer.
+ */
+struct put {
+	const struct docker_put_cb	*cb;
+	struct body			 error_body;
+	bool				 aborted;
+};
+
+static size_t
+put_read(char *buf, size_t size, size_t nitems, void *arg)
+{
+	struct put	*p = arg;
+	long		 n;
+
+	n = p->cb->read(p->cb->arg, buf, size * nitems);
+	if (n < 0) {
+		p->aborted = true;
+		return CURL_READFUNC_ABORT;
+	}
+	return (size_t)n;
+}
+
+static size_t
+put_write(char *ptr, size_t size, size_t nmemb, void *arg)
+{
+	struct put *p = arg;
+
+	return body_write(ptr, size, nmemb, &p->error_body);
+}
+
+int
+docker_put_stream(struct docker *d, const char *path, const char *ctype,
+    unsigned long long length, const struct docker_put_cb *cb, long *status,
+    bool *aborted, struct error *err)
+{
+	struct put		 p;
+	struct curl_slist	*hdrs = NULL, *h2;
+	struct json_object	*obj;
+	struct error		 perr;
+	char			 errbuf[CURL_ERROR_SIZE] = "", ct[128];
+	CURL			*h;
+	CURLcode		 rc;
+	int			 ret = -1, bad = 0;
+
+	*status = 0;
+	*aborted = false;
+	memset(&p, 0, sizeof(p));
+	p.cb = cb;
+	p.error_body.max = ERROR_BODY_MAX;
+	if ((h = curl_easy_init()) == NULL)
+		return error_set(err, "out of memory");
+	snprintf(ct, sizeof(ct), "Content-Type: %s", ctype);
+	if ((hdrs = curl_slist_append(NULL, ct)) == NULL ||
+	    (h2 = curl_slist_append(hdrs, "Expect:")) == NULL) {
+		error_set(err, "out of memory");
+		goto out;
+	}
+	hdrs = h2;
+	if (setup_handle(d, h, path, errbuf) == -1) {
+		error_set(err, "cannot set up a Docker API transfer");
+		goto out;
+	}
+	bad |= curl_easy_setopt(h, CURLOPT_UPLOAD, 1L) != CURLE_OK;
+	bad |= curl_easy_setopt(h, CURLOPT_INFILESIZE_LARGE,
+	    (curl_off_t)length) != CURLE_OK;
+	bad |= curl_easy_setopt(h, CURLOPT_READFUNCTION, put_read) != CURLE_OK;
+	bad |= curl_easy_setopt(h, CURLOPT_READDATA, &p) != CURLE_OK;
+	bad |= curl_easy_setopt(h, CURLOPT_UPLOAD_BUFFERSIZE, RAW_BUFFER_SIZE) != CURLE_OK;
+	bad |= curl_easy_setopt(h, CURLOPT_HTTPHEADER, hdrs) != CURLE_OK;
+	bad |= curl_easy_setopt(h, CURLOPT_LOW_SPEED_LIMIT, 1L) != CURLE_OK;
+	bad |= curl_easy_setopt(h, CURLOPT_LOW_SPEED_TIME,
+	    (long)DOCKER_RAW_STALL_S) != CURLE_OK;
+	bad |= curl_easy_setopt(h, CURLOPT_WRITEFUNCTION, put_write) != CURLE_OK;
+	bad |= curl_easy_setopt(h, CURLOPT_WRITEDATA, &p) != CURLE_OK;
+	if (bad) {
+		error_set(err, "cannot set up a Docker API transfer");
+		goto out;
+	}
+	rc = curl_easy_perform(h);
+	curl_easy_getinfo(h, CURLINFO_RESPONSE_CODE, status);
+	if (p.aborted) {
+		*aborted = true;
+		ret = 0;
+		goto out;
+	}
+	if (rc != CURLE_OK) {
+		transport_error(d, h, rc, errbuf, err);
+		goto out;
+	}
+	if (*status < 200 || *status > 299) {
+		obj = p.error_body.len > 0 ? js_parse(p.error_body.buf,
+		    p.error_body.len, JS_MAX_DEPTH, &perr) : NULL;
+		error_status(err, (int)*status, "Docker engine (HTTP %ld): %.200s",
+		    *status, docker_message(obj));
+		json_object_put(obj);
+	}
+	ret = 0;
+out:
+	curl_slist_free_all(hdrs);
+	curl_easy_cleanup(h);
+	free(p.error_body.buf);
+	return ret;
+}

@@ -145,4 +145,25 @@ int	docker_raw(struct docker *, const char *method, const char *path,
 	    const struct docker_raw_cb *, long *status, bool *stopped,
 	    struct error *);
 
+/*
+ * docker_put_stream sends PUT path with a body of exactly length bytes of
+ * type ctype, pulled from cb->read as the engine takes them (constant
+ * memory: the archive upload, PUT /containers/N/archive?path=DIR with an
+ * application/x-tar body, Engine API v1.41 "Extract an archive of files or
+ * folders to a directory in a container"). read fills at most len bytes
+ * and returns how many (0 only at the end), or -1 to abort: the transfer
+ * is then dropped and docker_put_stream returns 0 with *aborted set (the
+ * engine sees a cut body and extracts nothing more). There is no overall
+ * time limit; a transfer that moves nothing for DOCKER_RAW_STALL_S seconds
+ * is dropped. Returns 0 with *status, or -1 as docker_raw does.
+ */
+struct docker_put_cb {
+	long	(*read)(void *arg, char *buf, size_t len);
+	void	*arg;
+};
+
+int	docker_put_stream(struct docker *, const char *path, const char *ctype,
+	    unsigned long long length, const struct docker_put_cb *,
+	    long *status, bool *aborted, struct error *);
+
 #endif

@@ -184,3 +184,30 @@ form_encode(const char *s, char *out, size_t outsz)
 	/* RFC 3986 §2.3 unreserved. */
 	return form_encode_keep(s, "-._~", out, outsz);
 }
+
+int
+form_cookie(const char *h, const char *name, char *out, size_t outsz)
+{
+	const char	*p;
+	size_t		 n = strlen(name), vlen;
+
+	if (h == NULL || n == 0 || strlen(h) > 8192)
+		return -1;
+	for (p = h; *p != '\0'; ) {
+		while (*p == ' ' || *p == ';')
+			p++;
+		if (strncmp(p, name, n) == 0 && p[n] == '=') {
+			p += n + 1;
+			vlen = strcspn(p, ";");
+			while (vlen > 0 && p[vlen - 1] == ' ')
+				vlen--;
+			if (vlen >= outsz)
+				return -1;
+			memcpy(out, p, vlen);
+			out[vlen] = '\0';
+			return 0;
+		}
+		p += strcspn(p, ";");
+	}
+	return -1;
+}

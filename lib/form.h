@@ -40,4 +40,12 @@ long		 form_encode_keep(const char *s, const char *keep, char *out,
 long		 form_decode(const char *s, size_t len, bool plus_is_space,
 		    char *out, size_t outsz);
 
+/*
+ * The value of cookie name in a Cookie header (RFC 6265 §5.4: "name=value"
+ * pairs separated by "; "), copied into out (size outsz). Returns 0, or -1
+ * when absent, when the header is over 8 KiB or the value does not fit.
+ */
+int		 form_cookie(const char *header, const char *name, char *out,
+		    size_t outsz);
+
 #endif

@@ -24,6 +24,8 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
+#include <sys/time.h>
+#include <time.h>
 #include <unistd.h>
 
 #include <fcgiapp.h>
@@ -51,6 +53,7 @@ struct http_req {
 
 static atomic_bool	 stopping;
 static atomic_bool	 serving_cgi = true;	/* until http_serve knows */
+static atomic_int	 body_deadline = HTTP_BODY_DEADLINE;
 static pthread_mutex_t	 accept_lock = PTHREAD_MUTEX_INITIALIZER;
 
 #define THREAD_STACK	(512 * 1024)
@@ -154,11 +157,51 @@ http_remote_addr(struct http_req *r)
 	return a != NULL ? a : "";
 }
 
-int
-http_body(struct http_req *r, size_t max, const char **body, size_t *len,
-    int *status)
+/*
+ * A streamed body (uploads) may take as long as it takes to arrive, but
+ * each read waits at most SANDBOX_BODY_DEADLINE seconds for the next
+ * bytes: a stalled upload ends (0, short of its length) and frees the
+ * worker. The wait is set again before every read, so it is an inactivity
+ * deadline, not a total one as http_body's.
+ */
+long
+http_read(struct http_req *r, void *buf, size_t len)
 {
-	const char	*cl = http_param(r, "CONTENT_LENGTH");
+	struct timeval	 tv = { atomic_load(&body_deadline), 0 };
+	int		 n;
+
+	if (len > INT_MAX)
+		len = INT_MAX;
+	if (r->fcgx.ipcFd >= 0)
+		(void)setsockopt(r->fcgx.ipcFd, SOL_SOCKET, SO_RCVTIMEO, &tv,
+		    sizeof(tv));
+	n = FCGX_GetStr(buf, (int)len, r->in);
+	return n > 0 ? n : 0;
+}
+
+int
+http_content_length(struct http_req *r, unsigned long long *len)
+{
+	const char		*cl = http_param(r, "CONTENT_LENGTH");
+	unsigned long long	 v = 0;
+	size_t			 i;
+
+	*len = 0;
+	if (cl == NULL || *cl == '\0' || strcmp(cl, "-1") == 0)
+		return 1;
+	for (i = 0; cl[i] != '\0'; i++) {
+		if (cl[i] < '0' || cl[i] > '9' || i >= 18)
+			return -1;
+		v = v * 10 + (unsigned)(cl[i] - '0');
+	}
+	*len = v;
+	return 0;
+}
+
+int
+http_body_read(const char *cl, size_t max, http_read_fn rd, void *arg,
+    char **body, size_t *len, int *status)
+{
 	char		*buf, *end;
 	long long	 want = -1;
 	size_t		 have = 0, cap;
@@ -171,7 +214,8 @@ http_body(struct http_req *r, size_t max, const char **body, size_t *len,
 	if (cl != NULL && *cl != '\0') {
 		errno = 0;
 		want = strtoll(cl, &end, 10);
-		if (errno != 0 || *end != '\0' || want < -1) {
+		if (errno != 0 || *end != '\0' || want < -1 ||
+		    !(*cl >= '0' && *cl <= '9')) {
 			*status = 400;
 			return -1;
 		}
@@ -205,8 +249,14 @@ http_body(struct http_req *r, size_t max, const char **body, size_t *len,
 			}
 			buf = nb;
 		}
-		n = FCGX_GetStr(buf + have, (int)(cap - 1 - have), r->in);
-		if (n <= 0)
+		n = rd(arg, buf + have, (int)(cap - 1 - have));
+		if (n < 0) {
+			/* Cut, or stalled past the deadline. */
+			free(buf);
+			*status = 408;
+			return -1;
+		}
+		if (n == 0)
 			break;
 		have += (size_t)n;
 		if (have > max) {
@@ -221,9 +271,77 @@ http_body(struct http_req *r, size_t max, const char **body, size_t *len,
 		return -1;
 	}
 	buf[have] = '\0';
-	r->body = buf;
 	*body = buf;
 	*len = have;
+	return 0;
+}
+
+/* The FastCGI body reader: each read bounded by what is left of the deadline. */
+struct body_src {
+	struct http_req	*r;
+	struct timespec	 deadline;
+};
+
+static int
+body_src_read(void *arg, char *buf, int n)
+{
+	struct body_src	*b = arg;
+	struct timespec	 now;
+	struct timeval	 tv;
+	long long	 left_ms;
+	int		 got, fd = b->r->fcgx.ipcFd;
+
+	clock_gettime(CLOCK_MONOTONIC, &now);
+	left_ms = (long long)(b->deadline.tv_sec - now.tv_sec) * 1000 +
+	    (b->deadline.tv_nsec - now.tv_nsec) / 1000000;
+	if (left_ms <= 0)
+		return -1;
+	if (fd >= 0) {
+		tv.tv_sec = (time_t)(left_ms / 1000);
+		tv.tv_usec = (suseconds_t)(left_ms % 1000) * 1000;
+		(void)setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv));
+	}
+	got = FCGX_GetStr(buf, n, b->r->in);
+	if (got <= 0 && FCGX_GetError(b->r->in) != 0)
+		return -1;
+	return got;
+}
+
+void
+http_set_body_deadline(int seconds)
+{
+	if (seconds > 0)
+		atomic_store(&body_deadline, seconds);
+}
+
+int
+http_body(struct http_req *r, size_t max, const char **body, size_t *len,
+    int *status)
+{
+	struct body_src	 src;
+	struct timeval	 none = { 0, 0 };
+	char		*buf;
+	int		 rc;
+
+	*body = NULL;
+	*len = 0;
+	src.r = r;
+	clock_gettime(CLOCK_MONOTONIC, &src.deadline);
+	src.deadline.tv_sec += atomic_load(&body_deadline);
+	rc = http_body_read(http_param(r, "CONTENT_LENGTH"), max, body_src_read,
+	    &src, &buf, len, status);
+	/* Responses may take as long as they need: no read deadline after. */
+	if (r->fcgx.ipcFd >= 0)
+		(void)setsockopt(r->fcgx.ipcFd, SOL_SOCKET, SO_RCVTIMEO, &none,
+		    sizeof(none));
+	if (rc == -1) {
+		if (*status == 408)
+			log_warn("request body cut: stalled or incomplete after "
+			    "%d s at most", atomic_load(&body_deadline));
+		return -1;
+	}
+	r->body = buf;
+	*body = buf;
 	return 0;
 }
 

@@ -53,12 +53,40 @@ const char	*http_remote_addr(struct http_req *);
 /*
  * Read the whole request body, at most max bytes, NUL-terminated. Returns 0
  * with *body (owned by the request; freed after the handler) and *len, or -1
- * with *status set: 413 when larger than max, 400 when malformed or cut.
+ * with *status set: 413 when larger than max, 400 when malformed or shorter
+ * than its Content-Length, 408 when it is not all there within the body
+ * deadline (a stalled body frees its worker; lighttpd reads bodies whole
+ * first, Caddy passes them on as they come).
  * A body of unknown length (chunked) is read until EOF, still capped.
  */
+#define HTTP_BODY_DEADLINE	30	/* seconds, unless set below */
+void	http_set_body_deadline(int seconds);	/* before http_serve */
 int	http_body(struct http_req *, size_t max, const char **body, size_t *len,
 	    int *status);
 
+/*
+ * The reader behind http_body, on any source (the fuzz target feeds it):
+ * content_length is CONTENT_LENGTH (NULL or "" when unknown), rd reads up
+ * to n bytes, returning 0 at the end and -1 on an error or the deadline.
+ * Returns 0 with a malloc'd NUL-terminated *body (the caller frees), or -1
+ * with *status as http_body.
+ */
+typedef int	(*http_read_fn)(void *arg, char *buf, int n);
+int	http_body_read(const char *content_length, size_t max, http_read_fn rd,
+	    void *arg, char **body, size_t *len, int *status);
+
+/*
+ * Read the next piece of the request body into buf, for bodies too large
+ * to hold (uploads): returns the bytes read (up to len), 0 at the end of
+ * the body (or when the client went away: compare with Content-Length).
+ * Do not mix with http_body.
+ */
+long	http_read(struct http_req *, void *buf, size_t len);
+/*
+ * The request's Content-Length: 0 with *len, 1 when the length is unknown
+ * (absent, or -1 as Caddy passes a chunked body), -1 when malformed.
+ */
+int	http_content_length(struct http_req *, unsigned long long *len);
 /* Response. Status and headers are sent with the first write. */
 void	http_status(struct http_req *, int status);
 /* Forget the headers added so far (before anything was sent). */

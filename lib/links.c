@@ -36,16 +36,18 @@ links_key(const char *api_key, uint8_t key[LINK_KEY_LEN])
  */
 static void
 sign_raw(const uint8_t key[LINK_KEY_LEN], const char *id, long long expires,
-    const char *path, uint8_t mac[CRYPTO_SHA256_LEN])
+    const char *path, const char *archive, uint8_t mac[CRYPTO_SHA256_LEN])
 {
 	char	 exp[24];
 	char	*msg;
-	size_t	 n, lid, lexp, lpath, o = 0;
+	size_t	 n, lid, lexp, lpath, larch, o = 0;
 
 	lid = strlen(id);
 	lexp = (size_t)snprintf(exp, sizeof(exp), "%lld", expires);
 	lpath = strlen(path);
-	n = sizeof(sig_label) + lid + 1 + lexp + 1 + lpath + 1;
+	/* A folder's archive kind follows the path (links_create_archive). */
+	larch = archive != NULL && archive[0] != '\0' ? strlen(archive) + 1 : 0;
+	n = sizeof(sig_label) + lid + 1 + lexp + 1 + lpath + 1 + larch;
 	if ((msg = malloc(n)) == NULL) {
 		/* Cannot sign: a MAC over nothing never matches a real one. */
 		crypto_random(mac, CRYPTO_SHA256_LEN);
@@ -59,18 +61,29 @@ sign_raw(const uint8_t key[LINK_KEY_LEN], const char *id, long long expires,
 	o += lexp + 1;
 	memcpy(msg + o, path, lpath + 1);
 	o += lpath + 1;
+	if (larch > 0) {
+		memcpy(msg + o, archive, larch);
+		o += larch;
+	}
 	crypto_hmac_sha256(key, LINK_KEY_LEN, msg, o, mac);
 	free(msg);
+}
+
+static void
+sign_kind(const uint8_t key[LINK_KEY_LEN], const char *id, long long expires,
+    const char *path, const char *archive, char sig[LINK_SIG_LEN + 1])
+{
+	uint8_t mac[CRYPTO_SHA256_LEN];
+
+	sign_raw(key, id, expires, path, archive, mac);
+	crypto_b64url_encode(mac, sizeof(mac), sig);
 }
 
 void
 links_sign(const uint8_t key[LINK_KEY_LEN], const char *id, long long expires,
     const char *path, char sig[LINK_SIG_LEN + 1])
 {
-	uint8_t mac[CRYPTO_SHA256_LEN];
-
-	sign_raw(key, id, expires, path, mac);
-	crypto_b64url_encode(mac, sizeof(mac), sig);
+	sign_kind(key, id, expires, path, NULL, sig);
 }
 
 bool
@@ -182,20 +195,22 @@ links_url(const char *public_url, const char *id, long long expires,
 	return url;
 }
 
-char *
-links_create(struct db *db, const char *api_key, const char *public_url,
-    const char *path, long long size, const char *client_id,
-    const char *owner, long long now, long ttl, struct link_row *row,
+static char *
+create_kind(struct db *db, const char *api_key, const char *public_url,
+    const char *path, const char *archive, long long size,
+    const char *client_id, const char *owner, long long now, long ttl,
+    struct link_row *row,
     struct error *err)
 {
 	uint8_t	 key[LINK_KEY_LEN];
-	char	 sig[LINK_SIG_LEN + 1];
+	char	 sig[LINK_SIG_LEN + 1], name[LINK_NAME_MAX + 1];
 	char	*url = NULL;
+	size_t	 blen;
 
 	memset(row, 0, sizeof(*row));
-	if (path[0] != '/' || strlen(path) > LINK_PATH_MAX ||
-	    strlen(links_basename(path)) == 0 ||
-	    strlen(links_basename(path)) > LINK_NAME_MAX) {
+	blen = strlen(links_basename(path));
+	if (path[0] != '/' || strlen(path) > LINK_PATH_MAX || blen == 0 ||
+	    blen + (archive != NULL ? strlen(archive) + 1 : 0) > LINK_NAME_MAX) {
 		error_set(err, "cannot share %s: the path is too long", path);
 		return NULL;
 	}
@@ -204,20 +219,25 @@ links_create(struct db *db, const char *api_key, const char *public_url,
 		return NULL;
 	}
 	memcpy(row->path, path, strlen(path) + 1);
+	if (archive != NULL)
+		snprintf(row->archive, sizeof(row->archive), "%s", archive);
 	row->size = size;
 	row->created = now;
 	row->expires = now + ttl;
 
 	links_key(api_key, key);
-	links_sign(key, row->id, row->expires, path, sig);
+	sign_kind(key, row->id, row->expires, path, archive, sig);
 	crypto_wipe(key, sizeof(key));
-	if ((url = links_url(public_url, row->id, row->expires, sig, path)) == NULL) {
+	/* links_url names the path's base name: for a folder, add the kind. */
+	snprintf(name, sizeof(name), "/%s%s%s", links_basename(path),
+	    archive != NULL ? "." : "", archive != NULL ? archive : "");
+	if ((url = links_url(public_url, row->id, row->expires, sig, name)) == NULL) {
 		error_set(err, "out of memory");
 		goto out;
 	}
 	snprintf(row->owner, sizeof(row->owner), "%s", owner);
-	if (db_exec(db, STMT_LINK_INSERT, "ttiiitt", row->id, path, size, now,
-	    row->expires, client_id, owner) != 1) {
+	if (db_exec(db, STMT_LINK_INSERT, "ttiiittt", row->id, path, size, now,
+	    row->expires, client_id, owner, archive) != 1) {
 		error_set(err, "cannot record the link in the database");
 		free(url);
 		url = NULL;
@@ -229,6 +249,30 @@ out:
 	return url;
 }
 
+char *
+links_create(struct db *db, const char *api_key, const char *public_url,
+    const char *path, long long size, const char *client_id,
+    const char *owner, long long now, long ttl, struct link_row *row,
+    struct error *err)
+{
+	return create_kind(db, api_key, public_url, path, NULL, size, client_id,
+	    owner, now, ttl, row, err);
+}
+
+char *
+links_create_archive(struct db *db, const char *api_key,
+    const char *public_url, const char *path, const char *archive,
+    const char *client_id, const char *owner, long long now, long ttl,
+    struct link_row *row, struct error *err)
+{
+	if (strcmp(archive, "tar.gz") != 0 && strcmp(archive, "zip") != 0) {
+		error_set(err, "unknown archive kind");
+		return NULL;
+	}
+	return create_kind(db, api_key, public_url, path, archive, 0, client_id,
+	    owner, now, ttl, row, err);
+}
+
 int
 links_check(struct db *db, const char *api_key, const char *reqpath,
     long long now, struct link_row *row, struct error *err)
@@ -236,8 +280,10 @@ links_check(struct db *db, const char *api_key, const char *reqpath,
 	struct link_url	 u;
 	struct db_q	*q;
 	uint8_t		 key[LINK_KEY_LEN];
+	char		 want[LINK_SIG_LEN + 1];
 	bool		 found = false, sig_ok;
 	const char	*s;
+	size_t		 n;
 	enum db_step	 st;
 
 	memset(row, 0, sizeof(*row));
@@ -256,6 +302,9 @@ links_check(struct db *db, const char *api_key, const char *reqpath,
 		row->revoked = !db_null(q, 4);
 		snprintf(row->owner, sizeof(row->owner), "%s",
 		    db_text(q, 5) != NULL ? db_text(q, 5) : OWNER_OPERATOR);
+		if ((s = db_text(q, 6)) != NULL && (strcmp(s, "tar.gz") == 0 ||
+		    strcmp(s, "zip") == 0))
+			snprintf(row->archive, sizeof(row->archive), "%s", s);
 		found = true;
 	}
 	db_done(q);
@@ -268,13 +317,21 @@ links_check(struct db *db, const char *api_key, const char *reqpath,
 	 * costs the same as a wrong signature.
 	 */
 	links_key(api_key, key);
-	sig_ok = links_verify(key, u.id, u.expires, found ? row->path : "", u.sig);
+	sign_kind(key, u.id, u.expires, found ? row->path : "",
+	    found ? row->archive : NULL, want);
 	crypto_wipe(key, sizeof(key));
+	sig_ok = crypto_equal(want, u.sig, LINK_SIG_LEN);
+	crypto_wipe(want, sizeof(want));
 	if (!found || !sig_ok)
 		return error_status(err, 403, "This link is not valid.");
 
+	/* The name: the base name, and for a folder its archive kind. */
 	s = links_basename(row->path);
-	if (strlen(s) != u.name_len || memcmp(s, u.name, u.name_len) != 0)
+	n = strlen(s);
+	if (u.name_len < n || memcmp(s, u.name, n) != 0 ||
+	    (row->archive[0] == '\0' ? u.name_len != n :
+	    u.name_len != n + 1 + strlen(row->archive) || u.name[n] != '.' ||
+	    memcmp(u.name + n + 1, row->archive, strlen(row->archive)) != 0))
 		return error_status(err, 403, "This link is not valid.");
 	if (now >= u.expires || now >= row->expires)
 		return error_status(err, 410, "This link has expired.");

@@ -64,6 +64,7 @@ struct link_row {
 	long long	created, expires;
 	bool		revoked;
 	char		owner[OWNER_MAX];	/* who shared it (owners.h) */
+	char		archive[8];	/* "tar.gz" or "zip": a folder as one archive; "" for a file */
 };
 
 /* The key links are signed with, derived from the API key. */
@@ -109,6 +110,18 @@ char	*links_create(struct db *, const char *api_key, const char *public_url,
 	    const char *path, long long size, const char *client_id,
 	    const char *owner, long long now, long ttl, struct link_row *row,
 	    struct error *err);
+
+/*
+ * The same for a folder served as one archive (archive "tar.gz" or "zip",
+ * streamed by /dl as it is made): the URL's name is the folder's base name
+ * plus "." archive, and the signed message gets archive and a NUL after
+ * the path, so a file link's signature never serves a folder and the kind
+ * cannot be changed.
+ */
+char	*links_create_archive(struct db *, const char *api_key,
+	    const char *public_url, const char *path, const char *archive,
+	    const char *client_id, const char *owner, long long now, long ttl,
+	    struct link_row *row, struct error *err);
 
 /*
  * Decide whether the request path names a live link, from the URL and the

@@ -9,6 +9,7 @@
 #include "log.h"
 
 static const char *prog = "code-sandbox";
+static volatile int silent;
 
 void
 log_init(const char *progname)
@@ -21,6 +22,12 @@ log_init(const char *progname)
 	prog = slash != NULL ? slash + 1 : progname;
 }
 
+void
+log_silence(void)
+{
+	silent = 1;
+}
+
 static void
 log_v(const char *level, const char *fmt, va_list ap)
 {
@@ -29,6 +36,8 @@ log_v(const char *level, const char *fmt, va_list ap)
 	time_t		 now = time(NULL);
 	int		 n;
 
+	if (silent)
+		return;
 	gmtime_r(&now, &tm);
 	strftime(stamp, sizeof(stamp), "%Y-%m-%dT%H:%M:%SZ", &tm);
 	n = snprintf(line, sizeof(line), "%s %s[%d] %s: ", stamp, prog,

@@ -64,6 +64,8 @@ static const struct tool *const tools[] = {
 	&tool_execute,
 	&tool_get_result,
 	&tool_share_file,
+	&tool_upload_link,
+	&tool_view_image,
 };
 
 #define NTOOLS (sizeof(tools) / sizeof(tools[0]))

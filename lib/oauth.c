@@ -22,10 +22,14 @@
 #include "log.h"
 #include "oauth.h"
 #include "oauth_extern.h"
+#include "url.h"
 
 /* Registration bodies are read before any authentication: keep them small. */
 #define REGISTER_MAX_BODY	16384
-/* More never-used registrations than this and /register refuses (503). */
+/*
+ * Never-used registrations kept: past it the oldest go (a flood of
+ * registrations cannot stop new ones; per-address rates bound each source).
+ */
 #define MAX_UNUSED_CLIENTS	10000
 
 long long
@@ -51,124 +55,12 @@ oauth_new_token(const char *prefix, char out[TOKEN_MAX])
 	return crypto_token(out + n, TOKEN_MAX - n, TOKEN_BYTES);
 }
 
-/* Redirect URIs: parsing, validation, matching. */
-
-struct uri_parts {
-	bool		 https;
-	const char	*host;		/* without brackets for IPv6 literals */
-	size_t		 hostlen;
-	bool		 bracketed;
-	const char	*port;		/* digits after ':', or NULL */
-	size_t		 portlen;
-	const char	*rest;		/* path, query: from the first '/' or '?' */
-};
-
-/* RFC 3986 §2: characters that may appear in a URI (plus '%' escapes). */
-static bool
-uri_char(unsigned char c)
-{
-	return isalnum(c) || strchr("-._~:/?#[]@!$&'()*+,;=%", c) != NULL;
-}
-
-/*
- * Split an absolute http(s) URI into its parts. -1 when it is not one:
- * another scheme, no host, user info, a bad port or characters outside
- * RFC 3986.
- */
-static int
-uri_split(const char *s, struct uri_parts *u)
-{
-	const char	*p, *a, *end;
-	size_t		 i, n = strlen(s);
-
-	memset(u, 0, sizeof(*u));
-	if (n == 0 || n > OAUTH_MAX_URI)
-		return -1;
-	for (i = 0; i < n; i++) {
-		if (!uri_char((unsigned char)s[i]))
-			return -1;
-		if (s[i] == '%' && (!isxdigit((unsigned char)s[i + 1]) ||
-		    !isxdigit((unsigned char)s[i + 2])))
-			return -1;
-	}
-	if (strncmp(s, "https://", 8) == 0) {
-		u->https = true;
-		a = s + 8;
-	} else if (strncmp(s, "http://", 7) == 0)
-		a = s + 7;
-	else
-		return -1;
-	end = a + strcspn(a, "/?#");
-	if (memchr(a, '@', (size_t)(end - a)) != NULL)
-		return -1;	/* user info: RFC 6749 §3.1.2 leaves no room for it */
-	if (*a == '[') {
-		if ((p = memchr(a, ']', (size_t)(end - a))) == NULL)
-			return -1;
-		u->host = a + 1;
-		u->hostlen = (size_t)(p - a - 1);
-		u->bracketed = true;
-		for (i = 0; i < u->hostlen; i++)
-			if (!isxdigit((unsigned char)u->host[i]) &&
-			    u->host[i] != ':' && u->host[i] != '.')
-				return -1;
-		p++;
-	} else {
-		u->host = a;
-		for (p = a; p < end && *p != ':'; p++)
-			if (!isalnum((unsigned char)*p) && *p != '.' && *p != '-')
-				return -1;
-		u->hostlen = (size_t)(p - a);
-	}
-	if (u->hostlen == 0)
-		return -1;
-	if (p < end) {
-		long port = 0;
-
-		if (*p != ':')
-			return -1;
-		u->port = ++p;
-		u->portlen = (size_t)(end - p);
-		if (u->portlen == 0 || u->portlen > 5)
-			return -1;
-		for (; p < end; p++) {
-			if (!isdigit((unsigned char)*p))
-				return -1;
-			port = port * 10 + (*p - '0');
-		}
-		if (port < 1 || port > 65535)
-			return -1;
-	}
-	u->rest = end;
-	return 0;
-}
-
-/* RFC 8252 §7.3 and §8.3: loopback literals, and "localhost". */
-static bool
-host_is_loopback(const struct uri_parts *u)
-{
-	if (u->bracketed)
-		return u->hostlen == 3 && strncmp(u->host, "::1", 3) == 0;
-	if (u->hostlen == 9 && strncasecmp(u->host, "localhost", 9) == 0)
-		return true;
-	if (u->hostlen >= 7 && u->hostlen <= 15 && strncmp(u->host, "127.", 4) == 0) {
-		size_t i;
-		int dots = 0;
-
-		for (i = 0; i < u->hostlen; i++) {
-			if (u->host[i] == '.')
-				dots++;
-			else if (!isdigit((unsigned char)u->host[i]))
-				return false;
-		}
-		return dots == 3;
-	}
-	return false;
-}
+/* Redirect URIs: validation and matching (url.c parses). */
 
 bool
 oauth_redirect_valid(const char *uri, char *why, size_t whysz)
 {
-	struct uri_parts u;
+	struct url u;
 
 	if (strlen(uri) > OAUTH_MAX_URI) {
 		snprintf(why, whysz, "a redirect URI is longer than %d bytes",
@@ -180,13 +72,13 @@ oauth_redirect_valid(const char *uri, char *why, size_t whysz)
 		snprintf(why, whysz, "redirect URIs must not contain a fragment");
 		return false;
 	}
-	if (uri_split(uri, &u) == -1) {
+	if (url_split(uri, &u) == -1) {
 		snprintf(why, whysz, "a redirect URI must be an absolute https "
 		    "URL, or http on a loopback host, without user info");
 		return false;
 	}
 	/* OAuth 2.1 §1.5 and MCP authorization: TLS, except loopback. */
-	if (!u.https && !host_is_loopback(&u)) {
+	if (!u.https && !url_host_is_loopback(&u)) {
 		snprintf(why, whysz, "http redirect URIs are allowed only on a "
 		    "loopback host (localhost, 127.0.0.1, [::1])");
 		return false;
@@ -197,14 +89,14 @@ oauth_redirect_valid(const char *uri, char *why, size_t whysz)
 bool
 oauth_redirect_match(const char *registered, const char *given)
 {
-	struct uri_parts r, g;
+	struct url r, g;
 
 	if (strcmp(registered, given) == 0)
 		return true;
 	/* RFC 8252 §7.3: any port for loopback IP redirect URIs. */
-	if (uri_split(registered, &r) == -1 || uri_split(given, &g) == -1)
+	if (url_split(registered, &r) == -1 || url_split(given, &g) == -1)
 		return false;
-	if (r.https || g.https || !host_is_loopback(&r))
+	if (r.https || g.https || !url_host_is_loopback(&r))
 		return false;
 	return r.bracketed == g.bracketed && r.hostlen == g.hostlen &&
 	    strncmp(r.host, g.host, r.hostlen) == 0 &&
@@ -215,10 +107,10 @@ int
 oauth_redirect_origin(const char *uri, char *out, size_t outsz, char *host,
     size_t hostsz)
 {
-	struct uri_parts	u;
+	struct url	u;
 	int			n;
 
-	if (uri_split(uri, &u) == -1)
+	if (url_split(uri, &u) == -1)
 		return -1;
 	n = snprintf(out, outsz, "%.*s", (int)(u.rest - uri), uri);
 	if (n < 0 || (size_t)n >= outsz)
@@ -280,36 +172,6 @@ oauth_pkce_s256(const char *verifier, const char *challenge)
 
 /* Client authentication. */
 
-/* Decode application/x-www-form-urlencoded s[0..len) into out. -1 if bad. */
-static int
-urldecode(const char *s, size_t len, char *out, size_t outsz)
-{
-	size_t i, o = 0;
-
-	for (i = 0; i < len; i++) {
-		int c = (unsigned char)s[i];
-
-		if (c == '%') {
-			char hex[3];
-
-			if (i + 2 >= len || !isxdigit((unsigned char)s[i + 1]) ||
-			    !isxdigit((unsigned char)s[i + 2]))
-				return -1;
-			hex[0] = s[i + 1];
-			hex[1] = s[i + 2];
-			hex[2] = '\0';
-			c = (int)strtol(hex, NULL, 16);
-			i += 2;
-		} else if (c == '+')
-			c = ' ';
-		if (c == '\0' || o + 1 >= outsz)
-			return -1;
-		out[o++] = (char)c;
-	}
-	out[o] = '\0';
-	return 0;
-}
-
 int
 oauth_basic_parse(const char *header, char *id, size_t idsz, char *secret,
     size_t secretsz)
@@ -336,8 +198,9 @@ oauth_basic_parse(const char *header, char *id, size_t idsz, char *secret,
 	    (colon = memchr(raw, ':', (size_t)n)) == NULL)
 		goto out;
 	/* RFC 6749 §2.3.1: both parts form-urlencoded (UTF-8). */
-	if (urldecode(raw, (size_t)(colon - raw), id, idsz) == -1 ||
-	    urldecode(colon + 1, (size_t)(raw + n - colon - 1), secret, secretsz) == -1)
+	if (form_decode(raw, (size_t)(colon - raw), true, id, idsz) == -1 ||
+	    form_decode(colon + 1, (size_t)(raw + n - colon - 1), true, secret,
+	    secretsz) == -1)
 		goto out;
 	rc = *id == '\0' ? -1 : 0;
 out:
@@ -358,94 +221,6 @@ oauth_error(struct http_req *r, int status, const char *error,
 	http_header_add(r, "Pragma", "no-cache");
 	http_send_json(r, status, o);
 	json_object_put(o);
-}
-
-/* The client store. */
-
-void
-oauth_client_clear(struct oauth_client *c)
-{
-	free(c->name);
-	json_object_put(c->redirect_uris);
-	memset(c, 0, sizeof(*c));
-}
-
-int
-oauth_client_load(struct db *db, const char *client_id, struct oauth_client *c)
-{
-	struct db_q	*q;
-	const char	*s;
-	int		 rc = -1;
-
-	memset(c, 0, sizeof(*c));
-	if (strlen(client_id) > OAUTH_MAX_CLIENT_ID)
-		return 0;
-	if ((q = db_query(db, STMT_CLIENT_GET, "t", client_id)) == NULL)
-		return -1;
-	switch (db_step(q)) {
-	case DB_DONE:
-		rc = 0;
-		goto out;
-	case DB_ERROR:
-		goto out;
-	case DB_ROW:
-		break;
-	}
-	snprintf(c->client_id, sizeof(c->client_id), "%s", client_id);
-	if ((s = db_text(q, 0)) != NULL)
-		snprintf(c->secret_hash, sizeof(c->secret_hash), "%s", s);
-	snprintf(c->auth_method, sizeof(c->auth_method), "%s", db_text(q, 1));
-	if ((s = db_text(q, 2)) != NULL && (c->name = strdup(s)) == NULL)
-		goto out;
-	s = db_text(q, 3);
-	c->redirect_uris = s != NULL ? js_parse(s, strlen(s), 4, NULL) : NULL;
-	if (c->redirect_uris == NULL ||
-	    !json_object_is_type(c->redirect_uris, json_type_array))
-		goto out;
-	c->refresh = db_int(q, 4) != 0;
-	c->cimd = db_int(q, 5) != 0;
-	c->created = db_int(q, 6);
-	rc = 1;
-out:
-	db_done(q);
-	if (rc != 1) {
-		free(c->name);
-		json_object_put(c->redirect_uris);
-		memset(c, 0, sizeof(*c));
-	}
-	return rc;
-}
-
-/* A cached metadata document is fetched again after this long. */
-#define CIMD_CACHE_TTL	3600
-
-int
-oauth_client_find(struct db *db, const struct config *cfg,
-    const char *client_id, struct oauth_client *c, struct error *err)
-{
-	int rc;
-
-	(void)cfg;
-	if (*client_id == '\0' || strlen(client_id) > OAUTH_MAX_CLIENT_ID)
-		return error_set(err, "The client_id is missing or too long.");
-	rc = oauth_client_load(db, client_id, c);
-	if (rc == -1)
-		return error_set(err, "The client registry cannot be read.");
-	if (rc == 1 && (!c->cimd || c->created > oauth_now() - CIMD_CACHE_TTL))
-		return 0;
-	if (!cimd_is_url(client_id)) {
-		oauth_client_clear(c);
-		return error_set(err, "This client is not registered (or its "
-		    "registration expired): reconnect to register again.");
-	}
-	/* draft-ietf-oauth-client-id-metadata-document §4: fetch, cache. */
-	oauth_client_clear(c);
-	if (cimd_fetch(db, client_id, err) == -1)
-		return -1;
-	if (oauth_client_load(db, client_id, c) != 1)
-		return error_set(err, "The client metadata document could not "
-		    "be stored.");
-	return 0;
 }
 
 const char *
@@ -531,15 +306,35 @@ out:
 }
 
 void
-oauth_prune(struct db *db)
+oauth_client_addr(struct http_req *r, const struct config *cfg,
+    char addr[CLIENTADDR_MAX], char key[CLIENTADDR_MAX])
 {
-	long long now = oauth_now();
+	const char *fwd = NULL;
 
-	db_exec(db, STMT_CODE_PRUNE, "i", now - 600);
-	db_exec(db, STMT_REQUEST_PRUNE, "i", now);
-	db_exec(db, STMT_TOKEN_PRUNE, "i", now);
-	db_exec(db, STMT_GRANT_PRUNE, "i", now - 600);
-	db_exec(db, STMT_THROTTLE_PRUNE, "i", now - 86400);
+	if (cfg->trusted_proxies[0] != '\0')
+		fwd = http_header(r, cfg->client_addr_header);
+	clientaddr_resolve(http_remote_addr(r), fwd, cfg->trusted_proxies, addr);
+	clientaddr_key(addr, key);
+}
+
+bool
+oauth_redirect_known(const struct config *cfg, const char *uri, char *host,
+    size_t hostsz)
+{
+	struct url	u;
+	const char	*h;
+	int		n;
+
+	if (url_split(uri, &u) == -1) {
+		snprintf(host, hostsz, "?");
+		return false;
+	}
+	h = u.host - (u.bracketed ? 1 : 0);
+	n = snprintf(host, hostsz, "%.*s", (int)(u.rest - h), h);
+	if (n < 0 || (size_t)n >= hostsz)
+		return false;
+	return url_host_is_loopback(&u) ||
+	    (cfg != NULL && url_host_in_list(&u, cfg->redirect_hosts));
 }
 
 /* Metadata (RFC 9728, RFC 8414). */
@@ -631,9 +426,15 @@ server_metadata(const struct config *cfg)
 	static const char *const gtypes[] = { "authorization_code",
 		"refresh_token", NULL };
 	static const char *const pkce[] = { "S256", NULL };
-	static const char *const scopes[] = { OAUTH_SCOPE, NULL };
+	/*
+	 * MCP authorization 2026-07-28 "Refresh tokens": offline_access is
+	 * listed so that clients may ask; refresh tokens are issued by the
+	 * client's registered grant_types either way.
+	 */
+	static const char *const scopes[] = { OAUTH_SCOPE, "offline_access", NULL };
 	struct json_object *o = json_object_new_object();
 
+	/* Byte for byte the authorization_servers entry above and every iss. */
 	js_set_str(o, "issuer", cfg->public_origin);
 	set_url(o, "authorization_endpoint", cfg, "/authorize");
 	set_url(o, "token_endpoint", cfg, "/token");
@@ -736,7 +537,7 @@ copy_url(struct json_object *req, struct json_object *meta, const char *key)
 	    (strncmp(s, "https://", 8) != 0 && strncmp(s, "http://", 7) != 0))
 		return -1;
 	for (i = 0; s[i] != '\0'; i++)
-		if (!uri_char((unsigned char)s[i]))
+		if (!url_char((unsigned char)s[i]))
 			return -1;
 	js_set_str(meta, key, s);
 	return 0;
@@ -860,17 +661,17 @@ void
 oauth_register(struct http_req *r, const struct config *cfg, struct db *db)
 {
 	struct json_object	*req = NULL, *meta = NULL, *uris = NULL, *resp = NULL;
-	struct db_q		*q;
 	struct error		 err;
 	const char		*body, *ctype, *method, *name;
 	char			 why[256], client_id[TOKEN_MAX], secret[TOKEN_MAX];
 	char			 secret_hash[CRYPTO_SHA256_HEX];
+	char			 addr[CLIENTADDR_MAX], akey[CLIENTADDR_MAX];
+	char			 rkey[CLIENTADDR_MAX + 16];
 	size_t			 len;
-	long long		 now = oauth_now(), unused = 0;
+	long long		 now = oauth_now(), hits;
 	bool			 refresh, confidential;
 	int			 status;
 
-	(void)cfg;
 	secret[0] = '\0';
 	if (cors(r))
 		return;
@@ -939,21 +740,58 @@ oauth_register(struct http_req *r, const struct config *cfg, struct db *db)
 		    "client_uri, logo_uri, tos_uri and policy_uri http(s) URLs.");
 		goto out;
 	}
+	/*
+	 * MCP authorization 2026-07-28 and OpenID Connect Registration §2:
+	 * application_type is native or web (default web); stored with the
+	 * metadata and echoed.
+	 */
+	{
+		const char *at = js_str(req, "application_type");
+		struct json_object *v;
+
+		if (at == NULL && json_object_object_get_ex(req,
+		    "application_type", &v) && !json_object_is_type(v,
+		    json_type_null)) {
+			register_error(r, "invalid_client_metadata",
+			    "application_type must be a string.");
+			goto out;
+		}
+		if (at != NULL && strcmp(at, "native") != 0 &&
+		    strcmp(at, "web") != 0) {
+			register_error(r, "invalid_client_metadata",
+			    "application_type must be native or web.");
+			goto out;
+		}
+		if (at != NULL)
+			js_set_str(meta, "application_type", at);
+	}
 	name = js_str(meta, "client_name");
 
-	/* Stay cheap under repeated connects: drop stale never-used clients. */
-	db_exec(db, STMT_CLIENT_PRUNE, "i", now - OAUTH_UNUSED_CLIENT_TTL);
-	if ((q = db_query(db, STMT_CLIENT_COUNT_UNUSED, "")) != NULL) {
-		if (db_step(q) == DB_ROW)
-			unused = db_int(q, 0);
-		db_done(q);
-	}
-	if (unused >= MAX_UNUSED_CLIENTS) {
-		log_warn("register: %lld never-used clients, refusing more", unused);
-		http_header_add(r, "Retry-After", "3600");
-		http_send_error(r, 503, "Too many registrations; try again later.");
+	/* Registrations per client address and hour (a setting). */
+	oauth_client_addr(r, cfg, addr, akey);
+	snprintf(rkey, sizeof(rkey), "register:%s", akey);
+	if ((hits = oauth_rate_hit(db, rkey, 3600)) == -1) {
+		/* The database is locked past its busy timeout, or read-only. */
+		http_header_add(r, "Retry-After", "5");
+		http_send_error(r, 503, "The server is busy and stored nothing; "
+		    "try again in a few seconds.");
 		goto out;
 	}
+	if (hits > cfg->register_per_hour) {
+		char esc[CLIENTADDR_MAX * 2];
+
+		if (hits == cfg->register_per_hour + 1)
+			log_warn("register: %s registered %ld clients this hour; "
+			    "refusing more", log_escape(esc, sizeof(esc), addr,
+			    strlen(addr)), cfg->register_per_hour);
+		http_header_add(r, "Retry-After", "3600");
+		http_send_error(r, 429, "Too many registrations from this address; "
+		    "try again later.");
+		goto out;
+	}
+	/* Stay cheap under repeated connects: drop stale never-used clients. */
+	db_exec(db, STMT_CLIENT_PRUNE, "i", now - OAUTH_UNUSED_CLIENT_TTL);
+	db_exec(db, STMT_CLIENT_CAP, "i", (long long)MAX_UNUSED_CLIENTS - 1);
 
 	if (oauth_new_token(TOKEN_PREFIX_CLIENT, client_id) == -1 ||
 	    (confidential && oauth_new_token(TOKEN_PREFIX_SECRET, secret) == -1)) {

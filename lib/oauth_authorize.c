@@ -5,13 +5,22 @@
  * GET validates the request in the order RFC 6749 §4.1.2.1 demands: until
  * the client and its redirect URI are known good, errors are shown on a page
  * and never redirected (no open redirector); after that they go back to the
- * client. A valid request is stored (oauth_request) under a random id that
+ * client, but only to a client the owner approved before (RFC 9700
+ * §4.11.2: anyone can register a redirect URI; a client never approved
+ * gets its errors shown on a page). A redirect host that is not loopback
+ * nor in SANDBOX_REDIRECT_HOSTS is named in a warning above the key field,
+ * or refused outright with SANDBOX_REDIRECT_UNKNOWN=refuse. A valid request is stored (oauth_request) under a random id that
  * the sign-in form carries, with a CSRF cookie whose hash is stored too, so
  * the POST can neither be forged cross-site nor change what was validated.
  *
- * POST checks the API key (constant time), throttled per client address:
- * each wrong key doubles the wait before the next try (1 s, 2 s, 4 s, ...,
- * at most 15 min; failures older than an hour are forgotten). Success makes
+ * POST checks the API key (constant time), throttled per client address
+ * (clientaddr.h: through trusted proxies; IPv6 by /64): each try is
+ * counted as a failure in the same transaction that checks the address may
+ * try (so parallel guesses cannot slip through), and cleared when the key
+ * is right. Each wrong key doubles the wait before the next try (1 s, 2 s,
+ * 4 s, ..., at most 15 min; failures older than an hour are forgotten); a
+ * wrong key never delays another address. Every submission is recorded in
+ * signin_attempt (sandboxctl signins). Success makes
  * a single-use code valid for OAUTH_CODE_TTL seconds, stored hashed and
  * bound to client, redirect URI, challenge, scope and resource.
  */
@@ -28,14 +37,14 @@
 #include "js.h"
 #include "log.h"
 #include "oauth.h"
+#include "cimd.h"
 #include "oauth_extern.h"
 #include "owners.h"
+#include "signin.h"
 
 #define QUERY_MAX	8192	/* the whole query string of a GET */
 #define POST_MAX	4096	/* the sign-in form: request id, key, action */
 #define KEY_MAX		512	/* SANDBOX_API_KEY is at most 512 characters */
-#define THROTTLE_MAX	900	/* longest wait after wrong keys, seconds */
-#define THROTTLE_FORGET	3600	/* failures older than this start over */
 #define LOCATION_MAX	8192
 
 /* An authorization request as validated (and stored while the page shows). */
@@ -48,6 +57,46 @@ struct authz {
 	const char	*scope;
 	const char	*resource;
 };
+
+/* A cached metadata document is fetched again after this long. */
+#define CIMD_CACHE_TTL	3600
+
+/*
+ * Find the client for an authorization request: a registered one, or, for
+ * an https client_id, its Client ID Metadata Document (cimd.c, cached).
+ * Returns 0 with c filled, or -1 with a message for the error page in err.
+ */
+static int
+client_find(struct db *db, const struct config *cfg,
+    const char *client_id, struct oauth_client *c, struct error *err)
+{
+	int rc, frc;
+
+	if (*client_id == '\0' || strlen(client_id) > OAUTH_MAX_CLIENT_ID)
+		return error_set(err, "The client_id is missing or too long.");
+	rc = oauth_client_load(db, client_id, c);
+	if (rc == -1)
+		return error_set(err, "The client registry cannot be read.");
+	if (rc == 1 && (!c->cimd || c->created > oauth_now() - CIMD_CACHE_TTL))
+		return 0;
+	if (!cimd_is_url(client_id)) {
+		oauth_client_clear(c);
+		return error_set(err, "This client is not registered (or its "
+		    "registration expired): reconnect to register again.");
+	}
+	/* draft-ietf-oauth-client-id-metadata-document §4: fetch, cache. */
+	frc = cimd_fetch(db, cfg, client_id, err);
+	/* Rate limited: a stale cached copy still serves (no lock-out). */
+	if (frc == CIMD_RATE_LIMITED && rc == 1)
+		return 0;
+	oauth_client_clear(c);
+	if (frc != 0)
+		return -1;
+	if (oauth_client_load(db, client_id, c) != 1)
+		return error_set(err, "The client metadata document could not "
+		    "be stored.");
+	return 0;
+}
 
 /* Append &name=value (percent-encoded) to a URL being built. -1 if full. */
 static int
@@ -110,38 +159,10 @@ cookie_name(const char *id_hash, char out[32])
 	snprintf(out, 32, "cs_signin_%.12s", id_hash);
 }
 
-/* The value of cookie name in the Cookie header, copied into out. -1 if absent. */
-static int
-cookie_get(struct http_req *r, const char *name, char *out, size_t outsz)
-{
-	const char	*h = http_header(r, "Cookie"), *p;
-	size_t		 n = strlen(name), vlen;
-
-	if (h == NULL || strlen(h) > 8192)
-		return -1;
-	for (p = h; *p != '\0'; ) {
-		while (*p == ' ' || *p == ';')
-			p++;
-		if (strncmp(p, name, n) == 0 && p[n] == '=') {
-			p += n + 1;
-			vlen = strcspn(p, ";");
-			while (vlen > 0 && p[vlen - 1] == ' ')
-				vlen--;
-			if (vlen >= outsz)
-				return -1;
-			memcpy(out, p, vlen);
-			out[vlen] = '\0';
-			return 0;
-		}
-		p += strcspn(p, ";");
-	}
-	return -1;
-}
-
 static void
-show_page(struct http_req *r, int status, const struct oauth_client *c,
-    const char *client_id, const char *redirect_to, const char *request_id,
-    const char *message)
+show_page(struct http_req *r, const struct config *cfg, int status,
+    const struct oauth_client *c, const char *client_id,
+    const char *redirect_to, const char *request_id, const char *message)
 {
 	char		origin[OAUTH_MAX_URI + 1], host[OAUTH_MAX_URI + 1];
 	struct signin	s;
@@ -153,6 +174,8 @@ show_page(struct http_req *r, int status, const struct oauth_client *c,
 		return;
 	}
 	memset(&s, 0, sizeof(s));
+	s.unknown_host = !oauth_redirect_known(cfg, redirect_to, host,
+	    sizeof(host));
 	s.client_name = c != NULL ? c->name : NULL;
 	s.client_id = client_id;
 	s.redirect_host = host;
@@ -160,6 +183,26 @@ show_page(struct http_req *r, int status, const struct oauth_client *c,
 	s.request_id = request_id;
 	s.message = message;
 	signin_page(r, status, &s);
+}
+
+/*
+ * An error after the client and redirect URI were validated: sent back to
+ * the client (RFC 6749 §4.1.2.1) when the owner approved it before, shown
+ * on a page otherwise (RFC 9700 §4.11.2).
+ */
+static void
+authz_error(struct http_req *r, const struct config *cfg,
+    const struct oauth_client *c, const char *to, const char *error,
+    const char *desc, const char *state)
+{
+	char detail[512];
+
+	if (c->approved != 0) {
+		redirect_back(r, cfg, to, NULL, error, desc, state);
+		return;
+	}
+	snprintf(detail, sizeof(detail), "%s (%s)", desc, error);
+	signin_error(r, 400, "Invalid sign-in request", detail);
 }
 
 /* GET: validate, store the request, show the sign-in page. */
@@ -173,6 +216,7 @@ authorize_get(struct http_req *r, const struct config *cfg, struct db *db)
 	const char		*q = http_query(r), *given, *rtype, *method, *scope;
 	char			 id[TOKEN_MAX], csrf[TOKEN_MAX], idh[CRYPTO_SHA256_HEX];
 	char			 csrfh[CRYPTO_SHA256_HEX], cname[32], cookie[256];
+	char			 host[OAUTH_MAX_URI + 1];
 	long long		 now = oauth_now();
 
 	memset(&c, 0, sizeof(c));
@@ -188,7 +232,7 @@ authorize_get(struct http_req *r, const struct config *cfg, struct db *db)
 	}
 	/* RFC 6749 §4.1.2.1: client and redirect URI first, shown, never redirected. */
 	a.client_id = form_get(f, "client_id");
-	if (a.client_id == NULL || oauth_client_find(db, cfg, a.client_id, &c,
+	if (a.client_id == NULL || client_find(db, cfg, a.client_id, &c,
 	    &err) == -1) {
 		signin_error(r, 400, "Unknown application", a.client_id == NULL ?
 		    "The request names no client_id." : err.msg);
@@ -205,18 +249,18 @@ authorize_get(struct http_req *r, const struct config *cfg, struct db *db)
 	a.redirect_uri = given != NULL ? given : "";
 	a.state = form_get(f, "state");
 	if (a.state != NULL && (strlen(a.state) > OAUTH_MAX_STATE || !vschar(a.state))) {
-		redirect_back(r, cfg, a.redirect_to, NULL, "invalid_request",
+		authz_error(r, cfg, &c, a.redirect_to, "invalid_request",
 		    "state is too long or not printable ASCII.", NULL);
 		goto out;
 	}
 	/* From here on errors go back to the client (§4.1.2.1). */
 	if ((rtype = form_get(f, "response_type")) == NULL) {
-		redirect_back(r, cfg, a.redirect_to, NULL, "invalid_request",
+		authz_error(r, cfg, &c, a.redirect_to, "invalid_request",
 		    "response_type is missing.", a.state);
 		goto out;
 	}
 	if (strcmp(rtype, "code") != 0) {
-		redirect_back(r, cfg, a.redirect_to, NULL,
+		authz_error(r, cfg, &c, a.redirect_to,
 		    "unsupported_response_type", "Only response_type=code.", a.state);
 		goto out;
 	}
@@ -224,25 +268,25 @@ authorize_get(struct http_req *r, const struct config *cfg, struct db *db)
 	a.challenge = form_get(f, "code_challenge");
 	method = form_get(f, "code_challenge_method");
 	if (a.challenge == NULL) {
-		redirect_back(r, cfg, a.redirect_to, NULL, "invalid_request",
+		authz_error(r, cfg, &c, a.redirect_to, "invalid_request",
 		    "PKCE is required: send code_challenge with "
 		    "code_challenge_method=S256.", a.state);
 		goto out;
 	}
 	if (method == NULL || strcmp(method, "S256") != 0) {
-		redirect_back(r, cfg, a.redirect_to, NULL, "invalid_request",
+		authz_error(r, cfg, &c, a.redirect_to, "invalid_request",
 		    "code_challenge_method must be S256.", a.state);
 		goto out;
 	}
 	if (!oauth_pkce_challenge_valid(a.challenge)) {
-		redirect_back(r, cfg, a.redirect_to, NULL, "invalid_request",
+		authz_error(r, cfg, &c, a.redirect_to, "invalid_request",
 		    "code_challenge must be 43 base64url characters.", a.state);
 		goto out;
 	}
 	/* Unknown scope values are ignored (Claude sends "claudeai"). */
 	scope = form_get(f, "scope");
 	if (scope != NULL && strlen(scope) > OAUTH_MAX_SCOPE) {
-		redirect_back(r, cfg, a.redirect_to, NULL, "invalid_scope",
+		authz_error(r, cfg, &c, a.redirect_to, "invalid_scope",
 		    "scope is too long.", a.state);
 		goto out;
 	}
@@ -253,11 +297,21 @@ authorize_get(struct http_req *r, const struct config *cfg, struct db *db)
 		a.resource = cfg->mcp_url;
 	else if (strcmp(a.resource, cfg->mcp_url) != 0) {
 		log_refusal(LOG_REFUSE_RESOURCE, cfg->mcp_url, a.resource);
-		redirect_back(r, cfg, a.redirect_to, NULL, "invalid_target",
+		authz_error(r, cfg, &c, a.redirect_to, "invalid_target",
 		    "resource must be this server's MCP URL.", a.state);
 		goto out;
 	}
 
+	if (cfg->redirect_refuse && !oauth_redirect_known(cfg, a.redirect_to,
+	    host, sizeof(host))) {
+		char detail[OAUTH_MAX_URI + 160];
+
+		snprintf(detail, sizeof(detail), "This server does not sign in "
+		    "applications that send you to %s (SANDBOX_REDIRECT_HOSTS).",
+		    host);
+		signin_error(r, 403, "Unknown redirect host", detail);
+		goto out;
+	}
 	db_exec(db, STMT_REQUEST_PRUNE, "i", now);
 	if (oauth_new_token("", id) == -1 || oauth_new_token("", csrf) == -1) {
 		signin_error(r, 500, "Server error", "No randomness available.");
@@ -271,13 +325,15 @@ authorize_get(struct http_req *r, const struct config *cfg, struct db *db)
 		signin_error(r, 500, "Server error", "The request could not be stored.");
 		goto out;
 	}
+	/* At most SANDBOX_PENDING_SIGNINS open pages: the oldest go. */
+	db_exec(db, STMT_REQUEST_CAP, "i", (long long)cfg->pending_max);
 	/* The form's POST must carry this cookie: a cross-site form cannot. */
 	cookie_name(idh, cname);
 	snprintf(cookie, sizeof(cookie), "%s=%s; Path=/; Max-Age=%d; HttpOnly; "
 	    "SameSite=Strict%s", cname, csrf, OAUTH_REQUEST_TTL,
 	    strncmp(cfg->public_url, "https:", 6) == 0 ? "; Secure" : "");
 	http_header_add(r, "Set-Cookie", cookie);
-	show_page(r, 200, &c, a.client_id, a.redirect_to, id, NULL);
+	show_page(r, cfg, 200, &c, a.client_id, a.redirect_to, id, NULL);
 out:
 	crypto_wipe(csrf, sizeof(csrf));
 	crypto_wipe(cookie, sizeof(cookie));
@@ -285,55 +341,19 @@ out:
 	form_free(f);
 }
 
-/*
- * The throttle of an address: 0 when it may try now, else the seconds left.
- * -1 on a database error.
- */
-static long long
-throttle_wait(struct db *db, const char *addr, long long now)
+/* One row of the sign-in audit (sql/009-signin.sql). Failures are logged only. */
+static void
+audit(struct db *db, const char *addr, const char *client_id,
+    const struct oauth_client *c, const char *redirect_to, const char *result)
 {
-	struct db_q	*q;
-	long long	 wait = 0;
+	char host[OAUTH_MAX_URI + 1];
 
-	if ((q = db_query(db, STMT_THROTTLE_GET, "t", addr)) == NULL)
-		return -1;
-	switch (db_step(q)) {
-	case DB_ROW:
-		if (db_int(q, 2) > now)
-			wait = db_int(q, 2) - now;
-		break;
-	case DB_DONE:
-		break;
-	case DB_ERROR:
-		wait = -1;
-		break;
-	}
-	db_done(q);
-	return wait;
-}
-
-/* Record a wrong key; returns the seconds the address must now wait. */
-static long long
-throttle_fail(struct db *db, const char *addr, long long now)
-{
-	struct db_q	*q;
-	long long	 failures = 0, wait;
-
-	if (db_begin(db) == -1)
-		return THROTTLE_MAX;
-	if ((q = db_query(db, STMT_THROTTLE_GET, "t", addr)) != NULL) {
-		if (db_step(q) == DB_ROW && db_int(q, 1) >= now - THROTTLE_FORGET)
-			failures = db_int(q, 0);
-		db_done(q);
-	}
-	failures++;
-	wait = failures > 10 ? THROTTLE_MAX : 1LL << (failures - 1);
-	if (wait > THROTTLE_MAX)
-		wait = THROTTLE_MAX;
-	if (db_exec(db, STMT_THROTTLE_FAIL, "tiii", addr, failures, now,
-	    now + wait) != 1 || db_commit(db) == -1)
-		db_rollback(db);
-	return wait;
+	host[0] = '\0';
+	if (redirect_to != NULL)
+		(void)oauth_redirect_known(NULL, redirect_to, host, sizeof(host));
+	db_exec(db, STMT_SIGNIN_INSERT, "itttt" "t", oauth_now(), addr,
+	    client_id != NULL ? client_id : "", c != NULL ? c->name : NULL,
+	    host[0] != '\0' ? host : NULL, result);
 }
 
 /* POST: the sign-in form. */
@@ -342,23 +362,25 @@ authorize_post(struct http_req *r, const struct config *cfg, struct db *db)
 {
 	struct form		*f = NULL;
 	struct oauth_client	 c;
-	struct db_q		*q = NULL;
 	struct error		 err;
 	const char		*body, *ctype, *site, *origin, *id, *key, *action;
-	const char		*addr = http_remote_addr(r);
+	char			 addr[CLIENTADDR_MAX], akey[CLIENTADDR_MAX];
+	char			 host[OAUTH_MAX_URI + 1];
 	char			 idh[CRYPTO_SHA256_HEX], cname[32], csrf[TOKEN_MAX];
 	char			 csrfh[CRYPTO_SHA256_HEX], code[TOKEN_MAX];
 	char			 codeh[CRYPTO_SHA256_HEX], esc[128], retry[32];
-	char			*stored_csrf = NULL, *client_id = NULL, *redirect_uri = NULL;
-	char			*redirect_to = NULL, *challenge = NULL, *state = NULL;
-	char			*scope = NULL, *resource = NULL;
+	struct oauth_pending	 pend;
+	const char		*stored_csrf, *client_id, *redirect_uri;
+	const char		*redirect_to, *challenge, *state, *scope, *resource;
 	char			 owner[OWNER_MAX];
 	size_t			 len;
 	long long		 now = oauth_now(), wait;
 	int			 status, found = 0;
 
 	memset(&c, 0, sizeof(c));
+	memset(&pend, 0, sizeof(pend));
 	code[0] = csrf[0] = '\0';
+	oauth_client_addr(r, cfg, addr, akey);
 	/* Fetch metadata (sent by browsers): refuse cross-site form posts. */
 	site = http_header(r, "Sec-Fetch-Site");
 	origin = http_header(r, "Origin");
@@ -395,31 +417,26 @@ authorize_post(struct http_req *r, const struct config *cfg, struct db *db)
 		goto out;
 	}
 	oauth_hash(id, idh);
-	if ((q = db_query(db, STMT_REQUEST_GET, "ti", idh, now)) == NULL) {
+	switch (oauth_pending_load(db, idh, now, &pend)) {
+	case -1:
 		signin_error(r, 500, "Server error", "The database cannot be read.");
 		goto out;
-	}
-	if (db_step(q) != DB_ROW) {
+	case 0:
 		signin_error(r, 400, "Sign-in expired", "This sign-in page has "
 		    "expired or was already used.");
 		goto out;
 	}
-#define DUP(v, col) do { const char *s_ = db_text(q, col); \
-	if (s_ != NULL && ((v) = strdup(s_)) == NULL) goto oom; } while (0)
-	DUP(stored_csrf, 0);
-	DUP(client_id, 1);
-	DUP(redirect_uri, 2);
-	DUP(redirect_to, 3);
-	DUP(challenge, 4);
-	DUP(state, 5);
-	DUP(scope, 6);
-	DUP(resource, 7);
-#undef DUP
-	db_done(q);
-	q = NULL;
+	stored_csrf = pend.csrf_hash;
+	client_id = pend.client_id;
+	redirect_uri = pend.redirect_uri;
+	redirect_to = pend.redirect_to;
+	challenge = pend.challenge;
+	state = pend.state;
+	scope = pend.scope;
+	resource = pend.resource;
 	/* The CSRF cookie set with this request's page. */
 	cookie_name(idh, cname);
-	if (cookie_get(r, cname, csrf, sizeof(csrf)) == -1) {
+	if (form_cookie(http_header(r, "Cookie"), cname, csrf, sizeof(csrf)) == -1) {
 		signin_error(r, 403, "Refused", "The sign-in cookie is missing: "
 		    "cookies must be enabled, and the form posted from its page.");
 		goto out;
@@ -439,40 +456,64 @@ authorize_post(struct http_req *r, const struct config *cfg, struct db *db)
 	/* RFC 6749 §4.1.2.1: the person said no. */
 	if (action != NULL && strcmp(action, "deny") == 0) {
 		db_exec(db, STMT_REQUEST_DELETE, "t", idh);
-		redirect_back(r, cfg, redirect_to, NULL, "access_denied",
-		    "The sign-in was cancelled.", state);
+		audit(db, addr, client_id, &c, redirect_to, "denied");
+		if (c.approved != 0)
+			redirect_back(r, cfg, redirect_to, NULL, "access_denied",
+			    "The sign-in was cancelled.", state);
+		else
+			signin_error(r, 200, "Sign-in cancelled", "You cancelled "
+			    "the sign-in; the application was not given access.");
 		goto out;
 	}
-	/* Growing delays per address, before the key is even looked at. */
-	if ((wait = throttle_wait(db, addr, now)) != 0) {
-		if (wait < 0)
-			wait = 60;
+	if (cfg->redirect_refuse && !oauth_redirect_known(cfg, redirect_to,
+	    host, sizeof(host))) {
+		audit(db, addr, client_id, &c, redirect_to, "refused_host");
+		signin_error(r, 403, "Unknown redirect host", "This server does "
+		    "not sign in applications that send you to this host "
+		    "(SANDBOX_REDIRECT_HOSTS).");
+		goto out;
+	}
+	/* Growing delays per address, checked and counted before the key is. */
+	switch (oauth_throttle_take(db, akey, now, &wait)) {
+	case -1:
+		/* No audit row: the database is what failed (logged by db.c). */
+		log_warn("authorize: the throttle of %s cannot be checked; "
+		    "refusing the try", log_escape(esc, sizeof(esc), akey,
+		    strlen(akey)));
+		http_header_add(r, "Retry-After", "5");
+		show_page(r, cfg, 503, &c, client_id, redirect_to, id, "The "
+		    "server is busy and could not check the key; nothing was "
+		    "changed. Try again in a few seconds.");
+		goto out;
+	case 0:
+		audit(db, addr, client_id, &c, redirect_to, "throttled");
 		snprintf(retry, sizeof(retry), "%lld", wait);
 		http_header_add(r, "Retry-After", retry);
 		snprintf(esc, sizeof(esc), "Too many wrong keys: wait %lld "
 		    "second%s, then try again.", wait, wait == 1 ? "" : "s");
-		show_page(r, 429, &c, client_id, redirect_to, id, esc);
+		show_page(r, cfg, 429, &c, client_id, redirect_to, id, esc);
 		goto out;
 	}
 	if (key == NULL || strlen(key) > KEY_MAX ||
 	    (found = owners_check_key(cfg, db, key, owner)) != 1) {
-		char a[64];
+		char a[CLIENTADDR_MAX * 2];
 
 		if (found == -1) {
+			audit(db, addr, client_id, &c, redirect_to, "error");
 			signin_error(r, 500, "Server error", "The key store "
 			    "cannot be read.");
 			goto out;
 		}
-		wait = throttle_fail(db, addr, now);
+		audit(db, addr, client_id, &c, redirect_to, "wrong_key");
 		log_warn("authorize: wrong API key from %s for client %s; next "
 		    "try in %lld s", log_escape(a, sizeof(a), addr, strlen(addr)),
 		    client_id, wait);
 		snprintf(esc, sizeof(esc), "Wrong key. You can try again in %lld "
 		    "second%s.", wait, wait == 1 ? "" : "s");
-		show_page(r, 403, &c, client_id, redirect_to, id, esc);
+		show_page(r, cfg, 403, &c, client_id, redirect_to, id, esc);
 		goto out;
 	}
-	db_exec(db, STMT_THROTTLE_CLEAR, "t", addr);
+	db_exec(db, STMT_THROTTLE_CLEAR, "t", akey);
 
 	/* RFC 6749 §4.1.2 and §10.5: a random, short-lived, single-use code. */
 	if (oauth_new_token("", code) == -1) {
@@ -487,31 +528,25 @@ authorize_post(struct http_req *r, const struct config *cfg, struct db *db)
 	    db_exec(db, STMT_CODE_INSERT, "tttttti", codeh, client_id,
 	    redirect_uri, challenge, scope, resource, now + OAUTH_CODE_TTL) != 1 ||
 	    db_exec(db, STMT_CODE_SET_OWNER, "tt", owner, codeh) != 1 ||
+	    db_exec(db, STMT_CLIENT_APPROVE, "it", now, client_id) < 0 ||
 	    db_commit(db) == -1) {
 		db_rollback(db);
 		goto dberr;
 	}
+	audit(db, addr, client_id, &c, redirect_to, "ok");
 	log_info("authorize: signed in client %s for %s", client_id, owner);
 	redirect_back(r, cfg, redirect_to, code, NULL, NULL, state);
 	goto out;
 dberr:
-	signin_error(r, 500, "Server error", "The sign-in could not be stored.");
+	audit(db, addr, client_id, &c, redirect_to, "error");
+	signin_error(r, 503, "Server error", "The sign-in could not be stored; "
+	    "nothing was changed. Try again in a few seconds.");
 	goto out;
-oom:
-	signin_error(r, 500, "Server error", "Out of memory.");
 out:
-	db_done(q);
 	crypto_wipe(code, sizeof(code));
 	crypto_wipe(csrf, sizeof(csrf));
 	oauth_client_clear(&c);
-	free(stored_csrf);
-	free(client_id);
-	free(redirect_uri);
-	free(redirect_to);
-	free(challenge);
-	free(state);
-	free(scope);
-	free(resource);
+	oauth_pending_clear(&pend);
 	form_free(f);
 }
 

@@ -1,6 +1,12 @@
 /*
- * oauth_extern.h: what the files of the OAuth module share (oauth.c,
- * oauth_authorize.c, oauth_token.c, signin.c, cimd.c). Not for programs.
+ * oauth_extern.h: what the files of the OAuth module share. Not for
+ * programs. The files depend on each other in one direction only:
+ *   url.c, form.c                  parsing
+ *   oauth_store.c                  the OAuth tables as typed rows
+ *   oauth.c                        shared rules, metadata, registration
+ *   cimd.c (cimd.h)                Client ID Metadata Documents
+ *   signin.c (signin.h)            the sign-in page
+ *   oauth_authorize.c, oauth_token.c   the endpoints, using all of the above
  */
 #ifndef CS_OAUTH_EXTERN_H
 #define CS_OAUTH_EXTERN_H
@@ -8,6 +14,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 
+#include "clientaddr.h"
 #include "crypto.h"
 #include "error.h"
 #include "oauth.h"
@@ -38,6 +45,7 @@ struct oauth_client {
 	bool			 refresh;	/* may use refresh_token */
 	bool			 cimd;
 	long long		 created;
+	long long		 approved;	/* first sign-in; 0: never approved */
 };
 
 /*
@@ -48,12 +56,66 @@ int	oauth_client_load(struct db *, const char *client_id, struct oauth_client *c
 void	oauth_client_clear(struct oauth_client *);
 
 /*
- * Find the client for an authorization request: a registered one, or, for
- * an https client_id, its Client ID Metadata Document (cimd.c, cached).
- * Returns 0 with c filled, or -1 with a message for the error page in err.
+ * Typed rows of the other OAuth tables (oauth_store.c). Each loader returns
+ * 1 with the row, 0 when there is none, -1 on a database error; the
+ * strings are copies, freed by the matching clear (also after 0 and -1).
  */
-int	oauth_client_find(struct db *, const struct config *, const char *client_id,
-	    struct oauth_client *c, struct error *err);
+
+/* An authorization request waiting on its sign-in page (oauth_request). */
+struct oauth_pending {
+	char		*csrf_hash;
+	char		*client_id;
+	char		*redirect_uri;	/* as sent, "" when omitted */
+	char		*redirect_to;
+	char		*challenge;
+	char		*state;		/* NULL when not sent */
+	char		*scope;
+	char		*resource;
+};
+int	oauth_pending_load(struct db *, const char *id_hash, long long now,
+	    struct oauth_pending *);
+void	oauth_pending_clear(struct oauth_pending *);
+
+/* An authorization code (oauth_code). */
+struct oauth_code_row {
+	char		*client_id;
+	char		*redirect_uri;	/* "" when the request sent none */
+	char		*challenge;
+	char		*scope;
+	char		*resource;
+	long long	 expires;
+	bool		 used;
+	long long	 grant_id;	/* what its use issued; 0: none */
+};
+int	oauth_code_load(struct db *, const char *code_hash, struct oauth_code_row *);
+void	oauth_code_clear(struct oauth_code_row *);
+
+/* An access or refresh token with its grant (oauth_token, oauth_grant). */
+struct oauth_token_row {
+	bool		 refresh;
+	long long	 grant_id;
+	long long	 expires;
+	long long	 rotated;	/* when it was used; 0: current */
+	bool		 grace_used;
+	char		*client_id;
+	char		*scope;
+	char		*resource;
+};
+int	oauth_token_load(struct db *, const char *token_hash, struct oauth_token_row *);
+void	oauth_token_clear(struct oauth_token_row *);
+/* How many refresh tokens issued from parent were used; -1 on error. */
+long long oauth_token_children_used(struct db *, const char *parent_hash);
+
+/*
+ * Check and count one sign-in try of the throttle key (an address, an IPv6
+ * /64), in one transaction, before the key is compared: 1 when it may try
+ * now (the try is already counted as a failure: *wait is what a wrong key
+ * costs; STMT_THROTTLE_CLEAR forgets it when the key is right), 0 when it
+ * must wait *wait more seconds, -1 on a database error. Each failure
+ * doubles the wait (1 s, 2 s, ... at most 15 min; forgotten after an hour).
+ */
+int	oauth_throttle_take(struct db *, const char *key, long long now,
+	    long long *wait);
 
 /*
  * The registered redirect URI given matches, or the one to use when given
@@ -70,49 +132,6 @@ void	oauth_hash(const char *token, char out[CRYPTO_SHA256_HEX]);
 /* Current time, unix seconds. */
 long long oauth_now(void);
 
-/* An https client_id naming a Client ID Metadata Document? */
-bool	cimd_is_url(const char *client_id);
-
-/*
- * Fetch and validate the Client ID Metadata Document at url and store it
- * in oauth_client (cimd = 1) through db. Returns 0, or -1 with a message
- * for a person in err.
- */
-int	cimd_fetch(struct db *, const char *url, struct error *err);
-
-/*
- * Validate a fetched document (draft-ietf-oauth-client-id-metadata-document
- * §4): a JSON object whose client_id equals url, with valid redirect_uris,
- * and no secret-based authentication. Returns 0 with the values to store
- * (*name may be NULL; *redirect_uris and *metadata are new references), or
- * -1 with err.
- */
-int	cimd_validate(const char *url, const char *doc, size_t len, char **name,
-	    struct json_object **redirect_uris, struct json_object **metadata,
-	    bool *refresh, struct error *err);
-
-/*
- * Is this address one a server may fetch from: not loopback, private,
- * link-local, shared, multicast, reserved or documentation space? family is
- * AF_INET or AF_INET6, addr a struct in_addr or in6_addr.
- */
-bool	cimd_addr_public(int family, const void *addr);
-
-/* The sign-in page (signin.c). Values are escaped; message may be NULL. */
-struct signin {
-	const char	*client_name;	/* may be NULL */
-	const char	*client_id;
-	const char	*redirect_host;	/* host[:port] of the redirect URI */
-	const char	*form_origin;	/* origin the form may redirect to (CSP) */
-	const char	*request_id;	/* hidden field binding the form */
-	const char	*message;	/* an error to show, or NULL */
-};
-void	signin_page(struct http_req *, int status, const struct signin *);
-
-/* An error page for a request that must not be redirected (RFC 6749 §4.1.2.1). */
-void	signin_error(struct http_req *, int status, const char *title,
-	    const char *detail);
-
 /* RFC 6749 §5.2 error: JSON body, no-store. */
 void	oauth_error(struct http_req *, int status, const char *error,
 	    const char *description);
@@ -126,6 +145,28 @@ void	oauth_error(struct http_req *, int status, const char *error,
  */
 int	oauth_client_auth(struct http_req *, struct db *, const struct form *,
 	    struct oauth_client *c);
+
+/*
+ * The address of the client of r (clientaddr.h: the peer, or through
+ * SANDBOX_TRUSTED_PROXIES the forwarding header) and its throttle key.
+ */
+void	oauth_client_addr(struct http_req *, const struct config *,
+	    char addr[CLIENTADDR_MAX], char key[CLIENTADDR_MAX]);
+
+/*
+ * Count one hit of key in the current window of window seconds (one
+ * statement: concurrent hits are all counted). Returns the hits in this
+ * window including this one, or -1 on a database error.
+ */
+long long oauth_rate_hit(struct db *, const char *key, long window);
+
+/*
+ * Is the redirect URI's host one the sign-in page names without a warning
+ * (loopback, or in SANDBOX_REDIRECT_HOSTS; cfg NULL: loopback only)?
+ * Writes host[:port] into host.
+ */
+bool	oauth_redirect_known(const struct config *, const char *uri, char *host,
+	    size_t hostsz);
 
 /* Delete what has expired (codes, requests, tokens, empty grants, throttles). */
 void	oauth_prune(struct db *);

@@ -94,15 +94,14 @@ grant_code(struct http_req *r, const struct config *cfg, struct db *db,
 	const char	*verifier = form_get(f, "code_verifier");
 	const char	*redirect_uri = form_get(f, "redirect_uri");
 	const char	*resource = form_get(f, "resource");
-	struct db_q	*q = NULL;
-	struct pair	 p;
-	char		 hash[CRYPTO_SHA256_HEX], challenge[64], scope[64];
-	char		*stored_redirect = NULL, *stored_resource = NULL;
-	const char	*why = NULL, *err = "invalid_grant";
-	long long	 now = oauth_now(), grant;
-	bool		 ok = false;
+	struct oauth_code_row	 row;
+	struct pair		 p;
+	char			 hash[CRYPTO_SHA256_HEX];
+	const char		*why = NULL, *err = "invalid_grant";
+	long long		 now = oauth_now(), grant;
 
 	memset(&p, 0, sizeof(p));
+	memset(&row, 0, sizeof(row));
 	if (code == NULL || verifier == NULL) {
 		oauth_error(r, 400, "invalid_request", "code and code_verifier "
 		    "are required.");
@@ -115,69 +114,55 @@ grant_code(struct http_req *r, const struct config *cfg, struct db *db,
 	oauth_hash(code, hash);
 	if (db_begin(db) == -1)
 		goto dberr;
-	if ((q = db_query(db, STMT_CODE_GET, "t", hash)) == NULL)
+	switch (oauth_code_load(db, hash, &row)) {
+	case -1:
 		goto dberr;
-	switch (db_step(q)) {
-	case DB_ERROR:
-		goto dberr;
-	case DB_DONE:
+	case 0:
 		why = "Unknown or expired code.";
 		goto fail;
-	case DB_ROW:
-		break;
 	}
 	/* §4.1.2: a code used twice revokes what it issued. */
-	if (db_int(q, 6) != 0) {
-		long long g = db_null(q, 7) ? 0 : db_int(q, 7);
-
-		db_done(q);
-		q = NULL;
-		if (g != 0 && db_exec(db, STMT_GRANT_DELETE, "i", g) == -1)
+	if (row.used) {
+		if (row.grant_id != 0 &&
+		    db_exec(db, STMT_GRANT_DELETE, "i", row.grant_id) == -1)
 			goto dberr;
 		if (db_commit(db) == -1)
 			goto dberr;
 		log_warn("token: code reused by client %s; grant %lld revoked",
-		    c->client_id, g);
+		    c->client_id, row.grant_id);
 		oauth_error(r, 400, "invalid_grant", "This code was already "
 		    "used; the tokens issued from it are revoked.");
-		return;
+		goto out;
 	}
-	if (db_int(q, 5) <= now) {
+	if (row.expires <= now) {
 		why = "The code has expired.";
 		goto fail;
 	}
 	/* §4.1.3: issued to this client. */
-	if (strcmp(db_text(q, 0), c->client_id) != 0) {
+	if (strcmp(row.client_id, c->client_id) != 0) {
 		why = "The code was issued to another client.";
 		goto fail;
 	}
-	if ((stored_redirect = strdup(db_text(q, 1))) == NULL ||
-	    (stored_resource = strdup(db_text(q, 4))) == NULL)
-		goto dberr;
-	snprintf(challenge, sizeof(challenge), "%s", db_text(q, 2));
-	snprintf(scope, sizeof(scope), "%s", db_text(q, 3));
-	db_done(q);
-	q = NULL;
 	/* §4.1.3: the same redirect_uri as in the authorization request. */
-	if (*stored_redirect != '\0' && (redirect_uri == NULL ||
-	    strcmp(redirect_uri, stored_redirect) != 0)) {
+	if (*row.redirect_uri != '\0' && (redirect_uri == NULL ||
+	    strcmp(redirect_uri, row.redirect_uri) != 0)) {
 		why = "redirect_uri does not match the authorization request.";
 		goto fail;
 	}
 	/* RFC 7636 §4.6. */
-	if (!oauth_pkce_s256(verifier, challenge)) {
+	if (!oauth_pkce_s256(verifier, row.challenge)) {
 		why = "The code_verifier does not match the code_challenge.";
 		goto fail;
 	}
 	/* RFC 8707 §2.2: the audience was fixed at authorization. */
-	if (resource != NULL && strcmp(resource, stored_resource) != 0) {
-		log_refusal(LOG_REFUSE_RESOURCE, stored_resource, resource);
+	if (resource != NULL && strcmp(resource, row.resource) != 0) {
+		log_refusal(LOG_REFUSE_RESOURCE, row.resource, resource);
 		err = "invalid_target";
 		why = "resource differs from the authorization request.";
 		goto fail;
 	}
-	if (db_exec(db, STMT_GRANT_INSERT, "tttii", c->client_id, scope,
-	    stored_resource, now, now) != 1)
+	if (db_exec(db, STMT_GRANT_INSERT, "tttii", c->client_id, row.scope,
+	    row.resource, now, now) != 1)
 		goto dberr;
 	grant = db_last_id(db);
 	/* The grant, and so every token from it, belongs to who signed in. */
@@ -187,27 +172,20 @@ grant_code(struct http_req *r, const struct config *cfg, struct db *db,
 	    db_exec(db, STMT_CLIENT_USED, "it", now, c->client_id) != 1 ||
 	    db_commit(db) == -1)
 		goto dberr;
-	ok = true;
 	log_info("token: client %s redeemed a code (grant %lld)", c->client_id,
 	    grant);
-	pair_send(r, cfg, &p, scope);
+	pair_send(r, cfg, &p, row.scope);
 	goto out;
 fail:
-	db_done(q);
-	q = NULL;
 	db_rollback(db);
 	oauth_error(r, 400, err, why);
 	goto out;
 dberr:
-	db_done(q);
-	q = NULL;
 	db_rollback(db);
 	oauth_error(r, 500, "server_error", "The database failed.");
 out:
-	(void)ok;
 	crypto_wipe(&p, sizeof(p));
-	free(stored_redirect);
-	free(stored_resource);
+	oauth_code_clear(&row);
 }
 
 /* RFC 6749 §6 with rotation (OAuth 2.1 §4.3.1). */
@@ -217,14 +195,14 @@ grant_refresh(struct http_req *r, const struct config *cfg, struct db *db,
 {
 	const char	*rt = form_get(f, "refresh_token");
 	const char	*resource = form_get(f, "resource");
-	struct db_q	*q = NULL;
-	struct pair	 p;
-	char		 hash[CRYPTO_SHA256_HEX], scope[64], stored_resource[OAUTH_MAX_URI + 1];
-	const char	*why = NULL, *err = "invalid_grant";
-	long long	 now = oauth_now(), grant, rotated;
-	bool		 grace_used, is_refresh;
+	struct oauth_token_row	 row;
+	struct pair		 p;
+	char			 hash[CRYPTO_SHA256_HEX];
+	const char		*why = NULL, *err = "invalid_grant";
+	long long		 now = oauth_now();
 
 	memset(&p, 0, sizeof(p));
+	memset(&row, 0, sizeof(row));
 	if (rt == NULL) {
 		oauth_error(r, 400, "invalid_request", "refresh_token is required.");
 		return;
@@ -236,63 +214,47 @@ grant_refresh(struct http_req *r, const struct config *cfg, struct db *db,
 	oauth_hash(rt, hash);
 	if (db_begin(db) == -1)
 		goto dberr;
-	if ((q = db_query(db, STMT_TOKEN_GET, "t", hash)) == NULL)
+	switch (oauth_token_load(db, hash, &row)) {
+	case -1:
 		goto dberr;
-	switch (db_step(q)) {
-	case DB_ERROR:
-		goto dberr;
-	case DB_DONE:
+	case 0:
 		why = "Unknown, expired or revoked refresh token.";
 		goto fail;
-	case DB_ROW:
-		break;
 	}
-	is_refresh = strcmp(db_text(q, 0), "refresh") == 0;
-	grant = db_int(q, 1);
-	rotated = db_null(q, 3) ? 0 : db_int(q, 3);
-	grace_used = db_int(q, 4) != 0;
-	if (!is_refresh || strcmp(db_text(q, 5), c->client_id) != 0) {
+	if (!row.refresh || strcmp(row.client_id, c->client_id) != 0) {
 		why = "Unknown refresh token.";
 		goto fail;
 	}
-	if (db_int(q, 2) <= now) {
+	if (row.expires <= now) {
 		why = "The refresh token has expired.";
 		goto fail;
 	}
-	snprintf(scope, sizeof(scope), "%s", db_text(q, 6));
-	snprintf(stored_resource, sizeof(stored_resource), "%s", db_text(q, 7));
-	db_done(q);
-	q = NULL;
 	/* RFC 8707 §2.2: only this server's MCP URL. */
-	if ((resource != NULL && strcmp(resource, stored_resource) != 0) ||
-	    strcmp(stored_resource, cfg->mcp_url) != 0) {
+	if ((resource != NULL && strcmp(resource, row.resource) != 0) ||
+	    strcmp(row.resource, cfg->mcp_url) != 0) {
 		log_refusal(LOG_REFUSE_RESOURCE, cfg->mcp_url, resource != NULL &&
-		    strcmp(resource, stored_resource) != 0 ? resource :
-		    stored_resource);
+		    strcmp(resource, row.resource) != 0 ? resource :
+		    row.resource);
 		err = "invalid_target";
 		why = "The resource is not this server's MCP URL.";
 		goto fail;
 	}
-	if (rotated != 0) {
-		long long used_children = 0;
+	if (row.rotated != 0) {
+		long long used_children;
 
-		if ((q = db_query(db, STMT_TOKEN_CHILD_ROTATED, "t", hash)) == NULL)
+		if ((used_children = oauth_token_children_used(db, hash)) == -1)
 			goto dberr;
-		if (db_step(q) == DB_ROW)
-			used_children = db_int(q, 0);
-		db_done(q);
-		q = NULL;
-		if (now - rotated > OAUTH_REFRESH_GRACE || grace_used ||
+		if (now - row.rotated > OAUTH_REFRESH_GRACE || row.grace_used ||
 		    used_children > 0) {
 			/* OAuth 2.1 §4.3.1: reuse of a rotated token revokes the grant. */
-			if (db_exec(db, STMT_GRANT_DELETE, "i", grant) == -1 ||
+			if (db_exec(db, STMT_GRANT_DELETE, "i", row.grant_id) == -1 ||
 			    db_commit(db) == -1)
 				goto dberr;
 			log_warn("token: rotated refresh token reused by client %s; "
-			    "grant %lld revoked", c->client_id, grant);
+			    "grant %lld revoked", c->client_id, row.grant_id);
 			oauth_error(r, 400, "invalid_grant", "This refresh token "
 			    "was already used; the grant is revoked.");
-			return;
+			goto out;
 		}
 		/*
 		 * The grace: replace the pair the lost rotation issued. Its
@@ -307,23 +269,23 @@ grant_refresh(struct http_req *r, const struct config *cfg, struct db *db,
 		    "within the grace", c->client_id);
 	} else if (db_exec(db, STMT_TOKEN_ROTATE, "it", now, hash) != 1)
 		goto dberr;
-	if (pair_make(db, cfg, grant, hash, true, &p) == -1 ||
-	    db_exec(db, STMT_GRANT_TOUCH, "iii", now, grant, now + 1) == -1 ||
+	if (pair_make(db, cfg, row.grant_id, hash, true, &p) == -1 ||
+	    db_exec(db, STMT_GRANT_TOUCH, "iii", now, row.grant_id, now + 1) == -1 ||
 	    db_exec(db, STMT_CLIENT_USED, "it", now, c->client_id) != 1 ||
 	    db_commit(db) == -1)
 		goto dberr;
-	pair_send(r, cfg, &p, scope);
-	return;
+	pair_send(r, cfg, &p, row.scope);
+	goto out;
 fail:
-	db_done(q);
 	db_rollback(db);
 	oauth_error(r, 400, err, why);
-	return;
+	goto out;
 dberr:
-	db_done(q);
 	db_rollback(db);
-	crypto_wipe(&p, sizeof(p));
 	oauth_error(r, 500, "server_error", "The database failed.");
+out:
+	crypto_wipe(&p, sizeof(p));
+	oauth_token_clear(&row);
 }
 
 /*
@@ -411,7 +373,7 @@ oauth_revoke(struct http_req *r, const struct config *cfg, struct db *db)
 {
 	struct form		*f;
 	struct oauth_client	 c;
-	struct db_q		*q;
+	struct oauth_token_row	 row;
 	const char		*tok;
 	char			 hash[CRYPTO_SHA256_HEX];
 	long long		 grant = 0;
@@ -419,6 +381,7 @@ oauth_revoke(struct http_req *r, const struct config *cfg, struct db *db)
 
 	(void)cfg;
 	memset(&c, 0, sizeof(c));
+	memset(&row, 0, sizeof(row));
 	if ((f = read_form(r)) == NULL)
 		return;
 	/* RFC 7009 §2.1: the client authenticates as at the token endpoint. */
@@ -430,14 +393,12 @@ oauth_revoke(struct http_req *r, const struct config *cfg, struct db *db)
 	}
 	if (strlen(tok) < TOKEN_MAX) {
 		oauth_hash(tok, hash);
-		if ((q = db_query(db, STMT_TOKEN_GET, "t", hash)) != NULL) {
-			if (db_step(q) == DB_ROW) {
-				refresh = strcmp(db_text(q, 0), "refresh") == 0;
-				grant = db_int(q, 1);
-				mine = strcmp(db_text(q, 5), c.client_id) == 0;
-			}
-			db_done(q);
+		if (oauth_token_load(db, hash, &row) == 1) {
+			refresh = row.refresh;
+			grant = row.grant_id;
+			mine = strcmp(row.client_id, c.client_id) == 0;
 		}
+		oauth_token_clear(&row);
 		/*
 		 * §2.1: a refresh token takes its grant's access tokens with
 		 * it; an access token goes alone. Another client's token is

@@ -71,6 +71,7 @@ struct sandbox {
 	long long	 memory_bytes;
 	long long	 nano_cpus;
 	long		 pids_limit;
+	long long	 shm_bytes;	/* /dev/shm (SANDBOX_SHM_SIZE) */
 	size_t		 max_output;
 };
 
@@ -235,6 +236,7 @@ sandbox_open(const struct config *cfg, const char *owner, struct sandbox **out,
 	sb->memory_bytes = cfg->memory_bytes;
 	sb->nano_cpus = cfg->nano_cpus;
 	sb->pids_limit = cfg->pids_limit;
+	sb->shm_bytes = cfg->shm_bytes;
 	sb->max_output = (size_t)cfg->max_output_bytes;
 	*out = sb;
 	sb = NULL;
@@ -411,6 +413,8 @@ container_create(struct sandbox *sb, struct error *err)
 	js_set_int(host, "MemorySwap", sb->memory_bytes);	/* no swap on top */
 	js_set_int(host, "NanoCpus", sb->nano_cpus);
 	js_set_int(host, "PidsLimit", sb->pids_limit);
+	/* Headless Chromium needs more than Docker's 64 MB default. */
+	js_set_int(host, "ShmSize", sb->shm_bytes);
 	js_set_bool(host, "Privileged", false);
 	js_set(host, "SecurityOpt", str_array(secopt));
 	restart = json_object_new_object();
@@ -770,6 +774,14 @@ sandbox_script(struct sandbox *sb, const char *script, const char *const args[],
 	if (o.cut)
 		log_warn("sandbox script output cut at %zu bytes", outsz - 1);
 	return 0;
+}
+
+int
+sandbox_script_stream(struct sandbox *sb, const char *script,
+    const char *const args[], const struct docker_exec_cb *cb, bool *stopped,
+    int *exit_code, struct error *err)
+{
+	return run_script(sb, script, args, cb, stopped, exit_code, err);
 }
 
 /* Kill run_id's group, leaving marker "cancel" or "timeout". */
@@ -1140,6 +1152,7 @@ sandbox_status(struct sandbox *sb, struct json_object **out, struct error *err)
 		copy_member(cont, "memory", host, "Memory");
 		copy_member(cont, "nano_cpus", host, "NanoCpus");
 		copy_member(cont, "pids_limit", host, "PidsLimit");
+		copy_member(cont, "shm_size", host, "ShmSize");
 	}
 	json_object_put(resp);
 	resp = NULL;

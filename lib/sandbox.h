@@ -99,6 +99,17 @@ int	sandbox_script(struct sandbox *, const char *script,
 	    bool (*cancel)(void *), void *arg, int *exit_code, struct error *);
 
 /*
+ * The same, passing stdout and stderr to cb as they arrive (cb->output:
+ * stream 1 or 2) and asking cb->tick about once a second (non-zero stops
+ * reading: *stopped is set and the script goes on in the container), so
+ * any amount of output passes in constant memory. *exit_code is -1 when
+ * stopped.
+ */
+struct docker_exec_cb;
+int	sandbox_script_stream(struct sandbox *, const char *script,
+	    const char *const args[], const struct docker_exec_cb *cb,
+	    bool *stopped, int *exit_code, struct error *);
+/*
  * What the engine says about the sandbox, for operators: a new JSON object
  * { engine: {host, reachable, version, api_version, error?},
  *   image: {name, present, id, created, size},

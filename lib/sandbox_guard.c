@@ -46,6 +46,7 @@ static const char DISK_SCRIPT[] =
 
 /* Shared by the threads of the process; see the header. */
 static pthread_mutex_t	 mu = PTHREAD_MUTEX_INITIALIZER;
+static pthread_mutex_t	 canary_mu = PTHREAD_MUTEX_INITIALIZER; /* one probe at a time */
 static struct {
 	char		 key[192];	/* container Id and StartedAt */
 	long long	 canary_at;	/* monotonic ms; 0: not yet */
@@ -544,19 +545,42 @@ guard_before_exec(struct sandbox *sb, struct docker *d, const struct cspec *cs,
 		snprintf(detail, sizeof(detail), "%s", cache.canary_detail);
 		pthread_mutex_unlock(&mu);
 		if (canary_due) {
-			if ((r = run_canary(sb, cs, c, detail,
+			/*
+			 * One canary at a time in this process: the host
+			 * rate-limits the ICMP answers it relies on, so ten
+			 * calls probing at once would see silence. A call
+			 * that waited takes the answer of the probe that ran
+			 * meanwhile.
+			 */
+			long long asked = now_ms();
+			bool	  fresh;
+
+			pthread_mutex_lock(&canary_mu);
+			pthread_mutex_lock(&mu);
+			fresh = cache.canary_at >= asked;
+			if (fresh) {
+				ok = cache.canary_ok;
+				snprintf(detail, sizeof(detail), "%s",
+				    cache.canary_detail);
+			}
+			pthread_mutex_unlock(&mu);
+			if (!fresh && (r = run_canary(sb, cs, c, detail,
 			    sizeof(detail))) == -1) {
+				pthread_mutex_unlock(&canary_mu);
 				error_status(err, 503, "%s", detail);
 				goto out;
 			}
-			ok = r == 1;
-			pthread_mutex_lock(&mu);
-			cache.canary_at = now_ms();
-			cache.canary_ok = ok;
-			snprintf(cache.canary_detail, sizeof(cache.canary_detail),
-			    "%s", detail);
-			pthread_mutex_unlock(&mu);
-			if (!ok)
+			if (!fresh) {
+				ok = r == 1;
+				pthread_mutex_lock(&mu);
+				cache.canary_at = now_ms();
+				cache.canary_ok = ok;
+				snprintf(cache.canary_detail,
+				    sizeof(cache.canary_detail), "%s", detail);
+				pthread_mutex_unlock(&mu);
+			}
+			pthread_mutex_unlock(&canary_mu);
+			if (!fresh && !ok)
 				log_warn("egress canary of container %s: %s",
 				    cspec_container(cs), detail);
 		}

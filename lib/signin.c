@@ -15,7 +15,7 @@
 
 #include "crypto.h"
 #include "http.h"
-#include "oauth_extern.h"
+#include "signin.h"
 
 /* The page is small; anything past this is a bug, answered 500. */
 #define PAGE_MAX	32768
@@ -30,6 +30,7 @@ static const char style[] =
     ".who{background:#eef2ff;border-radius:8px;padding:.75rem;word-break:break-word}"
     ".muted{color:#5f6b7a;font-size:.9rem}"
     ".err{background:#fdecea;color:#8a1c12;border-radius:8px;padding:.75rem}"
+    ".warn{background:#fff4d6;color:#5c4200;border-radius:8px;padding:.75rem}"
     "label{display:block;margin:1rem 0 .25rem;font-weight:600}"
     "input[type=password]{box-sizing:border-box;width:100%;font-size:1rem;"
     "padding:.6rem;border:1px solid #b8c0cc;border-radius:8px}"
@@ -163,6 +164,21 @@ signin_page(struct http_req *r, int status, const struct signin *s)
 	add(p, "</strong></p><p class=\"muted\">Client: ");
 	esc(p, s->client_id);
 	add(p, "</p></div>");
+	/*
+	 * Anyone can register a client under any name with their own https
+	 * redirect and send the owner a genuine link: name the host the code
+	 * would go to when it is not a known one, before the key field.
+	 */
+	if (s->unknown_host) {
+		add(p, "<p class=\"warn\" role=\"alert\" id=\"unknown-host\">"
+		    "<strong>Check the address.</strong> If you allow this, "
+		    "access to the sandbox goes to <strong>");
+		esc(p, s->redirect_host);
+		add(p, "</strong>, which is not one of the hosts this server "
+		    "knows. Any site can register an application under any "
+		    "name: enter the key only if you started this sign-in "
+		    "yourself from an application you trust at that address.</p>");
+	}
 	if (s->message != NULL) {
 		add(p, "<p class=\"err\" role=\"alert\">");
 		esc(p, s->message);

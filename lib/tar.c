@@ -15,6 +15,7 @@
  */
 #include <stdint.h>
 #include <stdlib.h>
+#include <stdio.h>
 #include <string.h>
 
 #include "tar.h"
@@ -506,4 +507,102 @@ tar_extract_free(struct tar_extract *t)
 	free(t->meta);
 	free(t->next_name);
 	free(t);
+}
+
+/* Writing (tar_header_write). */
+
+static void
+put_octal(char *field, size_t width, unsigned long long v)
+{
+	size_t i;
+
+	/* width - 1 octal digits and a NUL, as POSIX ustar writes them. */
+	field[width - 1] = '\0';
+	for (i = width - 1; i > 0; i--) {
+		field[i - 1] = (char)('0' + (v & 7));
+		v >>= 3;
+	}
+}
+
+static void
+put_number(char *field, size_t width, unsigned long long v)
+{
+	size_t i;
+
+	if (v < (1ULL << (3 * (width - 1)))) {
+		put_octal(field, width, v);
+		return;
+	}
+	/* GNU base-256: the first byte's top bit set, big-endian after. */
+	memset(field, 0, width);
+	for (i = width; i > 1; i--) {
+		field[i - 1] = (char)(v & 0xff);
+		v >>= 8;
+	}
+	field[0] = (char)0x80;
+}
+
+static void
+ustar_block(char *b, const char *name, size_t namelen, char type,
+    unsigned long long size, long long mtime, unsigned mode)
+{
+	unsigned	sum = 0;
+	size_t		i;
+
+	memset(b, 0, TAR_BLOCK);
+	memcpy(b, name, namelen > 100 ? 100 : namelen);
+	put_octal(b + 100, 8, mode & 07777);
+	put_octal(b + 108, 8, 0);			/* uid: root */
+	put_octal(b + 116, 8, 0);			/* gid: root */
+	put_number(b + 124, 12, size);
+	put_octal(b + 136, 12, mtime > 0 ? (unsigned long long)mtime : 0);
+	b[156] = type;
+	memcpy(b + 257, "ustar", 6);			/* magic "ustar\0" */
+	memcpy(b + 263, "00", 2);			/* version */
+	memset(b + 148, ' ', 8);
+	for (i = 0; i < TAR_BLOCK; i++)
+		sum += (unsigned char)b[i];
+	put_octal(b + 148, 7, sum);
+	b[155] = ' ';
+}
+
+long
+tar_header_write(char out[TAR_HEADER_MAX], const char *name, char type,
+    unsigned long long size, long long mtime, unsigned mode)
+{
+	size_t	namelen = strlen(name), reclen, digits;
+	char	num[24];
+	int	n;
+
+	if (namelen == 0 || namelen > TAR_WRITE_NAME_MAX ||
+	    memchr(name, '\n', namelen) != NULL)
+		return -1;
+	if (namelen <= 100) {
+		ustar_block(out, name, namelen, type, size, mtime, mode);
+		return TAR_BLOCK;
+	}
+	/* "LEN path=NAME\n", LEN counting itself (POSIX pax "extended header"). */
+	reclen = namelen + 7;
+	for (digits = 1;; digits++) {
+		n = snprintf(num, sizeof(num), "%zu", reclen + digits);
+		if ((size_t)n == digits)
+			break;
+	}
+	reclen += digits;
+	if (reclen > TAR_BLOCK)
+		return -1;
+	ustar_block(out, "././@PaxHeader", 14, 'x', reclen, mtime, 0644);
+	memset(out + TAR_BLOCK, 0, TAR_BLOCK);
+	memcpy(out + TAR_BLOCK, num, digits);
+	memcpy(out + TAR_BLOCK + digits, " path=", 6);
+	memcpy(out + TAR_BLOCK + digits + 6, name, namelen);
+	out[TAR_BLOCK + reclen - 1] = '\n';
+	ustar_block(out + 2 * TAR_BLOCK, name, namelen, type, size, mtime, mode);
+	return 3 * TAR_BLOCK;
+}
+
+size_t
+tar_padding(unsigned long long size)
+{
+	return (size_t)((TAR_BLOCK - size % TAR_BLOCK) % TAR_BLOCK);
 }

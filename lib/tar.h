@@ -86,4 +86,23 @@ enum tar_rc		 tar_extract_feed(struct tar_extract *, const void *buf,
  */
 enum tar_rc		 tar_extract_end(struct tar_extract *, struct error *err);
 
+/*
+ * Writing: the header of one entry of a tar stream to send (the archive
+ * upload, docker_put_stream). type is '0' (regular file) or '5'
+ * (directory); mode the permission bits; size the data bytes that follow
+ * (a file's data is then padded with zeros to a multiple of TAR_BLOCK, and
+ * the archive ends with two zero blocks: tar_padding). A name longer than
+ * the ustar field gets a pax extended header ('x', "path" record, POSIX.1-2001)
+ * ahead of its ustar header; sizes of 8 GiB and more are written in GNU
+ * base-256. Returns the bytes written to out (TAR_BLOCK or 3 * TAR_BLOCK),
+ * or -1 when name is empty, longer than TAR_WRITE_NAME_MAX or holds a
+ * newline.
+ */
+#define TAR_WRITE_NAME_MAX	480
+#define TAR_HEADER_MAX		(3 * TAR_BLOCK)
+long	tar_header_write(char out[TAR_HEADER_MAX], const char *name, char type,
+	    unsigned long long size, long long mtime, unsigned mode);
+/* Zero bytes that follow size data bytes to end the entry's last block. */
+size_t	tar_padding(unsigned long long size);
+
 #endif

@@ -37,21 +37,25 @@ describe(const struct config *cfg, const struct tool_mode *mode)
 	    "or download in a browser without signing in: charts, PDFs, "
 	    "spreadsheets, archives, audio, video. The link works for %ld "
 	    "seconds unless revoked; anyone holding it can download the file "
-	    "as it is at download time. Give the user the URL as it is. Only "
-	    "regular files: archive a directory first (tar czf out.tgz dir).",
+	    "as it is at download time. Give the user the URL as it is. A "
+	    "folder is downloaded as one archive made at download time "
+	    "(archive: \"tar.gz\", the default, or \"zip\").",
 	    cfg->link_ttl);
 	t = tool_new("share_file", "Share a sandbox file as a download link", desc);
 
 	props = json_object_new_object();
 	js_set(props, "path", tool_prop("string", "The file: absolute, or relative "
 	    "to /sandbox (e.g. \"out/chart.png\")."));
+	js_set(props, "archive", tool_prop("string", "For a folder: \"tar.gz\" "
+	    "(default) or \"zip\"."));
 	js_set(t, "inputSchema", tool_object(props, true, "path", NULL));
 
 	props = json_object_new_object();
 	js_set(props, "url", tool_prop("string", "The download link."));
 	js_set(props, "path", tool_prop("string", "The file shared (absolute, symbolic links resolved)."));
 	js_set(props, "name", tool_prop("string", "The file name the browser saves it as."));
-	js_set(props, "size", tool_prop("integer", "Size in bytes now."));
+	js_set(props, "size", tool_prop("integer", "Size in bytes now (0 for a folder: its archive is made at download time)."));
+	js_set(props, "archive", tool_prop("string", "For a folder: the archive format its link serves."));
 	js_set(props, "content_type", tool_prop("string", "Media type the link serves it as."));
 	js_set(props, "expires", tool_prop("string", "When the link stops working (ISO 8601, UTC)."));
 	js_set(props, "expires_at", tool_prop("integer", "The same, in unix seconds."));
@@ -62,13 +66,8 @@ describe(const struct config *cfg, const struct tool_mode *mode)
 	return t;
 }
 
-/*
- * Normalise path (relative to base unless absolute) into out: one '/'
- * between parts, no "." or ".." parts. Returns 0, or -1 with why set when
- * it goes above "/" or is too long.
- */
-static int
-normalise(const char *base, const char *path, char *out, size_t outsz,
+int
+tool_path_normalise(const char *base, const char *path, char *out, size_t outsz,
     const char **why)
 {
 	const char	*parts[2], *p, *end;
@@ -134,6 +133,56 @@ human_size(unsigned long long n, char *out, size_t outsz)
 	snprintf(out, outsz, "%.1f %s", v, unit[i]);
 }
 
+/* A folder: a link that streams it as one archive (dl_archive.c). */
+static struct json_object *
+share_folder(struct tool_ctx *tc, struct json_object *args, const char *path)
+{
+	const struct config	*cfg = tc->cfg;
+	struct json_object	*sc, *v;
+	struct link_row		 row;
+	struct error		 err;
+	const char		*archive = "tar.gz", *client;
+	char			*url, expires[32], text[3 * FILES_PATH_MAX + 512];
+	char			 name[LINK_NAME_MAX + 16];
+	struct tm		 tm;
+	time_t			 exp;
+
+	if (json_object_object_get_ex(args, "archive", &v) &&
+	    ((archive = js_str_max(args, "archive", 8)) == NULL ||
+	    (strcmp(archive, "tar.gz") != 0 && strcmp(archive, "zip") != 0)))
+		return tool_error("archive must be \"tar.gz\" or \"zip\".");
+	if (strcmp(path, "/") == 0)
+		return tool_error("\"/\" cannot be shared; share a folder in it.");
+	client = tc->who != NULL && tc->who->client_id[0] != '\0' ?
+	    tc->who->client_id : "unknown";
+	if ((url = links_create_archive(tc->db, cfg->api_key, cfg->public_url,
+	    path, archive, client, auth_owner(tc->who), (long long)time(NULL),
+	    cfg->link_ttl, &row, &err)) == NULL)
+		return tool_error("Cannot share %s: %s", path, err.msg);
+	exp = (time_t)row.expires;
+	gmtime_r(&exp, &tm);
+	strftime(expires, sizeof(expires), "%Y-%m-%dT%H:%M:%SZ", &tm);
+	snprintf(text, sizeof(text), "Download link for the folder %s as one "
+	    ".%s archive (made when downloaded, so it holds the folder as it is "
+	    "then), valid until %s (%ld seconds):\n%s\n\nGive the user this URL "
+	    "as it is: anyone who has it can download the folder until then.",
+	    path, archive, expires, cfg->link_ttl, url);
+	sc = json_object_new_object();
+	js_set_str(sc, "url", url);
+	js_set_str(sc, "path", path);
+	snprintf(name, sizeof(name), "%s.%s", links_basename(path), archive);
+	js_set_str(sc, "name", name);
+	js_set_int(sc, "size", 0);
+	js_set_str(sc, "content_type", strcmp(archive, "zip") == 0 ?
+	    "application/zip" : "application/gzip");
+	js_set_str(sc, "archive", archive);
+	js_set_str(sc, "expires", expires);
+	js_set_int(sc, "expires_at", row.expires);
+	js_set_str(sc, "link_id", row.id);
+	free(url);
+	return tool_result(text, sc, false);
+}
+
 static struct json_object *
 call(struct tool_ctx *tc, struct json_object *args)
 {
@@ -164,7 +213,7 @@ call(struct tool_ctx *tc, struct json_object *args)
 	    arg[0] == '\0')
 		return tool_error("path must be a non-empty file path of at most "
 		    "%d bytes, without NUL characters.", FILES_PATH_MAX);
-	if (normalise("/sandbox", arg, path, sizeof(path), &why) == -1)
+	if (tool_path_normalise("/sandbox", arg, path, sizeof(path), &why) == -1)
 		return tool_error("Bad path \"%.300s\": %s. Use an absolute path "
 		    "or one relative to /sandbox.", arg, why);
 	if (strcmp(path, "/") == 0)
@@ -204,7 +253,7 @@ call(struct tool_ctx *tc, struct json_object *args)
 		}
 		snprintf(dir, sizeof(dir), "%s", path);
 		*strrchr(dir, '/') = '\0';
-		if (normalise(dir[0] == '\0' ? "/" : dir, st.link_target, next,
+		if (tool_path_normalise(dir[0] == '\0' ? "/" : dir, st.link_target, next,
 		    sizeof(next), &why) == -1) {
 			res = tool_error("%s is a symbolic link to a bad path: %s.",
 			    path, why);
@@ -213,13 +262,7 @@ call(struct tool_ctx *tc, struct json_object *args)
 		memcpy(path, next, sizeof(path));
 	}
 	if (st.kind == FILE_DIRECTORY) {
-		const char *name = links_basename(path);
-
-		res = tool_error("%s is a directory. Archive it first, then share "
-		    "the archive: execute `tar czf /sandbox/%s.tgz -C %.*s %s` and "
-		    "share_file(\"/sandbox/%s.tgz\") (or zip -r for a .zip).",
-		    path, name, (int)(name - path > 1 ? name - path - 1 : 1),
-		    path, name, name);
+		res = share_folder(tc, args, path);
 		goto out;
 	}
 	if (st.kind != FILE_REGULAR) {

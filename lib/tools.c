@@ -29,7 +29,7 @@ tool_prop(const char *type, const char *description)
 }
 
 struct json_object *
-tool_object(struct json_object *props, bool closed, ...)
+tool_object(struct json_object *props, int closed, ...)
 {
 	struct json_object	*o = json_object_new_object(), *req;
 	const char		*name;

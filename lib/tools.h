@@ -9,6 +9,7 @@
 #define CS_TOOLS_H
 
 #include <stdbool.h>
+#include <stddef.h>
 
 struct auth_info;
 struct config;
@@ -93,6 +94,8 @@ struct tool {
 extern const struct tool tool_execute;
 extern const struct tool tool_get_result;
 extern const struct tool tool_share_file;
+extern const struct tool tool_upload_link;
+extern const struct tool tool_view_image;
 
 /* Building tools/list entries (spec: server/tools "Tool"). */
 /* A new entry with name, title and description. */
@@ -102,9 +105,10 @@ struct json_object	*tool_new(const char *name, const char *title,
 struct json_object	*tool_prop(const char *type, const char *description);
 /*
  * An object schema taking props, with the NULL-terminated required names;
- * closed: no other properties allowed.
+ * closed: no other properties allowed (an int: the parameter before "..."
+ * must not be one that promotes, C11 §7.16.1.4).
  */
-struct json_object	*tool_object(struct json_object *props, bool closed, ...)
+struct json_object	*tool_object(struct json_object *props, int closed, ...)
 			    __attribute__((sentinel));
 /* Set the entry's annotations (its title is copied into them). */
 void			 tool_annotate(struct json_object *tool, bool read_only,
@@ -118,6 +122,13 @@ void			 tool_progress(struct tool_ctx *, long long n, const char *message);
 int			 tool_alive(struct tool_ctx *, long interval_ms);
 bool			 tool_client_gone(struct tool_ctx *);
 int			 tool_answer(struct tool_ctx *, struct json_object *result);
+/*
+ * Normalise path (relative to base unless absolute) into out: one '/'
+ * between parts, no "." or ".." parts. Returns 0, or -1 with why set when
+ * it goes above "/" or is too long.
+ */
+int			 tool_path_normalise(const char *base, const char *path,
+			    char *out, size_t outsz, const char **why);
 
 /* An isError result with a formatted message. */
 struct json_object	*tool_error(const char *fmt, ...)

@@ -9,12 +9,14 @@
 #   tests/run.sh               everything
 #   tests/run.sh unit          unit tests only
 #   tests/run.sh e2e [FILE..]  e2e tests only (FILE: tests/e2e/NAME.test.mjs)
+#   tests/run.sh fuzz          each libFuzzer target for FUZZ_TEST_SECONDS (3)
 #
 # CS_WEB=lighttpd or CS_WEB=caddy runs the e2e tests behind that web server
 # only. Files named config*.test.mjs check configuration files without a
 # server: they run once, in the lighttpd pass.
 #
-# make test builds what this needs first (make SAN=1 all units).
+# make test builds what this needs first (make SAN=1 all units, make FUZZ=1
+# fuzzers).
 set -u
 
 top=$(cd "$(dirname "$0")/.." && pwd)
@@ -109,6 +111,22 @@ clean_test_containers() {
 	return 0
 }
 
+# The sandbox image the tests use: the full one when it is there, else the
+# core image while the full one builds (make test starts that build in the
+# background). Files named *.image.test.mjs need the full image: they run
+# last, once containers/build-image.sh --wait says it is there.
+image_ready() {
+	[ "$(docker image inspect -f '{{ index .Config.Labels "org.code-sandbox.toolset" }}' \
+		"${SANDBOX_IMAGE:-code-sandbox:latest}" 2>/dev/null)" = 1 ]
+}
+if [ -z "${CS_TEST_IMAGE:-}" ] && command -v docker >/dev/null 2>&1 && ! image_ready &&
+   docker image inspect code-sandbox:core >/dev/null 2>&1; then
+	CS_TEST_IMAGE=code-sandbox:core
+	export CS_TEST_IMAGE
+	echo "# the full sandbox image is not built yet: tests run on code-sandbox:core meanwhile"
+fi
+image_files=
+
 # The e2e files behind lighttpd, then behind Caddy (or CS_WEB's only).
 run_e2e() {
 	if [ ! -d tests/e2e/node_modules ]; then
@@ -124,14 +142,39 @@ run_e2e() {
 		echo "not ok - e2e: containers/netpolicy.sh apply failed: $(tail -n 1 "$tmp/netpolicy.out")"
 		failed=$((failed + 1))
 	fi
+	others=
+	for f in "$@"; do
+		case "$f" in
+		*.image.test.mjs) image_files="$image_files $f" ;;
+		*) others="$others $f" ;;
+		esac
+	done
+	# shellcheck disable=SC2086
+	set -- $others
 	case "${CS_WEB:-}" in
-	'') run_e2e_web lighttpd "$@"; run_e2e_web caddy "$@" ;;
-	lighttpd|caddy) run_e2e_web "$CS_WEB" "$@" ;;
+	'') webs="lighttpd caddy" ;;
+	lighttpd|caddy) webs=$CS_WEB ;;
 	*)
 		echo "not ok - e2e: CS_WEB must be lighttpd or caddy, not $CS_WEB"
 		failed=$((failed + 1))
+		return
 		;;
 	esac
+	for w in $webs; do
+		[ $# -gt 0 ] && run_e2e_web "$w" "$@"
+	done
+	[ -n "$image_files" ] || return 0
+	# CS_TOOLSET_IMAGE names another full image to use (the tests read it too).
+	if ! SANDBOX_IMAGE=${CS_TOOLSET_IMAGE:-${SANDBOX_IMAGE:-}} containers/build-image.sh --wait; then
+		echo "not ok - e2e: the full sandbox image could not be built (containers/build-image.sh)"
+		failed=$((failed + 1))
+		return
+	fi
+	unset CS_TEST_IMAGE
+	for w in $webs; do
+		# shellcheck disable=SC2086
+		run_e2e_web "$w" $image_files
+	done
 }
 
 run_e2e_web() {	# run_e2e_web WEB FILE...
@@ -186,11 +229,21 @@ run_e2e_batch() {	# run_e2e_batch CONCURRENCY FILE...
 	fi
 }
 
+# Every fuzz target for a few seconds (make fuzz runs them longer): a crash
+# found from the seeds fails its line.
+run_fuzz() {
+	tests/fuzz/run.sh "${FUZZ_TEST_SECONDS:-3}" >"$tmp/fuzz.out" 2>&1
+	cat "$tmp/fuzz.out"
+	passed=$((passed + $(count '^ok - ' "$tmp/fuzz.out")))
+	failed=$((failed + $(count '^not ok - ' "$tmp/fuzz.out")))
+}
+
 case "$what" in
-	all) run_units; run_e2e ;;
+	all) run_units; run_fuzz; run_e2e ;;
 	unit) run_units ;;
+	fuzz) run_fuzz ;;
 	e2e) run_e2e "$@" ;;
-	*) echo "usage: $0 [all|unit|e2e [FILE...]]" >&2; exit 2 ;;
+	*) echo "usage: $0 [all|unit|fuzz|e2e [FILE...]]" >&2; exit 2 ;;
 esac
 
 echo "$passed passed, $failed failed"

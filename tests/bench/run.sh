@@ -7,6 +7,8 @@
 #   2. tools/list requests per second at concurrency 8 (wrk);
 #   3. the /mcp workers' peak RSS while a command prints 1 GB;
 # then tests/bench/dl.mjs (download links against the Docker archive API)
+# tests/bench/up.mjs (upload links against the Docker archive PUT, behind
+# lighttpd and Caddy, with the up program's peak RSS)
 # and tests/bench/streaming.mjs, behind lighttpd and behind Caddy:
 #   4. a printed line to its progress notification at the client, against
 #      the raw Docker exec stream of the same command;
@@ -22,7 +24,7 @@
 # load, Caddy's own memory, and plain CGI's cost per request.
 # Each part starts a server of its own on a free loopback port, with its
 # own container. tests/bench/run.sh NAME... runs only those parts (bench,
-# dl, streaming, eras, teams, lean).
+# dl, up, streaming, eras, teams, lean).
 set -eu
 
 top=$(cd "$(dirname "$0")/../.." && pwd)
@@ -35,7 +37,7 @@ if ! command -v wrk >/dev/null 2>&1; then
 	}
 fi
 [ -d tests/e2e/node_modules ] || tests/setup/packages.sh
-[ $# -gt 0 ] || set -- bench dl streaming eras teams lean
+[ $# -gt 0 ] || set -- bench dl up streaming eras teams lean
 rc=0
 for part in "$@"; do
 	[ -f "tests/bench/$part.mjs" ] || { echo "bench: no tests/bench/$part.mjs" >&2; rc=1; continue; }

@@ -49,6 +49,7 @@ test('Caddyfile: each endpoint goes to its program socket, streaming, with no re
     '/revoke': 'token',
     '/register': 'register',
     '/dl/*': 'dl',
+    '/up/*': 'up',
   };
   assert.deepEqual(Object.keys(routes).sort(), Object.keys(want).sort());
   for (const [path, prog] of Object.entries(want)) {

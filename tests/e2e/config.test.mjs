@@ -63,7 +63,7 @@ function routes(out) {
 }
 
 test('lighttpd.conf routes every endpoint to its program', () => {
-  const { out, bin } = parsed(['mcp', 'wellknown', 'authorize', 'token', 'register', 'dl']);
+  const { out, bin } = parsed(['mcp', 'wellknown', 'authorize', 'token', 'register', 'dl', 'up']);
   assert.deepEqual(routes(out), {
     '/mcp': `${bin}/mcp`,
     '/.well-known/': `${bin}/wellknown`,
@@ -72,7 +72,11 @@ test('lighttpd.conf routes every endpoint to its program', () => {
     '/revoke': `${bin}/token`,
     '/register': `${bin}/register`,
     '/dl': `${bin}/dl`,
+    '/up': `${bin}/up`,
   });
+  // Uploads: a large body cap on /up only (KiB), the outer one stays small.
+  assert.match(out, /\$HTTP\["url"\] =\^ "\/up\/" \{[^}]*server\.max-request-size = 1073741824/);
+  assert.match(out, /^\s*server\.max-request-size\s*=\s*65536$/m);
   assert.match(out, /server\.stream-response-body\s*=\s*2/);
   assert.match(out, /server\.stream-request-body\s*=\s*0/);
   assert.doesNotMatch(out, /server\.username/);

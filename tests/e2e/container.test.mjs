@@ -41,7 +41,7 @@ describe('the sandbox container', () => {
   it('is created with the image, the volume at /sandbox, limits, and no privileges', async () => {
     const c = await inspect(srv.container);
     const hc = c.HostConfig;
-    assert.equal(c.Config.Image, 'code-sandbox:latest');
+    assert.equal(c.Config.Image, process.env.CS_TEST_IMAGE || 'code-sandbox:latest');
     assert.equal(hc.Privileged, false);
     assert.ok((hc.SecurityOpt ?? []).some((o) => /^no-new-privileges(:true)?$/.test(o)), `SecurityOpt ${JSON.stringify(hc.SecurityOpt)}`);
     assert.equal(hc.Memory, 512 * 1024 * 1024);

@@ -11,6 +11,7 @@ import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { startServer, docker, waitFor, TOP } from './lib/server.mjs';
 import { connect, resultText } from './lib/client.mjs';
+import { authorizeUrl, cookiesOf, get, pkce, postSignIn, register, requestIdOf, tokenRequest } from './lib/oauth.mjs';
 
 const execFileP = promisify(execFile);
 
@@ -53,6 +54,11 @@ describe('a restarted Docker engine', { skip: remote ? 'remote engine' : false }
   it('the next call after the engine came back works, files intact', async (t) => {
     const first = await conn.execute({ command: 'echo survived > /sandbox/s' });
     assert.equal(first.structuredContent.exit_code, 0, resultText(first));
+    // A sign-in that spans the restart: page before, key during, code after.
+    const client = (await register(srv, { redirect_uris: ['http://127.0.0.1:40000/cb'], token_endpoint_auth_method: 'none' })).json;
+    const { verifier, challenge } = pkce();
+    const page = await get(authorizeUrl(srv, { clientId: client.client_id, redirectUri: client.redirect_uris[0], challenge }));
+    assert.equal(page.status, 200);
     const pid = dockerdPid();
     if (!pid) {
       t.skip('no local dockerd with /var/run/docker.pid');
@@ -64,8 +70,15 @@ describe('a restarted Docker engine', { skip: remote ? 'remote engine' : false }
     const down = await conn.execute({ command: 'true' }, { timeout: 30000 });
     assert.equal(down.isError, true, JSON.stringify(down));
     assert.match(resultText(down), /docker/i);
+    // Signing in does not need the engine.
+    const post = await postSignIn(srv, { request: requestIdOf(page.text), cookie: cookiesOf(page.headers), key: srv.key });
+    assert.equal(post.status, 303, post.text);
+    const code = new URL(post.location).searchParams.get('code');
     const up = await execFileP(join(TOP, 'containers/ensure-docker.sh'), { timeout: 120000 });
     assert.match(up.stdout + up.stderr, /ready|^$/);
+    const tok = await tokenRequest(srv, { grant_type: 'authorization_code', code, code_verifier: verifier,
+      redirect_uri: client.redirect_uris[0], client_id: client.client_id, resource: srv.mcpUrl });
+    assert.equal(tok.status, 200, tok.text);
     const res = await conn.execute({ command: 'cat /sandbox/s' });
     assert.notEqual(res.isError, true, resultText(res));
     assert.equal(res.structuredContent.stdout, 'survived\n');

@@ -370,8 +370,6 @@ test('paths are normalised and symbolic links followed', async () => {
 test('share_file errors say what to do', async () => {
   const cases = [
     ['missing.txt', /No file at \/sandbox\/missing\.txt/],
-    ['sub', /is a directory.*tar czf/s],
-    ['/sandbox', /is a directory/],
     ['/', /directory/],
     ['../../..', /goes above/],
     ['', /non-empty/],

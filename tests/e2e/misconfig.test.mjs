@@ -62,7 +62,9 @@ describe('configuration refusals are logged once, with expected and arrived', ()
       clientId: reg.json.client_id, redirectUri: CLAUDE_REGISTRATION.redirect_uris[0], challenge,
       extra: { resource: 'https://old.example/mcp' },
     }));
-    assert.match(r.headers.get('location') ?? '', /error=invalid_target/);
+    // A client never approved sees the error on a page (RFC 9700 §4.11.2: no open redirect).
+    assert.equal(r.status, 400, r.text);
+    assert.match(r.text, /invalid_target/);
     const log = await waitFor(() => /resource mismatch/.test(srv.programsOutput()) && srv.programsOutput(), { what: 'the resource line' });
     assert.match(log, new RegExp(`resource mismatch: expected ${srv.mcpUrl.replace(/\./g, '\\.')}, got https://old\\.example/mcp`));
   });

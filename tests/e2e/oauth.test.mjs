@@ -305,10 +305,18 @@ describe('OAuth: refusals issue nothing', () => {
     assert.deepEqual(await issued(srv), n0);
   });
 
-  it('authorize: missing or plain PKCE, wrong response_type and resource go back as errors', async () => {
-    const n0 = await issued(srv);
+  it('authorize: missing or plain PKCE, wrong response_type and resource: a page until approved, then go back as errors', async () => {
     const { challenge } = pkce();
     const base = { clientId: pub.client_id, redirectUri: 'http://127.0.0.1:40000/cb', challenge, state: 's1' };
+    // Never approved (RFC 9700 §4.11.2): the error is shown, not redirected.
+    const shown = await get(authorizeUrl(srv, { ...base, extra: { response_type: 'token' } }));
+    assert.equal(shown.status, 400);
+    assert.equal(shown.headers.get('location'), null);
+    assert.match(shown.text, /unsupported_response_type/);
+    // The owner approves it once; from then on errors go back to it.
+    const first = await signIn(srv, authorizeUrl(srv, base));
+    assert.ok(first.params.code, 'signed in');
+    const n0 = await issued(srv);
     const cases = [
       [{ code_challenge: undefined, code_challenge_method: undefined }, 'invalid_request'],
       [{ code_challenge_method: 'plain' }, 'invalid_request'],

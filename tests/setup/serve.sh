@@ -51,7 +51,11 @@ setting() {
 }
 SANDBOX_HOST=$(setting SANDBOX_HOST 127.0.0.1)
 SANDBOX_PORT=$(setting SANDBOX_PORT 8891)
-export SANDBOX_HOST SANDBOX_PORT
+# The web servers read these too: lighttpd's read deadline, Caddy's
+# trusted proxies (whose X-Forwarded-For it passes on).
+SANDBOX_TRUSTED_PROXIES=$(setting SANDBOX_TRUSTED_PROXIES '')
+SANDBOX_BODY_DEADLINE=$(setting SANDBOX_BODY_DEADLINE 30)
+export SANDBOX_HOST SANDBOX_PORT SANDBOX_TRUSTED_PROXIES SANDBOX_BODY_DEADLINE
 
 mkdir -p "$CS_RUN"
 chmod 700 "$CS_RUN"

@@ -12,6 +12,7 @@
 #include "crypto.h"
 #include "js.h"
 #include "oauth.h"
+#include "cimd.h"
 #include "oauth_extern.h"
 
 static bool

@@ -171,6 +171,9 @@ export async function startServer({ name = 'test', settings = {}, env = {}, binD
     SANDBOX_MEMORY: '512m',
     SANDBOX_CPUS: '1',
   };
+  // tests/run.sh names the image that is ready (CS_TEST_IMAGE: the core
+  // image while the full one still builds); the default otherwise.
+  if (process.env.CS_TEST_IMAGE) base.SANDBOX_IMAGE = process.env.CS_TEST_IMAGE;
   const all = { ...base, ...settings };
   let text = '# code-sandbox e2e test settings (temporary)\n';
   for (const [k, v] of Object.entries(all)) if (v !== null && v !== undefined) text += envLine(k, v);

@@ -1,0 +1,13 @@
+/*
+ * up: /up, storing files in the sandbox for whoever holds an upload link
+ * (upload_link makes them). The logic is in lib/upload.c; uplinks.h
+ * describes the URL and its signature.
+ */
+#include "app.h"
+#include "upload.h"
+
+int
+main(void)
+{
+	return app_main("up", upload_handle);
+}

@@ -1,0 +1,28 @@
+/* JSON-RPC messages: parsed as /mcp parses them, then classified (lib/mcp.c). */
+#include <json-c/json.h>
+
+#include "fuzz.h"
+#include "js.h"
+#include "mcp.h"
+
+int
+LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
+{
+	struct json_object	*msg, *err = NULL;
+	size_t			 i, n;
+
+	if ((msg = js_parse((const char *)data, size, 16, NULL)) == NULL)
+		return 0;
+	if (json_object_is_type(msg, json_type_array)) {
+		for (i = 0, n = json_object_array_length(msg); i < n && i < 64; i++) {
+			(void)mcp_classify(json_object_array_get_idx(msg, i), &err);
+			json_object_put(err);
+			err = NULL;
+		}
+	} else {
+		(void)mcp_classify(msg, &err);
+		json_object_put(err);
+	}
+	json_object_put(msg);
+	return 0;
+}
