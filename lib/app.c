@@ -1,4 +1,5 @@
 /* app.c: see app.h. */
+#include <malloc.h>
 #include <stdio.h>
 
 #include "app.h"
@@ -48,6 +49,13 @@ app_main(const char *name, app_handler handler)
 		config_free(cfg);
 		return 1;
 	}
+	/*
+	 * glibc gives each thread that allocates under contention an arena
+	 * of its own (up to 8 per core) and keeps what it frees there: with a
+	 * pool of threads that is most of a process's memory under load.
+	 */
+	mallopt(M_ARENA_MAX, (int)cfg->malloc_arenas);
+	db_set_cache_kib(cfg->db_cache_kib);
 	a.cfg = cfg;
 	a.handler = handler;
 	http_set_body_deadline((int)cfg->body_deadline);

@@ -37,6 +37,8 @@ struct config {
 	char		*docker_cert_path; /* DOCKER_CERT_PATH: ca.pem cert.pem key.pem */
 	long		 ping_interval;	/* SANDBOX_PING_INTERVAL, seconds */
 	long		 threads;	/* SANDBOX_THREADS, per FastCGI process */
+	long		 db_cache_kib;	/* SANDBOX_DB_CACHE, per connection */
+	long		 malloc_arenas;	/* SANDBOX_MALLOC_ARENAS, per process */
 	long		 max_timeout;	/* SANDBOX_MAX_TIMEOUT, seconds */
 	long		 inline_wait;	/* SANDBOX_INLINE_WAIT, seconds (2026 execute) */
 	long		 max_running;	/* SANDBOX_MAX_RUNNING */

@@ -642,6 +642,24 @@ db_version(struct db *db)
 	return v;
 }
 
+long
+db_cache_kib(struct db *db)
+{
+	sqlite3_stmt	*st;
+	long		 v = -1;
+
+	if (sqlite3_prepare_v2(db->h, "PRAGMA cache_size", -1, &st, NULL) != SQLITE_OK)
+		return -1;
+	/* Negative: KiB; positive: pages (of 4096 bytes here). */
+	if (sqlite3_step(st) == SQLITE_ROW) {
+		long long c = sqlite3_column_int64(st, 0);
+
+		v = c < 0 ? (long)-c : (long)(c * 4);
+	}
+	sqlite3_finalize(st);
+	return v;
+}
+
 /*
  * Apply each schema step newer than the file's user_version, each in one
  * IMMEDIATE transaction that re-reads the version first, so several
@@ -681,10 +699,20 @@ migrate(struct db *db, struct error *err)
 	return 0;
 }
 
+static _Atomic long	cache_kib = 256;
+
+void
+db_set_cache_kib(long kib)
+{
+	if (kib >= 16)
+		cache_kib = kib;
+}
+
 int
 db_open(const char *path, struct db **out, struct error *err)
 {
 	struct db	*db;
+	char		 cache[64];
 	int		 rc;
 
 	*out = NULL;
@@ -700,9 +728,15 @@ db_open(const char *path, struct db **out, struct error *err)
 		    db->h != NULL ? sqlite3_errmsg(db->h) : sqlite3_errstr(rc));
 		goto fail;
 	}
+	/* No lookaside slab per connection (about 120 KiB each, one a thread). */
+	sqlite3_db_config(db->h, SQLITE_DBCONFIG_LOOKASIDE, NULL, 0, 0);
 	sqlite3_busy_timeout(db->h, BUSY_TIMEOUT_MS);
 	sqlite3_extended_result_codes(db->h, 1);
-	if (simple(db, "PRAGMA journal_mode = WAL") == -1 ||
+	/* The pragma takes no placeholder: a number from the settings' range. */
+	snprintf(cache, sizeof(cache), "PRAGMA cache_size = -%ld",
+	    (long)cache_kib);
+	if (simple(db, cache) == -1 ||
+	    simple(db, "PRAGMA journal_mode = WAL") == -1 ||
 	    simple(db, "PRAGMA foreign_keys = ON") == -1 ||
 	    simple(db, "PRAGMA synchronous = NORMAL") == -1) {
 		error_set(err, "%s: cannot set up the database (permissions?)", path);

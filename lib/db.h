@@ -189,6 +189,10 @@ struct db_q;
 
 /* Open (creating if needed) and migrate. 0 or -1 with err. */
 int	db_open(const char *path, struct db **, struct error *);
+/* The page cache of connections opened from now on (SANDBOX_DB_CACHE, KiB). */
+void	db_set_cache_kib(long);
+/* This connection's page cache in KiB, or -1. */
+long	db_cache_kib(struct db *);
 void	db_close(struct db *);
 /* This thread's connection to path, opened on first use. NULL with err. */
 struct db *db_thread(const char *path, struct error *);

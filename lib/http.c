@@ -1,9 +1,13 @@
 /*
  * http.c: requests and responses over libfcgi, and the accept loop.
  *
- * Concurrency: nthreads threads each loop on FCGX_Accept_r with a mutex
- * around accept (as libfcgi's threaded example does), so a long streamed
- * response blocks only its own thread. Signals: SIGTERM and SIGINT are
+ * Concurrency: up to nthreads threads each loop on FCGX_Accept_r with a
+ * mutex around accept (as libfcgi's threaded example does), so a long
+ * streamed response blocks only its own thread. Threads start on demand:
+ * one at first, and another whenever a thread takes a request while none is
+ * left waiting for the next, until nthreads; they stay until SIGTERM. An
+ * idle server so keeps one or two threads (their stacks, their database
+ * connection, their malloc arena) rather than nthreads. Signals: SIGTERM and SIGINT are
  * blocked everywhere and taken by a sigwait thread, which sets the stop flag
  * and shuts the listening socket down to wake the thread blocked in accept
  * (libfcgi's own handler would let a streaming request run forever).
@@ -52,10 +56,20 @@ static atomic_bool	 serving_cgi = true;	/* until http_serve knows */
 static atomic_int	 body_deadline = HTTP_BODY_DEADLINE;
 static pthread_mutex_t	 accept_lock = PTHREAD_MUTEX_INITIALIZER;
 
+#define THREAD_STACK	(512 * 1024)
+
+/* The pool; every field under pool_lock. */
 struct serve_ctx {
 	http_handler	 handler;
 	void		*arg;
+	pthread_mutex_t	 pool_lock;
+	pthread_t	*tids;
+	int		 max;		/* nthreads */
+	int		 started;	/* tids[0..started) to join */
+	int		 idle;		/* threads not serving a request */
 };
+
+static int	pool_spawn(struct serve_ctx *);
 
 bool
 http_stopping(void)
@@ -616,7 +630,8 @@ worker(void *arg)
 		return NULL;
 	}
 	for (;;) {
-		int rc;
+		int	rc;
+		bool	more;
 
 		pthread_mutex_lock(&accept_lock);
 		rc = http_stopping() ? -1 : FCGX_Accept_r(&r->fcgx);
@@ -626,15 +641,57 @@ worker(void *arg)
 				FCGX_Finish_r(&r->fcgx);
 			break;
 		}
+		pthread_mutex_lock(&ctx->pool_lock);
+		ctx->idle--;
+		more = ctx->idle == 0 && ctx->started < ctx->max;
+		pthread_mutex_unlock(&ctx->pool_lock);
+		if (more)
+			pool_spawn(ctx);	/* on failure, this thread still serves */
 		r->in = r->fcgx.in;
 		r->out = r->fcgx.out;
 		r->envp = r->fcgx.envp;
 		run_handler(ctx, r);
+		/*
+		 * Idle before FCGX_Finish_r sends the end of the request: the
+		 * web server's next request may arrive at once, and this thread
+		 * takes it in a moment rather than a new thread.
+		 */
+		pthread_mutex_lock(&ctx->pool_lock);
+		ctx->idle++;
+		pthread_mutex_unlock(&ctx->pool_lock);
 		FCGX_Finish_r(&r->fcgx);	/* a no-op after http_end */
 	}
 	FCGX_Free(&r->fcgx, 1);
 	free(r);
 	return NULL;
+}
+
+/*
+ * Start one more worker, unless nthreads run. It counts as idle from the
+ * start, so the threads that take requests meanwhile do not start more.
+ */
+static int
+pool_spawn(struct serve_ctx *ctx)
+{
+	pthread_attr_t	attr;
+	int		rc = -1;
+
+	pthread_attr_init(&attr);
+	pthread_attr_setstacksize(&attr, THREAD_STACK);
+	pthread_mutex_lock(&ctx->pool_lock);
+	if (ctx->started < ctx->max && !http_stopping()) {
+		if (pthread_create(&ctx->tids[ctx->started], &attr, worker,
+		    ctx) == 0) {
+			ctx->started++;
+			ctx->idle++;
+			rc = 0;
+		} else
+			log_warn("cannot start a thread (%d running)",
+			    ctx->started);
+	}
+	pthread_mutex_unlock(&ctx->pool_lock);
+	pthread_attr_destroy(&attr);
+	return rc;
 }
 
 static void *
@@ -755,11 +812,14 @@ out:
 int
 http_serve(http_handler handler, void *arg, int nthreads)
 {
-	struct serve_ctx	 ctx = { handler, arg };
-	pthread_t		*tids = NULL, sigtid;
+	struct serve_ctx	 ctx;
+	pthread_t		 sigtid, t;
 	sigset_t		 set;
-	int			 i, started = 0, rc = 1;
+	int			 i, rc = 1;
 
+	memset(&ctx, 0, sizeof(ctx));
+	ctx.handler = handler;
+	ctx.arg = arg;
 	if (FCGX_Init() != 0) {
 		log_warn("FCGX_Init failed");
 		return 1;
@@ -780,29 +840,29 @@ http_serve(http_handler handler, void *arg, int nthreads)
 	}
 	pthread_detach(sigtid);
 
-	if (nthreads < 1)
-		nthreads = 1;
-	if ((tids = calloc((size_t)nthreads, sizeof(*tids))) == NULL)
+	ctx.max = nthreads < 1 ? 1 : nthreads;
+	pthread_mutex_init(&ctx.pool_lock, NULL);
+	if ((ctx.tids = calloc((size_t)ctx.max, sizeof(*ctx.tids))) == NULL)
 		goto out;
-	for (i = 0; i < nthreads; i++) {
-		pthread_attr_t attr;
-
-		pthread_attr_init(&attr);
-		pthread_attr_setstacksize(&attr, 512 * 1024);
-		if (pthread_create(&tids[i], &attr, worker, &ctx) != 0) {
-			pthread_attr_destroy(&attr);
-			log_warn("started only %d of %d threads", i, nthreads);
+	if (pool_spawn(&ctx) == -1)
+		goto out;
+	/*
+	 * Join in order. A thread starts another only while it runs itself,
+	 * so once tids[0..started) have all ended no more can start.
+	 */
+	for (i = 0;; i++) {
+		pthread_mutex_lock(&ctx.pool_lock);
+		if (i >= ctx.started) {
+			pthread_mutex_unlock(&ctx.pool_lock);
 			break;
 		}
-		pthread_attr_destroy(&attr);
-		started++;
+		t = ctx.tids[i];
+		pthread_mutex_unlock(&ctx.pool_lock);
+		pthread_join(t, NULL);
 	}
-	if (started == 0)
-		goto out;
-	for (i = 0; i < started; i++)
-		pthread_join(tids[i], NULL);
 	rc = 0;
 out:
-	free(tids);
+	free(ctx.tids);
+	pthread_mutex_destroy(&ctx.pool_lock);
 	return rc;
 }

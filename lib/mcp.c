@@ -2,9 +2,12 @@
  * mcp.c: JSON-RPC envelopes, the two protocol eras (one table each, at the
  * end of this file), and the methods they serve.
  */
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+
+#include <json-c/printbuf.h>
 
 #include "auth.h"
 #include "config.h"
@@ -566,15 +569,77 @@ m_discover(struct mcp_call *c, const struct mcp_msg *m)
 	return reply(m, method_of(m), r);
 }
 
-static struct json_object *
-m_tools_list(struct mcp_call *c, const struct mcp_msg *m)
+/*
+ * tools/list never changes while a process runs (the tools, the settings
+ * and the era decide it), so its "tools" array is serialised once per era
+ * and each answer carries a placeholder whose serializer (json-c's
+ * json_object_set_serializer) copies that text. The text is built under a
+ * lock, kept for the process's life and only read afterwards; json-c
+ * objects themselves are not shared between threads (their reference
+ * counts are not atomic).
+ */
+struct tools_text {
+	const struct config	*cfg;
+	const struct mcp_era	*era;
+	char			*text;
+	size_t			 len;
+};
+
+static pthread_mutex_t	 tools_lock = PTHREAD_MUTEX_INITIALIZER;
+static struct tools_text tools_cache[2];
+
+static int
+tools_serialize(struct json_object *jso, struct printbuf *pb, int level,
+    int flags)
 {
-	struct json_object	*r = json_object_new_object();
+	const struct tools_text *t = json_object_get_userdata(jso);
+
+	(void)level;
+	(void)flags;
+	return printbuf_memappend(pb, t->text, (int)t->len);
+}
+
+static struct json_object *
+tools_build(const struct config *cfg, const struct mcp_msg *m)
+{
 	struct json_object	*a = json_object_new_array();
 	size_t			 i;
 
 	for (i = 0; i < NTOOLS; i++)
-		json_object_array_add(a, tools[i]->describe(c->cfg, &m->era->tools));
+		json_object_array_add(a, tools[i]->describe(cfg, &m->era->tools));
+	return a;
+}
+
+static struct json_object *
+m_tools_list(struct mcp_call *c, const struct mcp_msg *m)
+{
+	struct json_object	*r = json_object_new_object(), *a;
+	struct tools_text	*t = &tools_cache[m->era == &mcp_era_2026];
+	const char		*text;
+	size_t			 len;
+
+	/* Set once, then never freed or changed: readers need no lock after. */
+	pthread_mutex_lock(&tools_lock);
+	if (t->text == NULL) {
+		a = tools_build(c->cfg, m);
+		text = json_object_to_json_string_length(a,
+		    JSON_C_TO_STRING_PLAIN | JSON_C_TO_STRING_NOSLASHESCAPE,
+		    &len);
+		if ((t->text = malloc(len + 1)) != NULL) {
+			memcpy(t->text, text, len + 1);
+			t->len = len;
+			t->cfg = c->cfg;
+			t->era = m->era;
+		}
+		json_object_put(a);
+	}
+	pthread_mutex_unlock(&tools_lock);
+	if (t->text == NULL || t->cfg != c->cfg || t->era != m->era)
+		a = tools_build(c->cfg, m);	/* another set of settings */
+	else {
+		a = json_object_new_array();
+		json_object_set_serializer(a, tools_serialize, t, NULL);
+	}
 	js_set(r, "tools", a);
 	return reply(m, method_of(m), r);
 }

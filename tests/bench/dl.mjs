@@ -3,8 +3,10 @@
 // to reading the same archive stream straight from the Docker API over its
 // unix socket, in the same run; and /dl's peak RSS (VmHWM) while it sends.
 //
-//   BENCH_DL_MB (default 1000) file size in MB; BENCH_DL_RUNS (default 3)
+//   BENCH_DL_MB (default 1000) file size in MB; BENCH_DL_RUNS (default 5)
 //   downloads of each kind, alternating; the median of each is compared.
+// CPU per byte (utime + stime from /proc, before and after each download):
+// the engine's (dockerd) for both kinds, and lighttpd's and /dl's for /dl.
 // Both sides are read by curl into /dev/null, so the client costs the same.
 
 import { execFile } from 'node:child_process';
@@ -15,7 +17,7 @@ import { connect } from '../e2e/lib/client.mjs';
 
 const execFileP = promisify(execFile);
 const MB = Number(process.env.BENCH_DL_MB ?? 1000);
-const RUNS = Number(process.env.BENCH_DL_RUNS ?? 3);
+const RUNS = Number(process.env.BENCH_DL_RUNS ?? 5);
 const SOCK = (process.env.DOCKER_HOST ?? 'unix:///var/run/docker.sock').replace(/^unix:\/\//, '');
 
 const median = (a) => {
@@ -28,6 +30,17 @@ function status(pid) {
   const kb = (k) => Number(new RegExp(`^${k}:\\s+(\\d+)`, 'm').exec(s)?.[1] ?? 0);
   return { hwm: kb('VmHWM'), rss: kb('VmRSS') };
 }
+
+function cpuMs(pid) {
+  try {
+    const s = readFileSync(`/proc/${pid}/stat`, 'utf8');
+    const f = s.slice(s.lastIndexOf(')') + 2).split(' ');
+    return (Number(f[11]) + Number(f[12])) * 10; // utime + stime, USER_HZ 100
+  } catch {
+    return 0;
+  }
+}
+const cpuOf = (pids) => pids.reduce((t, p) => t + cpuMs(p), 0);
 
 /* curl into /dev/null; returns {bytes, seconds, code}. */
 async function curl(args) {
@@ -54,6 +67,10 @@ try {
   const rawCmd = `curl --unix-socket ${SOCK} -o /dev/null '${rawUrl}'`;
 
   const [pid] = srv.programPids('dl');
+  const dockerd = (await execFileP('pidof', ['dockerd']).catch(() => ({ stdout: '' }))).stdout.trim().split(/\s+/).filter(Boolean).map(Number);
+  const ours = [srv.proc.pid, pid];
+  // CPU in ms per GB of the download.
+  const perGB = (ms, bytes) => (ms / bytes) * 1e9;
   // One small request starts nothing big but loads the program's pages.
   await curl(['-r', '0-0', url]);
   const before = status(pid);
@@ -65,9 +82,14 @@ try {
   const raw = [];
   let maxRss = 0;
   for (let i = 0; i < RUNS; i++) {
+    let e0 = cpuOf(dockerd);
     const r = await curl(['--unix-socket', SOCK, rawUrl]);
     if (r.code !== 200) throw new Error(`raw archive GET: HTTP ${r.code}`);
+    r.engine = perGB(cpuOf(dockerd) - e0, r.bytes);
     raw.push(r);
+    e0 = cpuOf(dockerd);
+    const o0 = cpuOf(ours);
+    const p0 = cpuMs(pid);
     const sampler = setInterval(() => {
       try {
         maxRss = Math.max(maxRss, status(pid).rss);
@@ -78,6 +100,9 @@ try {
     const d = await curl([url]);
     clearInterval(sampler);
     if (d.code !== 200 || d.bytes !== size) throw new Error(`/dl GET: HTTP ${d.code}, ${d.bytes} bytes`);
+    d.engine = perGB(cpuOf(dockerd) - e0, d.bytes);
+    d.ours = perGB(cpuOf(ours) - o0, d.bytes);
+    d.prog = perGB(cpuMs(pid) - p0, d.bytes);
     dl.push(d);
   }
   const after = status(pid);
@@ -92,11 +117,17 @@ try {
   console.log('   through lighttpd and /dl (the file alone):');
   console.log(`     curl -o /dev/null '${url.replace(/\/[^/]+\/[^/]+\/[^/]+\/([^/]+)$/, '/ID/EXPIRES/SIG/$1')}'`);
   console.log(`     ${dl.map((r) => mbps(r).toFixed(0)).join(', ')} MB/s; median ${dlMbps.toFixed(0)} MB/s`);
-  console.log(`   ratio /dl / raw API: ${(dlMbps / rawMbps).toFixed(2)} (median throughput)\n`);
+  const ratios = dl.map((d, i) => mbps(d) / mbps(raw[i]));
+  console.log(`   ratio /dl / raw API: ${(dlMbps / rawMbps).toFixed(2)} (median throughput); per pair ${ratios.map((x) => x.toFixed(2)).join(', ')} (min ${Math.min(...ratios).toFixed(2)}, max ${Math.max(...ratios).toFixed(2)})`);
+  console.log(`   CPU per GB, raw API: dockerd ${median(raw.map((r) => r.engine)).toFixed(0)} ms (median)`);
+  console.log(`   CPU per GB, /dl: dockerd ${median(dl.map((r) => r.engine)).toFixed(0)} ms + lighttpd and dl ${median(dl.map((r) => r.ours)).toFixed(0)} ms, of which dl ${median(dl.map((r) => r.prog)).toFixed(0)} ms (median; lighttpd and dl per download ${dl.map((r) => r.ours.toFixed(0)).join(', ')})\n`);
   console.log('2. /dl memory while sending');
   console.log(`   pid ${pid}: VmHWM before ${(before.hwm / 1024).toFixed(1)} MB, after ${(after.hwm / 1024).toFixed(1)} MB (grew ${((after.hwm - before.hwm) / 1024).toFixed(1)} MB while sending ${((RUNS * size) / 1e9).toFixed(1)} GB); highest RSS sampled ${(maxRss / 1024).toFixed(1)} MB`);
 
   await mcp.execute({ command: `rm -f ${path}` });
+} catch (e) {
+  console.error(srv.logs().split('\n').filter((l) => !/migrated/.test(l)).slice(-20).join('\n'));
+  throw e;
 } finally {
   if (mcp) await mcp.close();
   await srv.stop();

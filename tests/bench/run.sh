@@ -17,10 +17,14 @@
 # tests/bench/eras.mjs: 2026-07-28 stateless requests against 2025
 # session requests on one server (tools/list, execute of `true`);
 # tests/bench/teams.mjs: execute in SANDBOX_SCOPE=person against shared,
-# and the first call after an idle stop against a warm one.
+# and the first call after an idle stop against a warm one;
+# tests/bench/lean.mjs: tools/list and ping CPU per request, p99 and rate
+# against the Node reference server (tests/bench/reference/, the official
+# TypeScript SDK v1), PSS of lighttpd and every program idle and under that
+# load, Caddy's own memory, and plain CGI's cost per request.
 # Each part starts a server of its own on a free loopback port, with its
 # own container. tests/bench/run.sh NAME... runs only those parts (bench,
-# dl, up, streaming, eras, teams).
+# dl, up, streaming, eras, teams, lean).
 set -eu
 
 top=$(cd "$(dirname "$0")/../.." && pwd)
@@ -33,7 +37,7 @@ if ! command -v wrk >/dev/null 2>&1; then
 	}
 fi
 [ -d tests/e2e/node_modules ] || tests/setup/packages.sh
-[ $# -gt 0 ] || set -- bench dl up streaming eras teams
+[ $# -gt 0 ] || set -- bench dl up streaming eras teams lean
 rc=0
 for part in "$@"; do
 	[ -f "tests/bench/$part.mjs" ] || { echo "bench: no tests/bench/$part.mjs" >&2; rc=1; continue; }

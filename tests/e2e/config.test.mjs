@@ -52,7 +52,13 @@ function routes(out) {
   const i = out.indexOf('fastcgi.server');
   if (i < 0) return {};
   const r = {};
-  for (const m of out.slice(i).matchAll(/^ {8}"([^"]+)"\s+=> \(\s*\(\s*"bin-path"\s+=> "([^"]+)"/gm)) r[m[1]] = m[2];
+  const bySocket = {};
+  for (const m of out.slice(i).matchAll(/^ {8}"([^"]+)"\s+=> \(\s*\(\s*"bin-path"\s+=> "([^"]+)",\s*"socket"\s+=> "([^"]+)"/gm)) {
+    r[m[1]] = m[2];
+    bySocket[`${m[3]}-0`] = m[2]; // lighttpd's name for the first process's socket
+  }
+  // An entry with a socket only is served by the process on that socket.
+  for (const m of out.slice(i).matchAll(/^ {8}"([^"]+)"\s+=> \(\s*\(\s*"socket"\s+=> "([^"]+)"/gm)) r[m[1]] = bySocket[m[2]] ?? `no process on ${m[2]}`;
   return r;
 }
 

@@ -1,0 +1,281 @@
+// The lean-server benchmark (tests/bench/run.sh lean): code-sandbox behind
+// lighttpd at its default settings against the Node reference server
+// (tests/bench/reference/server.mjs, the official TypeScript SDK v1), in one
+// run, interleaved:
+//   1. tools/list and ping at 8 concurrent connections (wrk, a real OAuth
+//      access token): requests per second, p99, and the server's CPU per
+//      request (utime + stime from /proc of lighttpd and every program, or
+//      of the Node process, before and after);
+//   2. memory: PSS (/proc/PID/smaps_rollup) of lighttpd and every program,
+//      idle and under the load, per program; RSS at each repetition (flat);
+//      Caddy's own memory separately;
+//   3. plain CGI: CPU of one tools/list served by starting the program as a
+//      CGI, against the CPU per request of the FastCGI processes.
+//
+//   BENCH_REPS (default 5) repetitions, BENCH_SECONDS (default 5) of load
+//   per measurement, BENCH_CGI (default 40) CGI requests.
+
+import { execFile, spawn } from 'node:child_process';
+import { readFileSync, writeFileSync, rmSync, mkdtempSync } from 'node:fs';
+import { tmpdir, loadavg } from 'node:os';
+import { join, resolve, dirname } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { randomBytes } from 'node:crypto';
+import { promisify } from 'node:util';
+import { startServer, freePort, sleep, cmdline, childPids, waitFor } from '../e2e/lib/server.mjs';
+import { openSession } from '../e2e/lib/client.mjs';
+import { register, rawFlow, CLAUDE_REGISTRATION } from '../e2e/lib/oauth.mjs';
+
+const execFileP = promisify(execFile);
+const REPS = Number(process.env.BENCH_REPS ?? 5);
+const SECONDS = Number(process.env.BENCH_SECONDS ?? 5);
+const CGI_N = Number(process.env.BENCH_CGI ?? 40);
+const HERE = dirname(fileURLToPath(import.meta.url));
+const TICK_MS = 10; // USER_HZ is 100 on Linux
+
+const median = (a) => {
+  const s = [...a].sort((x, y) => x - y);
+  return s.length % 2 ? s[(s.length - 1) / 2] : (s[s.length / 2 - 1] + s[s.length / 2]) / 2;
+};
+const spread = (a, f = (x) => x.toFixed(2)) => `median ${f(median(a))} (min ${f(Math.min(...a))}, max ${f(Math.max(...a))})`;
+
+function cpuMs(pid) {
+  try {
+    const s = readFileSync(`/proc/${pid}/stat`, 'utf8');
+    const f = s.slice(s.lastIndexOf(')') + 2).split(' ');
+    return (Number(f[11]) + Number(f[12])) * TICK_MS; // fields 14, 15
+  } catch {
+    return 0;
+  }
+}
+const cpuOf = (pids) => pids.reduce((t, p) => t + cpuMs(p), 0);
+
+function mem(pid) {
+  try {
+    const s = readFileSync(`/proc/${pid}/smaps_rollup`, 'utf8');
+    const kb = (k) => Number(new RegExp(`^${k}:\\s+(\\d+) kB`, 'm').exec(s)?.[1] ?? 0);
+    const t = /^Threads:\s+(\d+)/m.exec(readFileSync(`/proc/${pid}/status`, 'utf8'));
+    return { pss: kb('Pss'), rss: kb('Rss'), threads: Number(t?.[1] ?? 0) };
+  } catch {
+    return { pss: 0, rss: 0, threads: 0 };
+  }
+}
+const name = (pid) => cmdline(pid).split(' ')[0].split('/').pop();
+const mib = (kb) => (kb / 1024).toFixed(1);
+
+// A wrk script with the headers; the token goes into a private temporary file.
+function script(dir, file, method, token, sess) {
+  const p = join(dir, file);
+  writeFileSync(
+    p,
+    [
+      'wrk.method = "POST"',
+      `wrk.body = '{"jsonrpc":"2.0","id":1,"method":"${method}"}'`,
+      `wrk.headers["Authorization"] = "Bearer ${token}"`,
+      'wrk.headers["Content-Type"] = "application/json"',
+      'wrk.headers["Accept"] = "application/json, text/event-stream"',
+      `wrk.headers["Mcp-Session-Id"] = "${sess.session}"`,
+      `wrk.headers["MCP-Protocol-Version"] = "${sess.version}"`,
+      'done = function(summary, latency, requests)',
+      '  io.write(string.format("BENCH requests=%d non2xx=%d errors=%d p99us=%d\\n", summary.requests, summary.errors.status, summary.errors.connect + summary.errors.read + summary.errors.write + summary.errors.timeout, latency:percentile(99)))',
+      'end',
+    ].join('\n'),
+    { mode: 0o600 },
+  );
+  return p;
+}
+
+// One wrk run against one server: rate, p99, CPU per request, memory mid-run.
+async function load(target, method, sampleMem) {
+  const pids = target.pids();
+  const c0 = cpuOf(pids);
+  const args = ['-t', '2', '-c', '8', '-d', `${SECONDS}s`, '--latency', '-s', target.scripts[method], target.url];
+  const run = execFileP('wrk', args, { maxBuffer: 1 << 20 });
+  let during = null;
+  if (sampleMem) {
+    await sleep((SECONDS * 1000) / 2);
+    during = Object.fromEntries(pids.map((p) => [p, mem(p)]));
+  }
+  const { stdout } = await run;
+  const c1 = cpuOf(pids);
+  const m = /BENCH requests=(\d+) non2xx=(\d+) errors=(\d+) p99us=(\d+)/.exec(stdout);
+  const n = Number(m[1]);
+  if (Number(m[2]) || Number(m[3])) throw new Error(`${target.label} ${method}: ${m[2]} non-2xx, ${m[3]} socket errors`);
+  return { rate: Number(/Requests\/sec:\s+([\d.]+)/.exec(stdout)[1]), p99: Number(m[4]) / 1000, cpu: (c1 - c0) / n, n, during };
+}
+
+async function startReference(container) {
+  const port = await freePort();
+  const token = randomBytes(32).toString('base64url');
+  const proc = spawn(process.execPath, [join(HERE, 'reference/server.mjs'), String(port), container], {
+    env: { ...process.env, REF_TOKEN: token },
+    stdio: ['ignore', 'pipe', 'inherit'],
+  });
+  await new Promise((res, rej) => {
+    proc.stdout.once('data', res);
+    proc.once('exit', (c) => rej(new Error(`reference server exited ${c}`)));
+  });
+  const url = `http://127.0.0.1:${port}`;
+  return { proc, token, url: `${url}/mcp`, key: token, srvLike: { url, key: token } };
+}
+
+// tools/list as a plain CGI: the program started once per request.
+async function cgiOnce(srv, token, sess) {
+  const body = '{"jsonrpc":"2.0","id":1,"method":"tools/list"}';
+  const env = {
+    PATH: process.env.PATH,
+    SANDBOX_ENV_FILE: srv.envFile,
+    GATEWAY_INTERFACE: 'CGI/1.1',
+    REQUEST_METHOD: 'POST',
+    REQUEST_URI: '/mcp',
+    SCRIPT_NAME: '/mcp',
+    SERVER_NAME: '127.0.0.1',
+    SERVER_PORT: String(srv.port),
+    SERVER_PROTOCOL: 'HTTP/1.1',
+    REMOTE_ADDR: '127.0.0.1',
+    HTTP_HOST: `127.0.0.1:${srv.port}`,
+    CONTENT_TYPE: 'application/json',
+    CONTENT_LENGTH: String(body.length),
+    HTTP_ACCEPT: 'application/json, text/event-stream',
+    HTTP_AUTHORIZATION: `Bearer ${token}`,
+    HTTP_MCP_SESSION_ID: sess.session,
+    HTTP_MCP_PROTOCOL_VERSION: sess.version,
+  };
+  const out = await new Promise((res, rej) => {
+    const p = spawn(join(srv.bin, 'mcp'), [], { env, stdio: ['pipe', 'pipe', 'ignore'] });
+    let o = '';
+    p.stdout.on('data', (d) => (o += d));
+    p.on('error', rej);
+    p.on('exit', () => res(o));
+    p.stdin.end(body);
+  });
+  if (!/"tools"/.test(out)) throw new Error(`CGI tools/list: ${out.slice(0, 300)}`);
+}
+
+function childCpuMs() {
+  const s = readFileSync('/proc/self/stat', 'utf8');
+  const f = s.slice(s.lastIndexOf(')') + 2).split(' ');
+  return (Number(f[13]) + Number(f[14])) * TICK_MS; // cutime, cstime
+}
+
+async function main() {
+  const load0 = loadavg();
+  const srv = await startServer({ name: 'bench-lean', binDir: process.env.CS_BIN ?? 'build/bin' });
+  let ref;
+  const dir = mkdtempSync(join(tmpdir(), 'cs-bench-'));
+  try {
+    const client = (await register(srv, CLAUDE_REGISTRATION)).json;
+    const { tokens } = await rawFlow(srv, client);
+    const token = tokens.access_token;
+    const sess = await openSession({ ...srv, key: token });
+    ref = await startReference(srv.container);
+    const refSess = await openSession(ref.srvLike);
+
+    const ours = {
+      label: 'code-sandbox',
+      url: srv.mcpUrl,
+      pids: () => [srv.proc.pid, ...srv.programPids(null)],
+      scripts: { 'tools/list': script(dir, 'a.lua', 'tools/list', token, sess), ping: script(dir, 'b.lua', 'ping', token, sess) },
+    };
+    const node = {
+      label: 'Node reference',
+      url: ref.url,
+      pids: () => [ref.proc.pid],
+      scripts: { 'tools/list': script(dir, 'c.lua', 'tools/list', ref.token, refSess), ping: script(dir, 'd.lua', 'ping', ref.token, refSess) },
+    };
+    await sleep(500);
+    const idle = Object.fromEntries(ours.pids().map((p) => [p, mem(p)]));
+    const refIdle = mem(ref.proc.pid);
+
+    console.log(`code-sandbox lean benchmark: lighttpd + ${srv.bin} (default settings) against the Node reference (tests/bench/reference/server.mjs, @modelcontextprotocol/sdk v1)`);
+    console.log(`machine: ${(await execFileP('nproc')).stdout.trim()} cores, load average ${load0.map((x) => x.toFixed(2)).join(' ')} at the start; ${REPS} repetitions, interleaved, ${SECONDS} s each`);
+    console.log(`load: wrk -t 2 -c 8 -d ${SECONDS}s --latency -s SCRIPT URL (POST, Authorization: Bearer <OAuth access token>, Mcp-Session-Id, MCP-Protocol-Version)\n`);
+
+    const res = { ours: { 'tools/list': [], ping: [] }, node: { 'tools/list': [], ping: [] } };
+    const rss = {};
+    let loaded = null;
+    let refLoaded = null;
+    for (let i = 0; i < REPS; i++) {
+      for (const method of ['tools/list', 'ping']) {
+        const order = i % 2 ? [node, ours] : [ours, node];
+        for (const t of order) {
+          const r = await load(t, method, method === 'tools/list');
+          (t === ours ? res.ours : res.node)[method].push(r);
+          if (r.during && t === ours) {
+            loaded = r.during;
+            for (const [p, m] of Object.entries(r.during)) (rss[p] ??= []).push(m.rss);
+          }
+          if (r.during && t === node) refLoaded = r.during[ref.proc.pid];
+        }
+      }
+    }
+
+    for (const method of ['tools/list', 'ping']) {
+      const o = res.ours[method];
+      const n = res.node[method];
+      console.log(`${method === 'tools/list' ? 1 : 2}. ${method}, 8 concurrent`);
+      console.log(`   code-sandbox:   rate ${spread(o.map((r) => r.rate), (x) => x.toFixed(0))} req/s; p99 ${spread(o.map((r) => r.p99))} ms; server CPU ${spread(o.map((r) => r.cpu), (x) => x.toFixed(3))} ms/request`);
+      console.log(`   Node reference: rate ${spread(n.map((r) => r.rate), (x) => x.toFixed(0))} req/s; p99 ${spread(n.map((r) => r.p99))} ms; server CPU ${spread(n.map((r) => r.cpu), (x) => x.toFixed(3))} ms/request`);
+      const ratios = o.map((r, i) => r.cpu / n[i].cpu);
+      console.log(`   CPU per request, ours / Node, per repetition: ${ratios.map((x) => x.toFixed(3)).join(', ')}; ${spread(ratios, (x) => x.toFixed(3))}`);
+      console.log(`   rate, ours / Node: ${spread(o.map((r, i) => r.rate / n[i].rate))}\n`);
+    }
+
+    console.log('3. memory (PSS from /proc/PID/smaps_rollup; under load: halfway through a tools/list run of the last repetition)');
+    let ti = 0;
+    let tl = 0;
+    for (const p of ours.pids()) {
+      const a = idle[p] ?? mem(p);
+      const b = loaded?.[p] ?? a;
+      ti += a.pss;
+      tl += b.pss;
+      console.log(`   ${name(p).padEnd(10)} pid ${String(p).padEnd(7)} PSS idle ${mib(a.pss).padStart(5)} MiB, under load ${mib(b.pss).padStart(5)} MiB; threads ${a.threads} -> ${b.threads}; RSS under load per repetition ${(rss[p] ?? []).map(mib).join(', ')} MiB`);
+    }
+    console.log(`   lighttpd + every program: PSS idle ${mib(ti)} MiB, under load ${mib(tl)} MiB (target at most 21 MiB)`);
+    console.log(`   Node reference: PSS idle ${mib(refIdle.pss)} MiB, under load ${mib(refLoaded?.pss ?? 0)} MiB; RSS under load ${mib(refLoaded?.rss ?? 0)} MiB; ratio of PSS under load, Node / ours: ${((refLoaded?.pss ?? 0) / tl).toFixed(1)}x\n`);
+
+    // 4. plain CGI against FastCGI.
+    const fcgi = median(res.ours['tools/list'].map((r) => r.cpu));
+    const c0 = childCpuMs();
+    const t0 = process.hrtime.bigint();
+    for (let i = 0; i < CGI_N; i++) await cgiOnce(srv, token, sess);
+    const wall = Number(process.hrtime.bigint() - t0) / 1e6 / CGI_N;
+    const cgi = (childCpuMs() - c0) / CGI_N;
+    console.log('4. plain CGI: build/bin/mcp started once per tools/list request (stdin/stdout, the CGI environment), sequentially');
+    console.log(`   ${CGI_N} requests: CPU ${cgi.toFixed(2)} ms/request (the program alone, without a web server's fork), wall ${wall.toFixed(2)} ms/request`);
+    console.log(`   FastCGI (1. above, lighttpd included): ${fcgi.toFixed(3)} ms/request; CGI / FastCGI: ${(cgi / fcgi).toFixed(0)}x\n`);
+    console.log(`load average at the end: ${loadavg().map((x) => x.toFixed(2)).join(' ')} (other work shares this machine; see the spread)`);
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+    if (ref) ref.proc.kill('SIGTERM');
+    await srv.stop();
+  }
+
+  // 5. Caddy's own memory, reported separately.
+  const cs = await startServer({ name: 'bench-lean-caddy', web: 'caddy', binDir: process.env.CS_BIN ?? 'build/bin' });
+  try {
+    const sess = await openSession(cs);
+    const cdir = mkdtempSync(join(tmpdir(), 'cs-bench-'));
+    const caddy = () => childPids(cs.proc.pid).flatMap((p) => [p, ...childPids(p)]).filter((p) => name(p) === 'caddy');
+    try {
+      const [cp] = caddy();
+      const a = mem(cp);
+      const s = script(cdir, 'e.lua', 'tools/list', cs.key, sess);
+      const run = execFileP('wrk', ['-t', '2', '-c', '8', '-d', `${SECONDS}s`, '-s', s, cs.mcpUrl]);
+      await sleep((SECONDS * 1000) / 2);
+      const b = mem(cp);
+      await run;
+      const progs = cs.programPids(null).reduce((t, p) => t + mem(p).pss, 0);
+      console.log(`5. Caddy (not counted above): caddy pid ${cp} PSS idle ${mib(a.pss)} MiB, under tools/list load ${mib(b.pss)} MiB (RSS ${mib(b.rss)} MiB); the programs behind it ${mib(progs)} MiB PSS after the load`);
+    } finally {
+      rmSync(cdir, { recursive: true, force: true });
+    }
+  } finally {
+    await cs.stop();
+  }
+}
+
+main().catch((e) => {
+  console.error(`bench: ${e.stack ?? e}`);
+  process.exit(1);
+});

@@ -1,0 +1,57 @@
+// The settings that size a program's threads are honoured: threads start on
+// demand (an idle program keeps one worker), never more than SANDBOX_THREADS
+// serve at once, and requests beyond that wait their turn and are answered.
+// (SANDBOX_DB_CACHE: tests/unit/test_db_cache.c.)
+
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { readFileSync } from 'node:fs';
+import { startServer, sleep } from './lib/server.mjs';
+import { openSession, call } from './lib/client.mjs';
+
+// Besides the workers: the main thread, the signal thread and, during a
+// clean-up pass, its thread.
+const HELPERS = 3;
+
+function threads(pid) {
+  try {
+    return Number(/^Threads:\s+(\d+)/m.exec(readFileSync(`/proc/${pid}/status`, 'utf8'))[1]);
+  } catch {
+    return 0;
+  }
+}
+
+test('threads start on demand and stay within SANDBOX_THREADS', async () => {
+  const srv = await startServer({ name: 'lean', settings: { SANDBOX_THREADS: 3 } });
+  try {
+    // Before any request, every program has one worker.
+    for (const p of srv.programPids(null)) assert.ok(threads(p) <= 1 + HELPERS, `pid ${p}: ${threads(p)} threads idle`);
+    const sess = await openSession(srv);
+    const pids = srv.programPids('mcp');
+    let most = 0;
+    let sampling = true;
+    const sampler = (async () => {
+      while (sampling) {
+        for (const p of pids) most = Math.max(most, threads(p));
+        await sleep(20);
+      }
+    })();
+    // Ten commands of a second each against 2 processes of 3 threads.
+    const runs = await Promise.all(
+      Array.from({ length: 10 }, (_, i) =>
+        call(srv, sess, 'tools/call', { name: 'execute', arguments: { command: 'sleep 1; echo done' } }, { id: 100 + i }),
+      ),
+    );
+    sampling = false;
+    await sampler;
+    for (const r of runs) {
+      assert.equal(r.status, 200, r.text);
+      assert.equal(r.json.result.structuredContent.exit_code, 0, r.text);
+    }
+    assert.ok(most >= 2 + 2, `threads started on demand (at most ${most} seen)`);
+    assert.ok(most <= 3 + HELPERS, `at most SANDBOX_THREADS workers: ${most} threads seen`);
+    assert.equal(srv.sanitizerReports(), '');
+  } finally {
+    await srv.stop();
+  }
+});
