@@ -128,10 +128,42 @@ is_b64url(const char *s, size_t n)
 }
 
 int
+links_parse_signed(const char *const seg[3], const char *const end[3],
+    char id[LINK_ID_LEN + 1], long long *expires, char sig[LINK_SIG_LEN + 1],
+    struct error *err)
+{
+	size_t	n, i;
+
+	n = (size_t)(end[0] - seg[0]);
+	if (n != LINK_ID_LEN || !is_b64url(seg[0], n))
+		return error_status(err, 400, "The link is malformed (id).");
+	memcpy(id, seg[0], n);
+	id[n] = '\0';
+
+	*expires = 0;
+	n = (size_t)(end[1] - seg[1]);
+	if (n > 12 || seg[1][0] == '0')
+		return error_status(err, 400, "The link is malformed (expiry).");
+	for (i = 0; i < n; i++) {
+		if (seg[1][i] < '0' || seg[1][i] > '9')
+			return error_status(err, 400,
+			    "The link is malformed (expiry).");
+		*expires = *expires * 10 + (seg[1][i] - '0');
+	}
+
+	n = (size_t)(end[2] - seg[2]);
+	if (n != LINK_SIG_LEN || !is_b64url(seg[2], n))
+		return error_status(err, 400, "The link is malformed (signature).");
+	memcpy(sig, seg[2], n);
+	sig[n] = '\0';
+	return 0;
+}
+
+int
 links_parse(const char *path, struct link_url *u, struct error *err)
 {
 	const char	*seg[4], *end[4], *p;
-	size_t		 i, n;
+	size_t		 i;
 	long		 len;
 
 	memset(u, 0, sizeof(*u));
@@ -150,25 +182,8 @@ links_parse(const char *path, struct link_url *u, struct error *err)
 		p = end[i] + 1;
 	}
 
-	n = (size_t)(end[0] - seg[0]);
-	if (n != LINK_ID_LEN || !is_b64url(seg[0], n))
-		return error_status(err, 400, "The link is malformed (id).");
-	memcpy(u->id, seg[0], n);
-
-	n = (size_t)(end[1] - seg[1]);
-	if (n > 12 || seg[1][0] == '0')
-		return error_status(err, 400, "The link is malformed (expiry).");
-	for (i = 0; i < n; i++) {
-		if (seg[1][i] < '0' || seg[1][i] > '9')
-			return error_status(err, 400,
-			    "The link is malformed (expiry).");
-		u->expires = u->expires * 10 + (seg[1][i] - '0');
-	}
-
-	n = (size_t)(end[2] - seg[2]);
-	if (n != LINK_SIG_LEN || !is_b64url(seg[2], n))
-		return error_status(err, 400, "The link is malformed (signature).");
-	memcpy(u->sig, seg[2], n);
+	if (links_parse_signed(seg, end, u->id, &u->expires, u->sig, err) == -1)
+		return -1;
 
 	/* The name, percent-decoded (RFC 3986 §2.1). */
 	if ((len = form_decode(seg[3], (size_t)(end[3] - seg[3]), false, u->name,

@@ -88,6 +88,15 @@ const char *links_basename(const char *path);
 int	links_parse(const char *path, struct link_url *, struct error *);
 
 /*
+ * The signed parts every link URL starts with (download and upload links):
+ * seg[i]..end[i] are the id, the expiry and the signature. Fills id,
+ * *expires and sig; 0, or -1 with err->status 400 naming the bad part.
+ */
+int	links_parse_signed(const char *const seg[3], const char *const end[3],
+	    char id[LINK_ID_LEN + 1], long long *expires,
+	    char sig[LINK_SIG_LEN + 1], struct error *err);
+
+/*
  * The URL of a link: public_url + "/dl/" ... (see above). Returns a new
  * string (free it), or NULL when out of memory.
  */

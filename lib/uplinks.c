@@ -57,26 +57,11 @@ uplinks_sign(const uint8_t key[LINK_KEY_LEN], const char *id, long long expires,
 	crypto_wipe(mac, sizeof(mac));
 }
 
-static bool
-is_b64url(const char *s, size_t n)
-{
-	size_t i;
-
-	for (i = 0; i < n; i++) {
-		char c = s[i];
-
-		if (!((c >= 'A' && c <= 'Z') || (c >= 'a' && c <= 'z') ||
-		    (c >= '0' && c <= '9') || c == '-' || c == '_'))
-			return false;
-	}
-	return true;
-}
-
 int
 uplinks_parse(const char *path, struct uplink_url *u, struct error *err)
 {
 	const char	*seg[3], *end[3], *p, *name;
-	size_t		 i, n;
+	size_t		 i;
 	long		 len;
 
 	memset(u, 0, sizeof(*u));
@@ -94,25 +79,8 @@ uplinks_parse(const char *path, struct uplink_url *u, struct error *err)
 	if (strchr(name, '/') != NULL)
 		return error_status(err, 404, "There is no such link.");
 
-	n = (size_t)(end[0] - seg[0]);
-	if (n != LINK_ID_LEN || !is_b64url(seg[0], n))
-		return error_status(err, 400, "The link is malformed (id).");
-	memcpy(u->id, seg[0], n);
-
-	n = (size_t)(end[1] - seg[1]);
-	if (n > 12 || seg[1][0] == '0')
-		return error_status(err, 400, "The link is malformed (expiry).");
-	for (i = 0; i < n; i++) {
-		if (seg[1][i] < '0' || seg[1][i] > '9')
-			return error_status(err, 400,
-			    "The link is malformed (expiry).");
-		u->expires = u->expires * 10 + (seg[1][i] - '0');
-	}
-
-	n = (size_t)(end[2] - seg[2]);
-	if (n != LINK_SIG_LEN || !is_b64url(seg[2], n))
-		return error_status(err, 400, "The link is malformed (signature).");
-	memcpy(u->sig, seg[2], n);
+	if (links_parse_signed(seg, end, u->id, &u->expires, u->sig, err) == -1)
+		return -1;
 
 	/* The file name, as sent: upload_name decodes and sanitises it. */
 	if ((len = (long)strlen(name)) > UPLINK_NAME_MAX * 3)
