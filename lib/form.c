@@ -14,8 +14,8 @@ struct form {
 	size_t		 n;
 };
 
-static int
-hexval(int c)
+int
+form_hexval(int c)
 {
 	if (c >= '0' && c <= '9')
 		return c - '0';
@@ -41,8 +41,8 @@ form_decode(const char *s, size_t len, bool plus_is_space, char *out,
 		else if (c == '%') {
 			if (i + 2 >= len)
 				return -1;
-			if ((hi = hexval((unsigned char)s[i + 1])) < 0 ||
-			    (lo = hexval((unsigned char)s[i + 2])) < 0)
+			if ((hi = form_hexval((unsigned char)s[i + 1])) < 0 ||
+			    (lo = form_hexval((unsigned char)s[i + 2])) < 0)
 				return -1;
 			c = (char)(hi << 4 | lo);
 			i += 2;

@@ -32,6 +32,9 @@ long		 form_encode(const char *s, char *out, size_t outsz);
 long		 form_encode_keep(const char *s, const char *keep, char *out,
 		    size_t outsz);
 
+/* The value of one hexadecimal digit c, or -1. */
+int		 form_hexval(int c);
+
 /*
  * Percent-decode s[0..len) into out (size outsz), NUL-terminated; '+' is a
  * space when plus_is_space. Returns the length, or -1 on a bad escape, a NUL

@@ -67,18 +67,6 @@ struct src {
 
 /* Names. */
 
-static int
-hexval(char c)
-{
-	if (c >= '0' && c <= '9')
-		return c - '0';
-	if (c >= 'a' && c <= 'f')
-		return c - 'a' + 10;
-	if (c >= 'A' && c <= 'F')
-		return c - 'A' + 10;
-	return -1;
-}
-
 size_t
 upload_name(const char *in, size_t len, bool percent, char *out)
 {
@@ -90,8 +78,8 @@ upload_name(const char *in, size_t len, bool percent, char *out)
 	for (i = 0; i < len && n < sizeof(b); i++) {
 		c = (unsigned char)in[i];
 		if (percent && c == '%' && i + 2 < len) {
-			int hi = hexval(in[i + 1]);
-			int lo = hexval(in[i + 2]);
+			int hi = form_hexval((unsigned char)in[i + 1]);
+			int lo = form_hexval((unsigned char)in[i + 2]);
 
 			if (hi >= 0 && lo >= 0) {
 				c = (unsigned)(hi << 4 | lo);
