@@ -36,7 +36,9 @@ CFLAGS	+= -std=c11 -D_GNU_SOURCE -Wall -Wextra -Werror -Wshadow -Wpointer-arith 
 LDFLAGS	+= $(SANFLAGS) -pthread
 LDLIBS	+= $(shell pkg-config --libs $(PKGS) 2>/dev/null) -pthread -lm
 
-LIB_SRC	 = $(wildcard lib/*.c)
+# lib/engine/: the Docker Engine API client, the archive reader and file
+# access, the one door to the engine.
+LIB_SRC	 = $(wildcard lib/*.c lib/engine/*.c)
 LIB_OBJ	 = $(LIB_SRC:lib/%.c=$(BUILD)/lib/%.o) $(BUILD)/lib/schema.o
 PROG_SRC = $(wildcard cgi-bin/*.c)
 PROGS	 = $(PROG_SRC:cgi-bin/%.c=$(BUILD)/bin/%)
@@ -49,7 +51,7 @@ all: $(PROGS)
 $(BUILD)/lib/%.o: lib/%.c
 	@mkdir -p $(@D)
 	@$(if $(Q),echo "  CC      $<")
-	$(Q)$(CC) $(CFLAGS) -MMD -MP -Ilib -c -o $@ $<
+	$(Q)$(CC) $(CFLAGS) -MMD -MP -Ilib -Ilib/engine -c -o $@ $<
 
 # The schema files in sql/, compiled in as C strings (lib/schema.h).
 $(BUILD)/lib/schema.c: $(SQL) Makefile
@@ -65,7 +67,7 @@ $(BUILD)/lib/schema.c: $(SQL) Makefile
 	   echo '{ 0, NULL, NULL } };'; } > $@
 
 $(BUILD)/lib/schema.o: $(BUILD)/lib/schema.c lib/schema.h
-	$(Q)$(CC) $(CFLAGS) -Ilib -c -o $@ $<
+	$(Q)$(CC) $(CFLAGS) -Ilib -Ilib/engine -c -o $@ $<
 
 $(BUILD)/libcodesandbox.a: $(LIB_OBJ)
 	@rm -f $@
@@ -75,7 +77,7 @@ $(BUILD)/libcodesandbox.a: $(LIB_OBJ)
 $(BUILD)/cgi-bin/%.o: cgi-bin/%.c
 	@mkdir -p $(@D)
 	@$(if $(Q),echo "  CC      $<")
-	$(Q)$(CC) $(CFLAGS) -MMD -MP -Ilib -c -o $@ $<
+	$(Q)$(CC) $(CFLAGS) -MMD -MP -Ilib -Ilib/engine -c -o $@ $<
 
 $(BUILD)/bin/%: $(BUILD)/cgi-bin/%.o $(BUILD)/libcodesandbox.a
 	@mkdir -p $(@D)
@@ -85,7 +87,7 @@ $(BUILD)/bin/%: $(BUILD)/cgi-bin/%.o $(BUILD)/libcodesandbox.a
 $(BUILD)/tests/%.o: tests/unit/%.c
 	@mkdir -p $(@D)
 	@$(if $(Q),echo "  CC      $<")
-	$(Q)$(CC) $(CFLAGS) -MMD -MP -Ilib -c -o $@ $<
+	$(Q)$(CC) $(CFLAGS) -MMD -MP -Ilib -Ilib/engine -c -o $@ $<
 
 $(BUILD)/tests/%: $(BUILD)/tests/%.o $(BUILD)/libcodesandbox.a
 	@$(if $(Q),echo "  LD      $@")

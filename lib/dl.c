@@ -25,7 +25,7 @@
 #include "db.h"
 #include "dl.h"
 #include "form.h"
-#include "docker.h"
+#include "sandbox.h"
 #include "files.h"
 #include "http.h"
 #include "links.h"
@@ -376,7 +376,7 @@ dl_handle(struct http_req *r, const struct config *cfg, struct db *db)
 {
 	struct dl		 d;
 	struct error		 err;
-	struct docker		*dk = NULL;
+	struct sandbox		*sb = NULL;
 	struct file_stat	 st;
 	struct tar_sink		 sink = { sink_begin, sink_data, NULL };
 	const char		*method = http_method(r);
@@ -403,14 +403,13 @@ dl_handle(struct http_req *r, const struct config *cfg, struct db *db)
 	d.name = links_basename(d.row.path);
 	d.mime = mime_lookup(d.name);
 
-	if (docker_open(d.cfg->docker_host, d.cfg->docker_tls_verify,
-	    d.cfg->docker_cert_path, &dk, &err) == -1) {
+	if (sandbox_open(d.cfg, &sb, &err) == -1) {
 		err.status = 503;
 		fail(&d, &err);
 		goto out;
 	}
 	if (d.head) {
-		if (files_stat(dk, d.cfg->container, d.row.path, &st, &err) == -1)
+		if (files_stat(sb, d.row.path, &st, &err) == -1)
 			fail(&d, &err);
 		else if (st.kind != FILE_REGULAR) {
 			err.status = 404;
@@ -419,7 +418,7 @@ dl_handle(struct http_req *r, const struct config *cfg, struct db *db)
 			respond(&d, st.size, st.mtime);
 		goto out;
 	}
-	rc = files_stream(dk, d.cfg->container, d.row.path, &sink, &err);
+	rc = files_stream(sb, d.row.path, &sink, &err);
 	if (rc == -1)
 		fail(&d, &err);
 	else if (rc == 1 && !d.complete && !http_gone(r) && !http_started(r)) {
@@ -429,5 +428,5 @@ dl_handle(struct http_req *r, const struct config *cfg, struct db *db)
 	if (d.complete || rc == 0)
 		http_flush(r);
 out:
-	docker_close(dk);
+	sandbox_close(sb);
 }

@@ -56,6 +56,13 @@ struct exec_result {
 int	sandbox_open(const struct config *, struct sandbox **, struct error *);
 void	sandbox_close(struct sandbox *);
 
+/*
+ * The handle's engine client and the container's name: the one door to the
+ * engine for file access (files.h) and /dl, so a request opens one client.
+ */
+struct docker	*sandbox_docker(struct sandbox *);
+const char	*sandbox_container(const struct sandbox *);
+
 /* Volume and container exist and run. 0, or -1 with a message for a person. */
 int	sandbox_ensure(struct sandbox *, struct error *);
 

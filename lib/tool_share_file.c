@@ -15,7 +15,6 @@
 
 #include "auth.h"
 #include "config.h"
-#include "docker.h"
 #include "files.h"
 #include "js.h"
 #include "links.h"
@@ -138,7 +137,6 @@ call(struct tool_ctx *tc, struct json_object *args)
 {
 	const struct config	*cfg = tc->cfg;
 	struct json_object	*res = NULL, *sc, *content, *block, *v;
-	struct docker		*dk = NULL;
 	struct file_stat	 st;
 	struct link_row		 row;
 	struct error		 err;
@@ -168,15 +166,12 @@ call(struct tool_ctx *tc, struct json_object *args)
 		return tool_error("\"/\" is a directory: archive what you need "
 		    "first (tar czf /sandbox/out.tgz -C / dir) and share the archive.");
 
-	if (tc->sandbox != NULL && sandbox_ensure(tc->sandbox, &err) == -1)
-		return tool_error("%s", err.msg);
-	if (docker_open(cfg->docker_host, cfg->docker_tls_verify,
-	    cfg->docker_cert_path, &dk, &err) == -1)
+	if (sandbox_ensure(tc->sandbox, &err) == -1)
 		return tool_error("%s", err.msg);
 
 	/* Follow the final symbolic links, so the link names the file. */
 	for (hops = 0;; hops++) {
-		if (files_stat(dk, cfg->container, path, &st, &err) == -1) {
+		if (files_stat(tc->sandbox, path, &st, &err) == -1) {
 			const char *name = links_basename(path);
 
 			if (err.status == 404)
@@ -278,7 +273,6 @@ call(struct tool_ctx *tc, struct json_object *args)
 out:
 	free(text);
 	free(url);
-	docker_close(dk);
 	return res;
 }
 

@@ -17,7 +17,7 @@
 
 #include "error.h"
 
-struct docker;
+struct sandbox;
 struct tar_sink;
 
 #define FILES_PATH_MAX	4096
@@ -38,10 +38,10 @@ struct file_stat {
 };
 
 /*
- * Stat path (absolute) in the container. Returns 0 with *st, or -1 with
+ * Stat path (absolute) in the sandbox's container. Returns 0 with *st, or -1 with
  * err->status 404 (no such file, or no such container), 502/503 (engine).
  */
-int	files_stat(struct docker *, const char *container, const char *path,
+int	files_stat(struct sandbox *, const char *path,
 	    struct file_stat *st, struct error *err);
 
 /*
@@ -52,7 +52,7 @@ int	files_stat(struct docker *, const char *container, const char *path,
  * (engine unreachable). The sink's begin is called before any data and
  * before anything else is known, so it may still choose the response.
  */
-int	files_stream(struct docker *, const char *container, const char *path,
+int	files_stream(struct sandbox *, const char *path,
 	    const struct tar_sink *sink, struct error *err);
 
 /*
