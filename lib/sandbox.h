@@ -42,8 +42,12 @@ struct exec_stream {
 struct exec_result {
 	struct exec_stream	 out, err;
 	int			 exit_code;	/* -1 when unknown */
-	bool			 timed_out;	/* killed at the deadline */
-	bool			 killed;	/* killed by sandbox_kill (cancelled) */
+	bool			 timed_out;	/* killed, and the server's deadline had passed */
+	/*
+	 * Killed by sandbox_kill (cancelled): never set by sandbox_exec; the
+	 * caller decides it from its own record (runs_cancel_requested).
+	 */
+	bool			 killed;
 	bool			 detached;	/* stopped reading; it may still run */
 	/*
 	 * Ended by SIGKILL (137) while the container's count of processes
@@ -81,10 +85,10 @@ void	exec_result_free(struct exec_result *);
 
 /*
  * Run `bash -c script code-sandbox args...` in the running container (no
- * wrapper, no deadline, the container is not started or created) and put
- * its stdout, cut to outsz - 1 bytes, NUL-terminated, in out. cancel (may
- * be NULL) is asked about once a second; true stops reading (the script
- * goes on in the container). Returns 0 with *exit_code set, or -1
+ * wrapper; the container is not started or created) and put its stdout,
+ * cut to outsz - 1 bytes, NUL-terminated, in out. cancel (may be NULL) is
+ * asked about once a second; true stops reading (the script goes on in the
+ * container), as does the deadline of ten minutes. Returns 0 with *exit_code set, or -1
  * (err->status 404/409 when the container is missing or not running).
  */
 int	sandbox_script(struct sandbox *, const char *script,

@@ -22,14 +22,18 @@
  *      deadline, so "everything it started is killed at the timeout" holds
  *      without making the call wait for them.
  *
- * A command killed by the watchdog or by sandbox_kill (which creates
- * RUN_ID.cancel before its kill) always ends with status 137 (SIGKILL).
- * Only then does sandbox_exec run a second tiny exec that reports and
- * removes the marker files: that tells a timeout from a cancellation from
- * an OOM kill exactly, even across processes. As a backstop for a watchdog
- * that could not run (say the pids limit was hit), the C side kills the
- * group itself a few seconds after the deadline and stops reading a little
- * later.
+ * A command killed by the watchdog or by sandbox_kill always ends with
+ * status 137 (SIGKILL). What that means is the server's to say, from its
+ * own record: a timeout when its own clock shows the deadline passed, a
+ * cancellation when the run table holds one (the caller checks), never
+ * from a file the container could write. A small helper exec then removes
+ * the run's files and reports the memory-limit kill count (the message's
+ * wording only). Every helper exec has a deadline of HELPER_MS: a hostile
+ * container (say, a /bin/bash that hangs) is reported, not suffered. As a
+ * backstop for a watchdog that could not run (say the pids limit was hit),
+ * the C side kills the group itself a few seconds after the deadline and
+ * stops reading a little later: no call waits past the deadline plus
+ * BACKSTOP_STOP_MS.
  *
  * Docker closes an exec's stream at most about 2 s after its process exits
  * even when a detached process still holds the pipe, so a call never waits
@@ -56,6 +60,8 @@
 #define BACKSTOP_KILL_MS 5000		/* after the deadline: kill from C */
 #define BACKSTOP_STOP_MS 15000		/* after the deadline: stop reading */
 #define SMALL_OUT_MAX	4096
+#define HELPER_MS	10000		/* deadline of a kill or marker helper */
+#define SCRIPT_MS	(10 * 60000L)	/* deadline of a sandbox_script */
 
 /*
  * oomc sets $o to the container's count of processes killed by the memory
@@ -247,9 +253,19 @@ exec_wait_exit(struct sandbox *sb, const char *id, int *exit_code,
 
 /* Output of a small helper exec, kept in a fixed buffer. */
 struct small_out {
-	char	buf[SMALL_OUT_MAX];
-	size_t	len;
+	char		buf[SMALL_OUT_MAX];
+	size_t		len;
+	long long	deadline_ms;
 };
+
+/* A helper's tick: its absolute deadline. */
+static int
+small_tick(void *arg)
+{
+	struct small_out *o = arg;
+
+	return sandbox_now_ms() >= o->deadline_ms;
+}
 
 static void
 small_output(void *arg, int stream, const char *buf, size_t len)
@@ -307,12 +323,20 @@ static int
 run_helper(struct sandbox *sb, const char *script, const char *const args[],
     struct small_out *o, int *exit_code, struct error *err)
 {
-	struct docker_exec_cb	 cb = { small_output, NULL, o };
+	struct docker_exec_cb	 cb = { small_output, small_tick, o };
 	bool			 stopped;
 
 	o->len = 0;
 	o->buf[0] = '\0';
-	return run_script(sb, script, args, &cb, &stopped, exit_code, err);
+	o->deadline_ms = sandbox_now_ms() + HELPER_MS;
+	if (run_script(sb, script, args, &cb, &stopped, exit_code, err) == -1)
+		return -1;
+	/* A hostile container can make bash hang: report it, never suffer it. */
+	if (stopped)
+		return error_status(err, 504, "a helper command in the sandbox "
+		    "did not finish within %d s (is /bin/bash intact?)",
+		    HELPER_MS / 1000);
+	return 0;
 }
 
 /* Output of sandbox_script: stdout into the caller's buffer. */
@@ -322,6 +346,7 @@ struct script_out {
 	bool		 cut;
 	bool		(*cancel)(void *);
 	void		*arg;
+	long long	 deadline_ms;
 };
 
 static void
@@ -347,7 +372,8 @@ script_tick(void *arg)
 {
 	struct script_out *o = arg;
 
-	return o->cancel != NULL && o->cancel(o->arg);
+	return sandbox_now_ms() >= o->deadline_ms ||
+	    (o->cancel != NULL && o->cancel(o->arg));
 }
 
 int
@@ -355,7 +381,8 @@ sandbox_script(struct sandbox *sb, const char *script, const char *const args[],
     char *out, size_t outsz, bool (*cancel)(void *), void *arg,
     int *exit_code, struct error *err)
 {
-	struct script_out	 o = { out, 0, outsz, false, cancel, arg };
+	struct script_out	 o = { out, 0, outsz, false, cancel, arg,
+				     sandbox_now_ms() + SCRIPT_MS };
 	struct docker_exec_cb	 cb = { script_output, script_tick, &o };
 	bool			 stopped;
 
@@ -558,6 +585,8 @@ sandbox_exec(struct sandbox *sb, const char *command, long timeout_s,
 			goto out;
 	}
 	res->duration_ms = sandbox_now_ms() - r.start_ms;
+	if (stopped && !r.backstop_stopped)
+		r.detached = true;	/* the stop flag, seen by the client */
 	if (r.detached) {
 		/* Still running in the container; its end is not ours to see. */
 		res->detached = true;
@@ -570,16 +599,20 @@ sandbox_exec(struct sandbox *sb, const char *command, long timeout_s,
 	if (r.backstop_killed || r.backstop_stopped)
 		res->timed_out = true;
 	if (res->exit_code == 137) {
-		/* Killed: find out by whom, and clean up the markers. */
-		if (run_helper(sb, MARKERS, margs, &marks, &code, NULL) == 0) {
-			if (strstr(marks.buf, "timeout\n") != NULL)
-				res->timed_out = true;
-			if (strstr(marks.buf, "cancel\n") != NULL)
-				res->killed = true;
+		/*
+		 * Killed. A timeout is the server's own verdict, from its own
+		 * clock: the deadline had passed. A cancellation is the
+		 * caller's, from its run table. Nothing the container writes
+		 * decides either; the helper only cleans up and reports the
+		 * memory-limit count, which only words the message.
+		 */
+		if (res->duration_ms >= timeout_s * 1000)
+			res->timed_out = true;
+		if (run_helper(sb, MARKERS, margs, &marks, &code, &local) == 0) {
 			if (strstr(marks.buf, "oom\n") != NULL)
 				res->oom_killed = true;
-		} else if (res->duration_ms >= timeout_s * 1000)
-			res->timed_out = true;
+		} else
+			log_warn("run %s: %s", run_id, local.msg);
 	}
 fill:
 	if (stream_fill(&res->out, r.out) == -1 ||

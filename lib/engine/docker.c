@@ -21,7 +21,7 @@
 
 #define API_VERSION		"v1.41"
 #define CONNECT_TIMEOUT_MS	5000L
-#define REQUEST_TIMEOUT_MS	60000L
+#define REQUEST_TIMEOUT_MS	(DOCKER_REQUEST_TIMEOUT_S * 1000L)
 #define ERROR_BODY_MAX		(64u << 10)	/* a refused exec start's body */
 #define TICK_MS			1000
 
@@ -49,6 +49,29 @@ join(const char *a, const char *b)
 	if ((s = malloc(n)) != NULL)
 		snprintf(s, n, "%s%s", a, b);
 	return s;
+}
+
+static bool (*stop_flag)(void);
+
+void
+docker_set_stop(bool (*stopping)(void))
+{
+	stop_flag = stopping;
+}
+
+static bool
+stopping(void)
+{
+	return stop_flag != NULL && stop_flag();
+}
+
+/* libcurl calls this about once a second in every transfer: abort on stop. */
+static int
+xfer_info(void *arg, curl_off_t dltotal, curl_off_t dlnow, curl_off_t ultotal,
+    curl_off_t ulnow)
+{
+	(void)arg, (void)dltotal, (void)dlnow, (void)ultotal, (void)ulnow;
+	return stopping() ? 1 : 0;
 }
 
 int
@@ -182,6 +205,8 @@ setup_handle(struct docker *d, CURL *h, const char *path, char *errbuf)
 	bad |= curl_easy_setopt(h, CURLOPT_PROTOCOLS_STR, "http,https") != CURLE_OK;
 	bad |= curl_easy_setopt(h, CURLOPT_FOLLOWLOCATION, 0L) != CURLE_OK;
 	bad |= curl_easy_setopt(h, CURLOPT_TCP_KEEPALIVE, 1L) != CURLE_OK;
+	bad |= curl_easy_setopt(h, CURLOPT_NOPROGRESS, 0L) != CURLE_OK;
+	bad |= curl_easy_setopt(h, CURLOPT_XFERINFOFUNCTION, xfer_info) != CURLE_OK;
 	if (d->socket != NULL) {
 		bad |= curl_easy_setopt(h, CURLOPT_UNIX_SOCKET_PATH,
 		    d->socket) != CURLE_OK;
@@ -205,6 +230,8 @@ transport_error(struct docker *d, CURLcode rc, const char *errbuf,
 {
 	const char *why = errbuf[0] != '\0' ? errbuf : curl_easy_strerror(rc);
 
+	if (rc == CURLE_ABORTED_BY_CALLBACK && stopping())
+		return error_status(err, 503, "the server is stopping");
 	switch (rc) {
 	case CURLE_COULDNT_CONNECT:
 	case CURLE_COULDNT_RESOLVE_HOST:
@@ -494,7 +521,8 @@ stream_run(struct stream *s)
 		wait = TICK_MS - ms_since(&s->last_tick);
 		if (wait <= 0) {
 			clock_gettime(CLOCK_MONOTONIC, &s->last_tick);
-			if (s->cb->tick != NULL && s->cb->tick(s->cb->arg) != 0) {
+			if ((s->cb->tick != NULL &&
+			    s->cb->tick(s->cb->arg) != 0) || stopping()) {
 				s->stopped = true;
 				break;
 			}
@@ -550,6 +578,8 @@ docker_exec_start(struct docker *d, const char *id,
 	hdrs = h2;
 	/* The engine hijacks this connection: never reuse it. */
 	bad |= curl_easy_setopt(s.h, CURLOPT_FORBID_REUSE, 1L) != CURLE_OK;
+	/* The stop flag is seen by stream_run: it stops, not fails, the read. */
+	bad |= curl_easy_setopt(s.h, CURLOPT_NOPROGRESS, 1L) != CURLE_OK;
 	bad |= curl_easy_setopt(s.h, CURLOPT_HTTPHEADER, hdrs) != CURLE_OK;
 	bad |= curl_easy_setopt(s.h, CURLOPT_POSTFIELDSIZE,
 	    (long)(sizeof(start_body) - 1)) != CURLE_OK;
