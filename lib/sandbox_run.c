@@ -53,6 +53,8 @@
 #include "output.h"
 #include "sandbox.h"
 #include "sandbox_int.h"
+#include "sandbox_sup.h"
+#include "frames.h"
 
 #define RUN_DIR		"/run/code-sandbox"
 #define TIMEOUT_MAX	(30L * 86400)
@@ -288,23 +290,15 @@ small_output(void *arg, int stream, const char *buf, size_t len)
  * -1 with err->status 404/409 when the container does not run.
  */
 static int
-run_script(struct sandbox *sb, const char *script, const char *const args[],
+run_cmd(struct sandbox *sb, struct json_object *cmd,
     const struct docker_exec_cb *cb, bool *stopped, int *exit_code,
     struct error *err)
 {
-	struct json_object	*cmd;
-	char			*id = NULL;
-	int			 rc = -1;
+	char	*id = NULL;
+	int	 rc = -1;
 
 	*exit_code = -1;
 	*stopped = false;
-	cmd = json_object_new_array();
-	json_object_array_add(cmd, json_object_new_string("bash"));
-	json_object_array_add(cmd, json_object_new_string("-c"));
-	json_object_array_add(cmd, json_object_new_string(script));
-	json_object_array_add(cmd, json_object_new_string("code-sandbox"));
-	for (; *args != NULL; args++)
-		json_object_array_add(cmd, json_object_new_string(*args));
 	if (exec_create(sb, cmd, false, &id, err) == -1)
 		goto out;
 	if (docker_exec_start(sb->docker, id, cb, stopped, err) == -1)
@@ -313,12 +307,35 @@ run_script(struct sandbox *sb, const char *script, const char *const args[],
 		goto out;
 	rc = 0;
 out:
-	json_object_put(cmd);
 	free(id);
 	return rc;
 }
 
-/* run_script collecting stdout in o (cut at its size). */
+/* run_cmd of bash -c script with args. */
+static int
+run_script(struct sandbox *sb, const char *script, const char *const args[],
+    const struct docker_exec_cb *cb, bool *stopped, int *exit_code,
+    struct error *err)
+{
+	struct json_object	*cmd;
+	int			 rc;
+
+	cmd = json_object_new_array();
+	json_object_array_add(cmd, json_object_new_string("bash"));
+	json_object_array_add(cmd, json_object_new_string("-c"));
+	json_object_array_add(cmd, json_object_new_string(script));
+	json_object_array_add(cmd, json_object_new_string("code-sandbox"));
+	for (; *args != NULL; args++)
+		json_object_array_add(cmd, json_object_new_string(*args));
+	rc = run_cmd(sb, cmd, cb, stopped, exit_code, err);
+	json_object_put(cmd);
+	return rc;
+}
+
+/*
+ * run_script collecting stdout in o (cut at its size), within HELPER_MS;
+ * with script NULL, args is the command itself (the supervisor's).
+ */
 static int
 run_helper(struct sandbox *sb, const char *script, const char *const args[],
     struct small_out *o, int *exit_code, struct error *err)
@@ -329,7 +346,16 @@ run_helper(struct sandbox *sb, const char *script, const char *const args[],
 	o->len = 0;
 	o->buf[0] = '\0';
 	o->deadline_ms = sandbox_now_ms() + HELPER_MS;
-	if (run_script(sb, script, args, &cb, &stopped, exit_code, err) == -1)
+	if (script == NULL) {
+		struct json_object	*cmd = sandbox_str_array(args);
+		int			 rc;
+
+		rc = run_cmd(sb, cmd, &cb, &stopped, exit_code, err);
+		json_object_put(cmd);
+		if (rc == -1)
+			return -1;
+	} else if (run_script(sb, script, args, &cb, &stopped, exit_code,
+	    err) == -1)
 		return -1;
 	/* A hostile container can make bash hang: report it, never suffer it. */
 	if (stopped)
@@ -405,10 +431,19 @@ kill_run(struct sandbox *sb, const char *run_id, const char *marker,
     struct error *err)
 {
 	const char *const	 args[] = { run_id, marker, NULL };
+	char			 sup[SUP_PATH_MAX];
 	struct small_out	 o;
 	struct error		 e;
 	int			 code;
 
+	/* A run under the supervisor: its kill (exit 1: no such run here). */
+	if (sup_ensure(sb, sup, &e) == 0) {
+		const char *const sargs[] = { sup, "kill", run_id, NULL };
+
+		if (run_helper(sb, NULL, sargs, &o, &code, &e) == 0 &&
+		    code == 0)
+			return 0;
+	}
 	if (run_helper(sb, KILLER, args, &o, &code, &e) == -1) {
 		/* No container running: nothing of the run can be alive. */
 		if (e.status == 404 || e.status == 409)
@@ -439,6 +474,14 @@ struct run {
 	bool				 backstop_killed;
 	bool				 backstop_stopped;
 	bool				 detached;
+	/* Under the supervisor: its frames on stdout (frames.h). */
+	bool				 sup;
+	struct supf			 frames;
+	bool				 started;	/* 'S' seen */
+	bool				 have_result;	/* 'R' seen */
+	bool				 bad_frames;
+	struct supf_result		 result;
+	char				 sup_error[256]; /* 'X', or its stderr */
 };
 
 static void
@@ -449,6 +492,63 @@ run_output(void *arg, int stream, const char *buf, size_t len)
 	capture_add(stream == 2 ? r->err : r->out, buf, len);
 	if (r->obs != NULL && r->obs->output != NULL)
 		r->obs->output(r->obs->arg, stream, buf, len);
+}
+
+/* One frame from the supervisor: hostile input, checked by supf_feed. */
+static int
+run_frame(void *arg, int type, const unsigned char *p, size_t len)
+{
+	struct run *r = arg;
+
+	switch (type) {
+	case 'S':
+		if (r->started)
+			return -1;
+		r->started = true;
+		return 0;
+	case 'o':
+	case 'e':
+		if (!r->started || r->have_result)
+			return -1;
+		run_output(r, type == 'o' ? 1 : 2, (const char *)p, len);
+		return 0;
+	case 'R':
+		if (!r->started || r->have_result ||
+		    supf_result_decode(p, len, &r->result) == -1)
+			return -1;
+		r->have_result = true;
+		return 0;
+	case 'X':
+		snprintf(r->sup_error, sizeof(r->sup_error), "%.*s",
+		    (int)(len > 200 ? 200 : len), (const char *)p);
+		return 0;
+	default:
+		return -1;	/* record frames have no place in a live stream */
+	}
+}
+
+static void
+sup_output(void *arg, int stream, const char *buf, size_t len)
+{
+	struct run	*r = arg;
+	size_t		 n;
+
+	if (stream == 2) {
+		/* The supervisor's own complaints, for the error message. */
+		if (r->sup_error[0] == '\0') {
+			n = len < sizeof(r->sup_error) - 1 ? len :
+			    sizeof(r->sup_error) - 1;
+			memcpy(r->sup_error, buf, n);
+			r->sup_error[n] = '\0';
+		}
+		return;
+	}
+	if (!r->bad_frames && supf_feed(&r->frames, buf, len, run_frame,
+	    r) == -1) {
+		r->bad_frames = true;
+		log_warn("run %s: malformed frames from the supervisor",
+		    r->run_id);
+	}
 }
 
 static int
@@ -463,7 +563,7 @@ run_tick(void *arg)
 		r->detached = true;
 		return 1;
 	}
-	/* Backstop only: the wrapper's watchdog normally ends the command. */
+	/* Backstop only: the supervisor or watchdog ends the command. */
 	if (late >= BACKSTOP_KILL_MS && !r->backstop_killed) {
 		r->backstop_killed = true;
 		log_warn("run %s still running %lld ms after its deadline; "
@@ -480,23 +580,36 @@ run_tick(void *arg)
 	return 0;
 }
 
-/* Cmd for the wrapper, the command split in chunks on character boundaries. */
+/*
+ * Cmd for a run: the supervisor's "run" (sup not NULL) or the wrapper,
+ * then the command split in chunks on character boundaries.
+ */
 static struct json_object *
-wrapper_cmd(const char *command, long timeout_s, const char *run_id)
+run_cmd_new(const char *sup, const char *command, long timeout_s,
+    const char *run_id, size_t max_output)
 {
 	struct json_object	*cmd;
-	char			 t[32];
+	char			 t[32], m[32];
 	size_t			 len = strlen(command), n;
 
 	snprintf(t, sizeof(t), "%ld", timeout_s);
+	snprintf(m, sizeof(m), "%zu", max_output);
 	if ((cmd = json_object_new_array()) == NULL)
 		return NULL;
-	json_object_array_add(cmd, json_object_new_string("bash"));
-	json_object_array_add(cmd, json_object_new_string("-c"));
-	json_object_array_add(cmd, json_object_new_string(WRAPPER));
-	json_object_array_add(cmd, json_object_new_string("code-sandbox"));
-	json_object_array_add(cmd, json_object_new_string(t));
-	json_object_array_add(cmd, json_object_new_string(run_id));
+	if (sup != NULL) {
+		json_object_array_add(cmd, json_object_new_string(sup));
+		json_object_array_add(cmd, json_object_new_string("run"));
+		json_object_array_add(cmd, json_object_new_string(run_id));
+		json_object_array_add(cmd, json_object_new_string(t));
+		json_object_array_add(cmd, json_object_new_string(m));
+	} else {
+		json_object_array_add(cmd, json_object_new_string("bash"));
+		json_object_array_add(cmd, json_object_new_string("-c"));
+		json_object_array_add(cmd, json_object_new_string(WRAPPER));
+		json_object_array_add(cmd, json_object_new_string("code-sandbox"));
+		json_object_array_add(cmd, json_object_new_string(t));
+		json_object_array_add(cmd, json_object_new_string(run_id));
+	}
 	do {
 		n = len;
 		if (n > ARG_CHUNK) {
@@ -524,26 +637,60 @@ stream_fill(struct exec_stream *s, const struct capture *c)
 	return 0;
 }
 
+/* Start the run's exec and read its stream to the end. */
+static int
+run_once(struct run *r, const char *sup, const char *command, long timeout_s,
+    char **id, bool *stopped, struct error *err)
+{
+	struct docker_exec_cb	 cb = { NULL, run_tick, NULL };
+	struct json_object	*cmd;
+	int			 rc = -1;
+
+	cb.output = sup != NULL ? sup_output : run_output;
+	cb.arg = r;
+	r->sup = sup != NULL;
+	r->started = r->have_result = r->bad_frames = false;
+	r->sup_error[0] = '\0';
+	supf_free(&r->frames);
+	supf_init(&r->frames, SUPF_LIVE_MAX);
+	free(*id);
+	*id = NULL;
+	if ((cmd = run_cmd_new(sup, command, timeout_s, r->run_id,
+	    r->sb->max_output)) == NULL)
+		return error_set(err, "out of memory");
+	if (exec_create(r->sb, cmd, true, id, err) == -1)
+		goto out;
+	r->start_ms = sandbox_now_ms();
+	r->deadline_ms = r->start_ms + timeout_s * 1000;
+	if (docker_exec_start(r->sb->docker, *id, &cb, stopped, err) == -1)
+		goto out;
+	rc = 0;
+out:
+	json_object_put(cmd);
+	return rc;
+}
+
 int
 sandbox_exec(struct sandbox *sb, const char *command, long timeout_s,
     const char *run_id, const struct exec_observer *obs,
     struct exec_result *res, struct error *err)
 {
-	struct docker_exec_cb	 cb = { run_output, run_tick, NULL };
 	const char *const	 margs[] = { run_id, NULL };
 	struct small_out	 marks;
-	struct json_object	*cmd = NULL;
 	struct run		 r;
-	struct error		 local;
-	char			*id = NULL;
-	bool			 stopped = false;
-	int			 attempt, code, rc = -1;
+	struct error		 local, serr;
+	char			*id = NULL, sup[SUP_PATH_MAX];
+	const char		*use;
+	bool			 stopped = false, ensured = false;
+	bool			 reinstalled = false;
+	int			 code, rc = -1;
 
 	if (err == NULL)
 		err = &local;
 	memset(res, 0, sizeof(*res));
 	res->exit_code = -1;
 	memset(&r, 0, sizeof(r));
+	supf_init(&r.frames, SUPF_LIVE_MAX);
 	if (command == NULL || strlen(command) > 1024 * 1024)
 		return error_set(err, "command missing or longer than 1 MiB");
 	if (run_id == NULL || !sandbox_valid_run_id(run_id))
@@ -554,35 +701,52 @@ sandbox_exec(struct sandbox *sb, const char *command, long timeout_s,
 	r.sb = sb;
 	r.obs = obs;
 	r.run_id = run_id;
-	cb.arg = &r;
 	if ((r.out = capture_new(sb->max_output)) == NULL ||
-	    (r.err = capture_new(sb->max_output)) == NULL ||
-	    (cmd = wrapper_cmd(command, timeout_s, run_id)) == NULL) {
+	    (r.err = capture_new(sb->max_output)) == NULL) {
 		error_set(err, "out of memory");
 		goto out;
 	}
 
 	/*
 	 * A missing or stopped container shows as 404 or 409 on exec create
-	 * or start, before the command ran: repair it and try once more.
+	 * or start, before the command ran: repair it and try once more. A
+	 * supervisor that did not start the command (no 'S' frame: its copy
+	 * is gone with a recreated container, or was tampered with) is
+	 * uploaded anew, once; nothing of the command ran yet.
 	 */
-	for (attempt = 0; ; attempt++) {
-		free(id);
-		id = NULL;
-		if (exec_create(sb, cmd, true, &id, err) == 0) {
-			r.start_ms = sandbox_now_ms();
-			r.deadline_ms = r.start_ms + timeout_s * 1000;
-			if (docker_exec_start(sb->docker, id, &cb, &stopped,
-			    err) == 0)
-				break;
+	for (;;) {
+		use = sup_ensure(sb, sup, &serr) == 0 ? sup : NULL;
+		if (use == NULL && (serr.status == 404 || serr.status == 409) &&
+		    !ensured) {
+			ensured = true;
+			if (sandbox_ensure(sb, err) == -1)
+				goto out;
+			continue;
 		}
-		if (attempt > 0 || (err->status != 404 && err->status != 409) ||
-		    capture_total(r.out) + capture_total(r.err) > 0)
+		if (run_once(&r, use, command, timeout_s, &id, &stopped,
+		    err) == -1) {
+			if (ensured || (err->status != 404 && err->status != 409) ||
+			    capture_total(r.out) + capture_total(r.err) > 0)
+				goto out;
+			ensured = true;
+			log_info("container %s not running (%s); ensuring it",
+			    sb->container, err->msg);
+			if (sandbox_ensure(sb, err) == -1)
+				goto out;
+			continue;
+		}
+		if (use == NULL || r.started || r.detached || stopped)
+			break;
+		sup_forget(use);
+		if (reinstalled) {
+			error_set(err, "the supervisor could not start the "
+			    "command: %s", r.sup_error[0] ? r.sup_error :
+			    "no answer");
 			goto out;
-		log_info("container %s not running (%s); ensuring it",
-		    sb->container, err->msg);
-		if (sandbox_ensure(sb, err) == -1)
-			goto out;
+		}
+		reinstalled = true;
+		log_warn("run %s: the supervisor did not start (%s); "
+		    "uploading it again", run_id, r.sup_error);
 	}
 	res->duration_ms = sandbox_now_ms() - r.start_ms;
 	if (stopped && !r.backstop_stopped)
@@ -592,12 +756,28 @@ sandbox_exec(struct sandbox *sb, const char *command, long timeout_s,
 		res->detached = true;
 		goto fill;
 	}
+	if (r.backstop_killed || r.backstop_stopped)
+		res->timed_out = true;
+
+	if (r.sup) {
+		/* The supervisor's result frame, else the exec's exit code. */
+		if (r.have_result)
+			res->exit_code = r.result.how == SUPF_EXITED ?
+			    r.result.code : 128 + r.result.code;
+		else if (exec_wait_exit(sb, id, &res->exit_code, &local) == -1)
+			log_warn("run %s: exit code unknown: %s", run_id,
+			    local.msg);
+		if (res->exit_code == 137 && res->duration_ms >= timeout_s * 1000)
+			res->timed_out = true;
+		if (r.have_result && res->exit_code == 137 &&
+		    r.result.oom_after > r.result.oom_before)
+			res->oom_killed = true;
+		goto fill;
+	}
 
 	/* The command ran: an engine hiccup now only loses the exit code. */
 	if (exec_wait_exit(sb, id, &res->exit_code, &local) == -1)
 		log_warn("run %s: exit code unknown: %s", run_id, local.msg);
-	if (r.backstop_killed || r.backstop_stopped)
-		res->timed_out = true;
 	if (res->exit_code == 137) {
 		/*
 		 * Killed. A timeout is the server's own verdict, from its own
@@ -624,7 +804,7 @@ fill:
 	}
 	rc = 0;
 out:
-	json_object_put(cmd);
+	supf_free(&r.frames);
 	capture_free(r.out);
 	capture_free(r.err);
 	free(id);

@@ -747,3 +747,63 @@ out:
 	free(r.error_body.buf);
 	return ret;
 }
+
+int
+docker_upload(struct docker *d, const char *path, const void *buf, size_t len,
+    long *status, struct error *err)
+{
+	struct curl_slist	*hdrs = NULL, *h2;
+	struct body		 b = { .max = ERROR_BODY_MAX };
+	struct json_object	*obj;
+	struct error		 perr;
+	char			 errbuf[CURL_ERROR_SIZE] = "";
+	CURL			*h;
+	CURLcode		 rc;
+	int			 ret = -1, bad = 0;
+
+	*status = 0;
+	if ((h = curl_easy_init()) == NULL)
+		return error_set(err, "out of memory");
+	if (setup_handle(d, h, path, errbuf) == -1)
+		goto setup;
+	if ((h2 = curl_slist_append(hdrs, "Content-Type: application/x-tar")) == NULL)
+		goto oom;
+	hdrs = h2;
+	if ((h2 = curl_slist_append(hdrs, "Expect:")) == NULL)
+		goto oom;
+	hdrs = h2;
+	bad |= curl_easy_setopt(h, CURLOPT_HTTPHEADER, hdrs) != CURLE_OK;
+	bad |= curl_easy_setopt(h, CURLOPT_CUSTOMREQUEST, "PUT") != CURLE_OK;
+	bad |= curl_easy_setopt(h, CURLOPT_POSTFIELDSIZE_LARGE,
+	    (curl_off_t)len) != CURLE_OK;
+	bad |= curl_easy_setopt(h, CURLOPT_POSTFIELDS, buf) != CURLE_OK;
+	bad |= curl_easy_setopt(h, CURLOPT_TIMEOUT_MS, REQUEST_TIMEOUT_MS) != CURLE_OK;
+	bad |= curl_easy_setopt(h, CURLOPT_WRITEFUNCTION, body_write) != CURLE_OK;
+	bad |= curl_easy_setopt(h, CURLOPT_WRITEDATA, &b) != CURLE_OK;
+	if (bad)
+		goto setup;
+	rc = curl_easy_perform(h);
+	if (rc != CURLE_OK && !b.too_big) {
+		transport_error(d, rc, errbuf, err);
+		goto out;
+	}
+	curl_easy_getinfo(h, CURLINFO_RESPONSE_CODE, status);
+	if (*status < 200 || *status > 299) {
+		obj = b.len > 0 ? js_parse(b.buf, b.len, JS_MAX_DEPTH, &perr) : NULL;
+		error_status(err, (int)*status, "Docker engine (HTTP %ld): %.200s",
+		    *status, docker_message(obj));
+		json_object_put(obj);
+	}
+	ret = 0;
+	goto out;
+setup:
+	error_set(err, "cannot set up a Docker API transfer");
+	goto out;
+oom:
+	error_set(err, "out of memory");
+out:
+	curl_easy_cleanup(h);
+	curl_slist_free_all(hdrs);
+	free(b.buf);
+	return ret;
+}

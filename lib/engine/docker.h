@@ -163,4 +163,13 @@ int	docker_raw(struct docker *, const char *method, const char *path,
 	    const struct docker_raw_cb *, long *status, bool *stopped,
 	    struct error *);
 
+/*
+ * PUT len bytes of buf (a small archive held in memory, e.g. the
+ * supervisor) on path with Content-Type application/x-tar, within the
+ * absolute deadline of a JSON call. 0 with *status (err holds the engine's
+ * message for a non-2xx status), or -1 when no answer came.
+ */
+int	docker_upload(struct docker *, const char *path, const void *buf,
+	    size_t len, long *status, struct error *);
+
 #endif

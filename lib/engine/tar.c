@@ -14,6 +14,7 @@
  * magic 257..262, version 263..264, ..., prefix 345..499.
  */
 #include <stdint.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -506,4 +507,34 @@ tar_extract_free(struct tar_extract *t)
 	free(t->meta);
 	free(t->next_name);
 	free(t);
+}
+
+int
+tar_header(unsigned char *out, const char *name, char type, unsigned mode,
+    unsigned long long size, long long mtime)
+{
+	size_t		n = strlen(name), i;
+	unsigned	sum = 0;
+
+	if (n == 0 || n > 99)
+		return -1;
+	memset(out, 0, TAR_BLOCK);
+	memcpy(out, name, n);
+	snprintf((char *)out + 100, 8, "%07o", mode & 07777);
+	snprintf((char *)out + 108, 8, "%07o", 0);
+	snprintf((char *)out + 116, 8, "%07o", 0);
+	snprintf((char *)out + 124, 12, "%011llo", size & 077777777777ULL);
+	snprintf((char *)out + 136, 12, "%011llo",
+	    (unsigned long long)(mtime < 0 ? 0 : mtime) & 077777777777ULL);
+	memset(out + 148, ' ', 8);
+	out[156] = (unsigned char)type;
+	memcpy(out + 257, "ustar", 6);
+	memcpy(out + 263, "00", 2);
+	memcpy(out + 265, "root", 4);
+	memcpy(out + 297, "root", 4);
+	for (i = 0; i < TAR_BLOCK; i++)
+		sum += out[i];
+	snprintf((char *)out + 148, 8, "%06o", sum & 0777777);
+	out[155] = ' ';
+	return 0;
 }

@@ -86,4 +86,14 @@ enum tar_rc		 tar_extract_feed(struct tar_extract *, const void *buf,
  */
 enum tar_rc		 tar_extract_end(struct tar_extract *, struct error *err);
 
+/*
+ * Write a ustar header block for one entry (type '0' a regular file, '5' a
+ * directory) named name (at most 99 bytes), owned by root, into
+ * out[TAR_BLOCK]. 0, or -1 when the name is too long. For small archives
+ * the server builds itself (the supervisor's upload).
+ */
+int			 tar_header(unsigned char *out, const char *name,
+			    char type, unsigned mode, unsigned long long size,
+			    long long mtime);
+
 #endif

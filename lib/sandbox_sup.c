@@ -1,0 +1,155 @@
+/*
+ * sandbox_sup.c: putting the supervisor in the container; see
+ * sandbox_sup.h.
+ */
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include <json-c/json.h>
+
+#include "crypto.h"
+#include "docker.h"
+#include "js.h"
+#include "log.h"
+#include "sandbox.h"
+#include "sandbox_int.h"
+#include "sandbox_sup.h"
+#include "tar.h"
+
+#define RETRY_S		60	/* after a failed install, try again this late */
+
+#if defined(__x86_64__)
+#define BUILD_ARCH	"amd64"
+#elif defined(__aarch64__)
+#define BUILD_ARCH	"arm64"
+#elif defined(__i386__)
+#define BUILD_ARCH	"386"
+#else
+#define BUILD_ARCH	""
+#endif
+
+/* One copy per process, shared by its threads. */
+static pthread_mutex_t	 sup_lock = PTHREAD_MUTEX_INITIALIZER;
+static char		 sup_path[SUP_PATH_MAX];	/* "" when not installed */
+static time_t		 sup_failed_at;
+static char		 sup_failure[256];
+
+/* Does the engine run this build's binaries? 0, or -1 with why. */
+static int
+check_arch(struct sandbox *sb, struct error *err)
+{
+	static const long	 ok[] = { 200, 0 };
+	struct json_object	*resp = NULL;
+	const char		*os, *arch;
+	int			 rc = -1;
+
+	if (sandbox_call(sb, "GET", NULL, ok, &resp, "cannot ask the engine's "
+	    "version", err, "/version") == -1)
+		return -1;
+	os = js_str(resp, "Os");
+	arch = js_str(resp, "Arch");
+	if (os == NULL || strcmp(os, "linux") != 0 || arch == NULL ||
+	    BUILD_ARCH[0] == '\0' || strcmp(arch, BUILD_ARCH) != 0)
+		error_set(err, "the engine runs %.32s/%.32s containers, the "
+		    "supervisor is built for linux/%s", os ? os : "?",
+		    arch ? arch : "?", BUILD_ARCH[0] ? BUILD_ARCH : "?");
+	else
+		rc = 0;
+	json_object_put(resp);
+	return rc;
+}
+
+/* A tar holding the binary at path (relative to /), malloc'd. */
+static unsigned char *
+make_tar(const char *rel, size_t *len)
+{
+	size_t		 data = (sup_binary_len + TAR_BLOCK - 1) / TAR_BLOCK *
+			    TAR_BLOCK;
+	unsigned char	*t;
+
+	*len = TAR_BLOCK + data + 2 * TAR_BLOCK;
+	if ((t = calloc(1, *len)) == NULL)
+		return NULL;
+	if (tar_header(t, rel, '0', 0755, sup_binary_len,
+	    (long long)time(NULL)) == -1) {
+		free(t);
+		return NULL;
+	}
+	memcpy(t + TAR_BLOCK, sup_binary, sup_binary_len);
+	return t;
+}
+
+/* Upload a fresh copy; its absolute path into out. */
+static int
+install(struct sandbox *sb, char *out, struct error *err)
+{
+	unsigned char	*tar = NULL;
+	char		 tok[40], rel[SUP_PATH_MAX - 1], url[300];
+	size_t		 len;
+	long		 status;
+	int		 rc = -1;
+
+	if (check_arch(sb, err) == -1)
+		return -1;
+	if (crypto_token(tok, sizeof(tok), 12) == -1)
+		return error_set(err, "no randomness for the supervisor's path");
+	snprintf(rel, sizeof(rel), "run/code-sandbox/sup-%s/supervisor", tok);
+	snprintf(url, sizeof(url), "/containers/%s/archive?path=/",
+	    sandbox_container(sb));
+	if ((tar = make_tar(rel, &len)) == NULL)
+		return error_set(err, "out of memory");
+	if (docker_upload(sandbox_docker(sb), url, tar, len, &status,
+	    err) == -1)
+		goto out;
+	if (status != 200) {
+		/* err holds the engine's message; 404/409 keep their status. */
+		if (status != 404 && status != 409)
+			err->status = 502;
+		goto out;
+	}
+	snprintf(out, SUP_PATH_MAX, "/%s", rel);
+	log_info("supervisor installed in container %s at %s",
+	    sandbox_container(sb), out);
+	rc = 0;
+out:
+	free(tar);
+	return rc;
+}
+
+int
+sup_ensure(struct sandbox *sb, char *path, struct error *err)
+{
+	int rc = -1;
+
+	pthread_mutex_lock(&sup_lock);
+	if (sup_path[0] != '\0') {
+		memcpy(path, sup_path, SUP_PATH_MAX);
+		rc = 0;
+	} else if (sup_failed_at != 0 && time(NULL) - sup_failed_at < RETRY_S) {
+		error_set(err, "%s", sup_failure);
+	} else if (install(sb, sup_path, err) == 0) {
+		memcpy(path, sup_path, SUP_PATH_MAX);
+		sup_failed_at = 0;
+		rc = 0;
+	} else if (err->status != 404 && err->status != 409) {
+		/* A container that is not there is no reason to stop trying. */
+		log_warn("supervisor not installed, running commands without "
+		    "it: %s", err->msg);
+		snprintf(sup_failure, sizeof(sup_failure), "%.200s", err->msg);
+		sup_failed_at = time(NULL);
+	}
+	pthread_mutex_unlock(&sup_lock);
+	return rc;
+}
+
+void
+sup_forget(const char *path)
+{
+	pthread_mutex_lock(&sup_lock);
+	if (strcmp(sup_path, path) == 0)
+		sup_path[0] = '\0';
+	pthread_mutex_unlock(&sup_lock);
+}
