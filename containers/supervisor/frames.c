@@ -139,7 +139,9 @@ supf_feed(struct supf *f, const void *data, size_t len, supf_fn fn, void *arg)
 			int type = f->type;
 
 			f->type = 0;
-			if (fn != NULL && fn(arg, type, f->buf, f->want) == -1)
+			/* Never a NULL payload, even an empty one. */
+			if (fn != NULL && fn(arg, type, f->buf != NULL ? f->buf :
+			    (const unsigned char *)"", f->want) == -1)
 				return fail(f);
 		}
 	}

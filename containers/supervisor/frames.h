@@ -82,7 +82,10 @@ struct supf {
 	bool		 bad;
 };
 
-/* Called with each whole frame; return -1 to stop (supf_feed returns -1). */
+/*
+ * Called with each whole frame (payload never NULL); return -1 to stop
+ * (supf_feed returns -1).
+ */
 typedef int (*supf_fn)(void *arg, int type, const unsigned char *payload,
 	    size_t len);
 
