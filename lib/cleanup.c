@@ -36,6 +36,7 @@
 #include "db.h"
 #include "js.h"
 #include "log.h"
+#include "runs.h"
 #include "sandbox.h"
 
 #define LEASE_S		3600		/* a pass longer than this loses the lease */
@@ -302,6 +303,8 @@ background(void *arg)
 	long long		 now = (long long)time(NULL);
 	bool			 due = false;
 
+	/* Runs whose worker is gone, about once a minute (runs.h). */
+	runs_reconcile(cfg);
 	/* Read first (no write lock in WAL): most looks find nothing due. */
 	if (db_open(cfg->db_path, &db, &e) == -1) {
 		log_warn("cleanup: %s", e.msg);

@@ -52,6 +52,19 @@ static const char *const sql[STMT__MAX] = {
 	[STMT_RUN_RECENT] =
 	    "SELECT id, state, started, exit_code, substr(command, 1, 200) "
 	    "FROM run ORDER BY started DESC, rowid DESC LIMIT ?",
+	[STMT_RUN_INFO] =
+	    "SELECT state, timeout, started, cancel_requested FROM run "
+	    "WHERE id = ?",
+	[STMT_RUN_UNFINISHED] =
+	    "SELECT id FROM run WHERE state = 'running' "
+	    "ORDER BY started LIMIT ?",
+	[STMT_RECONCILE_LEASE_TAKE] =
+	    "UPDATE reconcile_lease SET last_run = ?1, lease_until = ?2, "
+	    "holder = ?3 WHERE id = 1 AND lease_until <= ?1 "
+	    "AND last_run <= ?1 - ?4",
+	[STMT_RECONCILE_LEASE_RELEASE] =
+	    "UPDATE reconcile_lease SET lease_until = 0, holder = NULL "
+	    "WHERE id = 1 AND holder = ?",
 	/* oauth */
 	[STMT_CLIENT_INSERT] =
 	    "INSERT INTO oauth_client (client_id, secret_hash, auth_method, name, "

@@ -33,6 +33,11 @@ enum db_stmt {
 	STMT_RUN_CANCELLED,	/* id -> cancel_requested */
 	STMT_RUN_GET,		/* id -> state, result */
 	STMT_RUN_RECENT,	/* limit -> id, state, started, exit_code, command */
+	STMT_RUN_INFO,		/* id -> state, timeout, started, cancel_requested */
+	STMT_RUN_UNFINISHED,	/* limit -> id of 'running' rows, oldest first */
+	/* reconciler (sql/006-reconcile.sql) */
+	STMT_RECONCILE_LEASE_TAKE, /* now, lease_until, holder, interval */
+	STMT_RECONCILE_LEASE_RELEASE, /* holder */
 	/* oauth (sql/002-oauth.sql) */
 	STMT_CLIENT_INSERT,	/* client_id, secret_hash, auth_method, name,
 				   redirect_uris, metadata, refresh, cimd, created */

@@ -14,6 +14,7 @@
 
 #include "config.h"
 #include "docker.h"
+#include "files.h"
 #include "js.h"
 #include "log.h"
 #include "sandbox.h"
@@ -155,6 +156,27 @@ sandbox_call(struct sandbox *sb, const char *method, struct json_object *body,
 	else
 		json_object_put(r);
 	return status;
+}
+
+int
+sandbox_started_at(struct sandbox *sb, long long *when, struct error *err)
+{
+	static const long	 ok[] = { 200, 0 };
+	struct json_object	*resp = NULL;
+	const char		*t;
+	int			 rc = -1;
+
+	*when = 0;
+	if (sandbox_call(sb, "GET", NULL, ok, &resp, "cannot inspect the "
+	    "container", err, "/containers/%s/json", sb->container) == -1)
+		return -1;
+	t = js_str(js_get(resp, "State", json_type_object), "StartedAt");
+	if (t == NULL || files_parse_time(t, when) == -1)
+		error_status(err, 502, "the engine gave no valid StartedAt");
+	else
+		rc = 0;
+	json_object_put(resp);
+	return rc;
 }
 
 static int

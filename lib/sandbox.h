@@ -55,6 +55,11 @@ struct exec_result {
 	 */
 	bool			 oom_killed;
 	long long		 duration_ms;
+	/*
+	 * Ran under the supervisor: its record stays in the container, so a
+	 * detached run can still be collected (sandbox_collect).
+	 */
+	bool			 supervised;
 };
 
 int	sandbox_open(const struct config *, struct sandbox **, struct error *);
@@ -66,6 +71,13 @@ void	sandbox_close(struct sandbox *);
  */
 struct docker	*sandbox_docker(struct sandbox *);
 const char	*sandbox_container(const struct sandbox *);
+
+/*
+ * When the container last started (unix seconds, the engine's clock): a
+ * run that started before it died with the container. 0, or -1 (err
+ * status 404 when there is no container).
+ */
+int	sandbox_started_at(struct sandbox *, long long *when, struct error *);
 
 /* Volume and container exist and run. 0, or -1 with a message for a person. */
 int	sandbox_ensure(struct sandbox *, struct error *);
@@ -82,6 +94,24 @@ int	sandbox_exec(struct sandbox *, const char *command, long timeout_s,
 	    const char *run_id, const struct exec_observer *,
 	    struct exec_result *res, struct error *);
 void	exec_result_free(struct exec_result *);
+
+enum sandbox_collect {
+	SANDBOX_RUNNING = 0,	/* its supervisor still runs it */
+	SANDBOX_DONE = 1,	/* *res filled from the record */
+	SANDBOX_LOST = 2,	/* no record: its supervisor ended without one
+				   (killed, the container restarted), or it
+				   never ran under a supervisor */
+};
+
+/*
+ * Collect run_id from the supervisor's record in the container, whichever
+ * process started it. On SANDBOX_DONE, *res is as sandbox_exec fills it
+ * (timed_out when killed after running timeout_s seconds by the record;
+ * killed never set); free it with exec_result_free. -1 when it cannot be
+ * known now (engine unreachable, no supervisor in this process).
+ */
+int	sandbox_collect(struct sandbox *, const char *run_id, long timeout_s,
+	    struct exec_result *res, struct error *err);
 
 /*
  * Run `bash -c script code-sandbox args...` in the running container (no

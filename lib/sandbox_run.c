@@ -64,6 +64,7 @@
 #define SMALL_OUT_MAX	4096
 #define HELPER_MS	10000		/* deadline of a kill or marker helper */
 #define SCRIPT_MS	(10 * 60000L)	/* deadline of a sandbox_script */
+#define COLLECT_MS	30000		/* deadline of collecting a record */
 
 /*
  * oomc sets $o to the container's count of processes killed by the memory
@@ -751,6 +752,7 @@ sandbox_exec(struct sandbox *sb, const char *command, long timeout_s,
 	res->duration_ms = sandbox_now_ms() - r.start_ms;
 	if (stopped && !r.backstop_stopped)
 		r.detached = true;	/* the stop flag, seen by the client */
+	res->supervised = r.sup && r.started;
 	if (r.detached) {
 		/* Still running in the container; its end is not ours to see. */
 		res->detached = true;
@@ -808,6 +810,168 @@ out:
 	capture_free(r.out);
 	capture_free(r.err);
 	free(id);
+	return rc;
+}
+
+/* A run's record as it arrives from "supervisor collect". */
+struct record {
+	struct supf		 frames;
+	unsigned char		*part[4];	/* H T h t */
+	size_t			 len[4];
+	struct supf_result	 result;
+	bool			 have_result;
+	bool			 bad;
+	long long		 deadline_ms;
+};
+
+static int
+record_frame(void *arg, int type, const unsigned char *p, size_t len)
+{
+	static const char	 types[] = "HTht";
+	struct record		*rec = arg;
+	const char		*t;
+	int			 i;
+
+	if (rec->have_result)
+		return -1;	/* R is last */
+	if (type == 'R') {
+		if (supf_result_decode(p, len, &rec->result) == -1)
+			return -1;
+		rec->have_result = true;
+		return 0;
+	}
+	if ((t = strchr(types, type)) == NULL || type == '\0')
+		return -1;
+	i = (int)(t - types);
+	if (rec->part[i] != NULL || len == 0)
+		return -1;	/* each part at most once, never empty */
+	if ((rec->part[i] = malloc(len)) == NULL)
+		return -1;
+	memcpy(rec->part[i], p, len);
+	rec->len[i] = len;
+	return 0;
+}
+
+static void
+record_output(void *arg, int stream, const char *buf, size_t len)
+{
+	struct record *rec = arg;
+
+	if (stream == 1 && !rec->bad &&
+	    supf_feed(&rec->frames, buf, len, record_frame, rec) == -1)
+		rec->bad = true;
+}
+
+static int
+record_tick(void *arg)
+{
+	struct record *rec = arg;
+
+	return sandbox_now_ms() >= rec->deadline_ms;
+}
+
+/* A capture holding a record's head and tail of a stream of total bytes. */
+static struct capture *
+record_capture(size_t max, const unsigned char *head, size_t hlen,
+    const unsigned char *tail, size_t tlen, unsigned long long total)
+{
+	struct capture *c;
+
+	if ((c = capture_new(max)) == NULL)
+		return NULL;
+	capture_add(c, head, hlen);
+	if (total > hlen + tlen)
+		capture_skip(c, total - hlen - tlen);
+	capture_add(c, tail, tlen);
+	return c;
+}
+
+int
+sandbox_collect(struct sandbox *sb, const char *run_id, long timeout_s,
+    struct exec_result *res, struct error *err)
+{
+	struct record		 rec;
+	struct docker_exec_cb	 cb = { record_output, record_tick, &rec };
+	struct json_object	*cmd = NULL;
+	struct capture		*out = NULL, *errc = NULL;
+	char			 sup[SUP_PATH_MAX];
+	const char		*argv[4];
+	bool			 stopped;
+	int			 code, i, rc = -1;
+
+	memset(res, 0, sizeof(*res));
+	res->exit_code = -1;
+	memset(&rec, 0, sizeof(rec));
+	if (run_id == NULL || !sandbox_valid_run_id(run_id))
+		return error_set(err, "invalid run id");
+	if (sup_ensure(sb, sup, err) == -1)
+		return -1;
+	/* Each part is at most half the limit; a little slack for others'. */
+	supf_init(&rec.frames, (uint32_t)(sb->max_output + 16));
+	rec.deadline_ms = sandbox_now_ms() + COLLECT_MS;
+	argv[0] = sup;
+	argv[1] = "collect";
+	argv[2] = run_id;
+	argv[3] = NULL;
+	if ((cmd = sandbox_str_array(argv)) == NULL) {
+		error_set(err, "out of memory");
+		goto out;
+	}
+	if (run_cmd(sb, cmd, &cb, &stopped, &code, err) == -1)
+		goto out;
+	if (stopped) {
+		error_status(err, 504, "collecting run %s took longer than %d s",
+		    run_id, COLLECT_MS / 1000);
+		goto out;
+	}
+	switch (code) {
+	case 3:
+		rc = SANDBOX_RUNNING;
+		goto out;
+	case 4:
+	case 5:
+		rc = SANDBOX_LOST;
+		goto out;
+	case 0:
+		break;
+	default:
+		error_status(err, 502, "collecting run %s: the supervisor "
+		    "ended with status %d", run_id, code);
+		goto out;
+	}
+	if (rec.bad || !rec.have_result || !supf_at_boundary(&rec.frames)) {
+		error_status(err, 502, "run %s: malformed record", run_id);
+		goto out;
+	}
+	if ((out = record_capture(sb->max_output, rec.part[0], rec.len[0],
+	    rec.part[1], rec.len[1], rec.result.out_total)) == NULL ||
+	    (errc = record_capture(sb->max_output, rec.part[2], rec.len[2],
+	    rec.part[3], rec.len[3], rec.result.err_total)) == NULL ||
+	    stream_fill(&res->out, out) == -1 ||
+	    stream_fill(&res->err, errc) == -1) {
+		exec_result_free(res);
+		error_set(err, "out of memory");
+		goto out;
+	}
+	res->supervised = true;
+	res->exit_code = rec.result.how == SUPF_EXITED ? rec.result.code :
+	    128 + rec.result.code;
+	res->duration_ms = rec.result.duration_ms > (unsigned long long)
+	    TIMEOUT_MAX * 1000 ? TIMEOUT_MAX * 1000 :
+	    (long long)rec.result.duration_ms;
+	if (res->exit_code == 137 && res->duration_ms >= timeout_s * 1000)
+		res->timed_out = true;
+	if (res->exit_code == 137 &&
+	    rec.result.oom_after > rec.result.oom_before)
+		res->oom_killed = true;
+	rc = SANDBOX_DONE;
+out:
+	json_object_put(cmd);
+	capture_free(out);
+	capture_free(errc);
+	for (i = 0; i < 4; i++)
+		free(rec.part[i]);
+	supf_free(&rec.frames);
 	return rc;
 }
 

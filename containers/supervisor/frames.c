@@ -19,6 +19,7 @@ supf_free(struct supf *f)
 {
 	free(f->buf);
 	f->buf = NULL;
+	f->cap = 0;
 }
 
 bool
@@ -118,10 +119,15 @@ supf_feed(struct supf *f, const void *data, size_t len, supf_fn fn, void *arg)
 			f->type = f->hdr[0];
 			f->want = get32(f->hdr + 4);
 			f->have = 0;
-			free(f->buf);
-			f->buf = NULL;
-			if (f->want > 0 && (f->buf = malloc(f->want)) == NULL)
-				return fail(f);
+			/* One buffer, grown to the largest frame seen so far. */
+			if (f->want > f->cap) {
+				unsigned char *nb = realloc(f->buf, f->want);
+
+				if (nb == NULL)
+					return fail(f);
+				f->buf = nb;
+				f->cap = f->want;
+			}
 			continue;
 		}
 		n = f->want - f->have;

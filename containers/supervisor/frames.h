@@ -78,6 +78,7 @@ struct supf {
 	int		 type;		/* of the frame being read, 0 between */
 	uint32_t	 want;		/* its payload length */
 	unsigned char	*buf;		/* its payload so far */
+	uint32_t	 cap;		/* bytes allocated at buf */
 	uint32_t	 have;
 	bool		 bad;
 };
