@@ -684,6 +684,7 @@ sandbox_exec(struct sandbox *sb, const char *command, long timeout_s,
 	const char		*use;
 	bool			 stopped = false, ensured = false;
 	bool			 reinstalled = false;
+	long long		 oom0 = -1, oom1;
 	int			 code, rc = -1;
 
 	if (err == NULL)
@@ -717,6 +718,7 @@ sandbox_exec(struct sandbox *sb, const char *command, long timeout_s,
 	 */
 	for (;;) {
 		use = sup_ensure(sb, sup, &serr) == 0 ? sup : NULL;
+		oom0 = use != NULL ? sup_host_oom_count(sb) : -1;
 		if (use == NULL && (serr.status == 404 || serr.status == 409) &&
 		    !ensured) {
 			ensured = true;
@@ -771,8 +773,13 @@ sandbox_exec(struct sandbox *sb, const char *command, long timeout_s,
 			    local.msg);
 		if (res->exit_code == 137 && res->duration_ms >= timeout_s * 1000)
 			res->timed_out = true;
-		if (r.have_result && res->exit_code == 137 &&
-		    r.result.oom_after > r.result.oom_before)
+		/*
+		 * Out of memory: the host's cgroup count when the engine is
+		 * local, else the supervisor's (which only words the message).
+		 */
+		oom1 = oom0 >= 0 ? sup_host_oom_count(sb) : -1;
+		if (res->exit_code == 137 && (oom1 >= 0 ? oom1 > oom0 :
+		    r.have_result && r.result.oom_after > r.result.oom_before))
 			res->oom_killed = true;
 		goto fill;
 	}

@@ -36,6 +36,7 @@ static pthread_mutex_t	 sup_lock = PTHREAD_MUTEX_INITIALIZER;
 static char		 sup_path[SUP_PATH_MAX];	/* "" when not installed */
 static time_t		 sup_failed_at;
 static char		 sup_failure[256];
+static char		 sup_container_id[72];	/* full Id, at install */
 
 /* Does the engine run this build's binaries? 0, or -1 with why. */
 static int
@@ -82,6 +83,74 @@ make_tar(const char *rel, size_t *len)
 	return t;
 }
 
+/* Remember the container's full Id (hex), for its host cgroup files. */
+static void
+container_id(struct sandbox *sb)
+{
+	static const long	 ok[] = { 200, 0 };
+	struct json_object	*resp = NULL;
+	struct error		 e;
+	const char		*id;
+
+	sup_container_id[0] = '\0';
+	if (sandbox_call(sb, "GET", NULL, ok, &resp, "cannot inspect the "
+	    "container", &e, "/containers/%s/json", sandbox_container(sb)) == -1)
+		return;
+	id = js_str(resp, "Id");
+	if (id != NULL && strlen(id) == 64 &&
+	    strspn(id, "0123456789abcdef") == 64)
+		memcpy(sup_container_id, id, 65);
+	json_object_put(resp);
+}
+
+/* "oom_kill N" from one cgroup file; -1 when unreadable. */
+static long long
+oom_from(const char *path)
+{
+	char		 line[128];
+	long long	 v = -1;
+	FILE		*f;
+
+	if ((f = fopen(path, "re")) == NULL)
+		return -1;
+	while (fgets(line, sizeof(line), f) != NULL)
+		if (strncmp(line, "oom_kill ", 9) == 0)
+			v = strtoll(line + 9, NULL, 10);
+	fclose(f);
+	return v;
+}
+
+long long
+sup_host_oom_count(struct sandbox *sb)
+{
+	/* Before and after the Id: cgroup v2 and v1, systemd and cgroupfs. */
+	static const char *const where[][2] = {
+		{ "/sys/fs/cgroup/system.slice/docker-", ".scope/memory.events" },
+		{ "/sys/fs/cgroup/docker/", "/memory.events" },
+		{ "/sys/fs/cgroup/memory/docker/", "/memory.oom_control" },
+		{ "/sys/fs/cgroup/memory/system.slice/docker-",
+		    ".scope/memory.oom_control" },
+	};
+	char		 id[72], path[256];
+	long long	 v;
+	int		 i;
+
+	if (strncmp(docker_host(sandbox_docker(sb)), "unix://", 7) != 0)
+		return -1;
+	pthread_mutex_lock(&sup_lock);
+	memcpy(id, sup_container_id, sizeof(id));
+	pthread_mutex_unlock(&sup_lock);
+	if (id[0] == '\0')
+		return -1;
+	for (i = 0; i < (int)(sizeof(where) / sizeof(where[0])); i++) {
+		snprintf(path, sizeof(path), "%s%s%s", where[i][0], id,
+		    where[i][1]);
+		if ((v = oom_from(path)) >= 0)
+			return v;
+	}
+	return -1;
+}
+
 /* Upload a fresh copy; its absolute path into out. */
 static int
 install(struct sandbox *sb, char *out, struct error *err)
@@ -110,6 +179,7 @@ install(struct sandbox *sb, char *out, struct error *err)
 			err->status = 502;
 		goto out;
 	}
+	container_id(sb);
 	snprintf(out, SUP_PATH_MAX, "/%s", rel);
 	log_info("supervisor installed in container %s at %s",
 	    sandbox_container(sb), out);

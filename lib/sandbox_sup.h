@@ -32,6 +32,15 @@ extern const size_t		sup_binary_len;
  */
 int	sup_ensure(struct sandbox *, char *path, struct error *);
 
+/*
+ * The count of processes the container's memory limit killed, read from
+ * the host's cgroup files (v2 memory.events, v1 memory.oom_control, for
+ * the cgroupfs and systemd drivers) of the container the supervisor was
+ * installed in; -1 when the engine is not local or the files are not
+ * readable. Never from a file inside the container.
+ */
+long long	sup_host_oom_count(struct sandbox *);
+
 /* The copy at path did not run (the container was recreated?): upload anew next time. */
 void	sup_forget(const char *path);
 
