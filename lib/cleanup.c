@@ -43,6 +43,7 @@
 #define CHECK_EVERY_S	60		/* per process: how often to look at the DB */
 #define RESULT_KEEP_S	86400		/* stored command results: a day */
 #define OUT_MAX		(64 * 1024)
+#define SCRIPT_DEADLINE_S 600		/* the pass's exec into the container */
 #define NAME_SHOWN_MAX	300		/* quoted name bytes printed per entry */
 
 /*
@@ -192,7 +193,7 @@ sweep(const struct config *cfg, struct cleanup_report *r)
 	if (sandbox_open(cfg, &sb, &e) == -1)
 		goto fail;
 	if (sandbox_script(sb, SCRIPT, args, out, OUT_MAX, should_stop, NULL,
-	    &code, &e) == -1) {
+	    SCRIPT_DEADLINE_S, &code, &e) == -1) {
 		if (e.status == 404 || e.status == 409) {
 			/* Nothing changes in a stopped container; next time. */
 			snprintf(r->state, sizeof(r->state), "skipped");

@@ -118,12 +118,15 @@ int	sandbox_collect(struct sandbox *, const char *run_id, long timeout_s,
  * wrapper; the container is not started or created) and put its stdout,
  * cut to outsz - 1 bytes, NUL-terminated, in out. cancel (may be NULL) is
  * asked about once a second; true stops reading (the script goes on in the
- * container), as does the deadline of ten minutes. Returns 0 with *exit_code set, or -1
+ * container), as does the deadline, deadline_s seconds after the start
+ * (then -1 with err->status 504: a hostile container is reported, not
+ * suffered). Returns 0 with *exit_code set, or -1
  * (err->status 404/409 when the container is missing or not running).
  */
 int	sandbox_script(struct sandbox *, const char *script,
 	    const char *const args[], char *out, size_t outsz,
-	    bool (*cancel)(void *), void *arg, int *exit_code, struct error *);
+	    bool (*cancel)(void *), void *arg, long deadline_s, int *exit_code,
+	    struct error *);
 
 /*
  * What the engine says about the sandbox, for operators: a new JSON object

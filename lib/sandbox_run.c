@@ -63,7 +63,6 @@
 #define BACKSTOP_STOP_MS 15000		/* after the deadline: stop reading */
 #define SMALL_OUT_MAX	4096
 #define HELPER_MS	10000		/* deadline of a kill or marker helper */
-#define SCRIPT_MS	(10 * 60000L)	/* deadline of a sandbox_script */
 #define COLLECT_MS	30000		/* deadline of collecting a record */
 
 /*
@@ -406,10 +405,10 @@ script_tick(void *arg)
 int
 sandbox_script(struct sandbox *sb, const char *script, const char *const args[],
     char *out, size_t outsz, bool (*cancel)(void *), void *arg,
-    int *exit_code, struct error *err)
+    long deadline_s, int *exit_code, struct error *err)
 {
 	struct script_out	 o = { out, 0, outsz, false, cancel, arg,
-				     sandbox_now_ms() + SCRIPT_MS };
+				     sandbox_now_ms() + deadline_s * 1000 };
 	struct docker_exec_cb	 cb = { script_output, script_tick, &o };
 	bool			 stopped;
 
@@ -419,6 +418,9 @@ sandbox_script(struct sandbox *sb, const char *script, const char *const args[],
 	out[0] = '\0';
 	if (run_script(sb, script, args, &cb, &stopped, exit_code, err) == -1)
 		return -1;
+	if (stopped && sandbox_now_ms() >= o.deadline_ms)
+		return error_status(err, 504, "a script in the sandbox did not "
+		    "finish within %ld s (is /bin/bash intact?)", deadline_s);
 	if (stopped)
 		return error_set(err, "stopped before the script ended");
 	if (o.cut)

@@ -15,6 +15,8 @@
 
 /* Volume usage: bytes used under /sandbox (du, one file system), then the
  * file system's available and total bytes (df). */
+#define USAGE_DEADLINE_S	10
+
 static const char USAGE[] =
     "set -- $(du -sx -B1 /sandbox 2>/dev/null); u=$1\n"
     "set -- $(df -P -B1 /sandbox 2>/dev/null | tail -n 1)\n"
@@ -146,8 +148,10 @@ sandbox_status(struct sandbox *sb, struct json_object **out, struct error *err)
 	copy_member(vol, "created", resp, "CreatedAt");
 	json_object_put(resp);
 	resp = NULL;
+	/* du may take a while on a large volume; never more than this. */
+	error_clear(&e);
 	if (running && sandbox_script(sb, USAGE, noargs, usage, sizeof(usage),
-	    NULL, NULL, &code, &e) == 0 && code == 0) {
+	    NULL, NULL, USAGE_DEADLINE_S, &code, &e) == 0 && code == 0) {
 		long long used, avail, total;
 
 		p = usage;
@@ -160,7 +164,8 @@ sandbox_status(struct sandbox *sb, struct json_object **out, struct error *err)
 			js_set_int(vol, "fs_available_bytes", avail);
 		if (total >= 0)
 			js_set_int(vol, "fs_size_bytes", total);
-	}
+	} else if (running && e.status == 504)
+		js_set_str(vol, "usage_error", e.msg);
 	*out = st;
 	return 0;
 fail:

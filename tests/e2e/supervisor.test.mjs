@@ -9,7 +9,12 @@ import { describe, it, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { randomBytes } from 'node:crypto';
 import { readFileSync } from 'node:fs';
-import { startServer, docker, dockerExec, waitFor, sleep } from './lib/server.mjs';
+import { execFile } from 'node:child_process';
+import { join } from 'node:path';
+import { promisify } from 'node:util';
+import { startServer, docker, dockerExec, waitFor, sleep, SANITIZER_ENV } from './lib/server.mjs';
+
+const execFileP = promisify(execFile);
 import { connect, resultText } from './lib/client.mjs';
 
 const mark = () => `m${randomBytes(5).toString('hex')}`;
@@ -175,6 +180,25 @@ describe('supervisor', () => {
       r = await c.execute({ command: `echo ok-${m}`, timeout: 5 });
       assert.equal(r.structuredContent.stdout, `ok-${m}\n`);
       assert.ok(Date.now() - t1 < 5000);
+      // Cancellation goes through the supervisor, never through bash.
+      const ac = new AbortController();
+      const t2 = Date.now();
+      const p = c.execute({ command: `sleep 100 # ${m}-cancel` }, { signal: ac.signal }).catch(() => 'aborted');
+      await waitFor(async () => (await runIdOf(srv, `${m}-cancel`)) !== undefined, { what: 'the run to start' });
+      await sleep(300);
+      ac.abort();
+      assert.equal(await p, 'aborted');
+      const runId = await runIdOf(srv, `${m}-cancel`);
+      const g = await getResult(srv, runId, 15);
+      assert.equal(g.structuredContent?.cancelled, true, resultText(g));
+      assert.ok(Date.now() - t2 < 15000, `cancelled after ${Date.now() - t2} ms`);
+      // sandboxctl status reports the hang instead of waiting for it.
+      const t3 = Date.now();
+      const st = await execFileP(join(srv.bin, 'sandboxctl'), ['--json', 'status'], {
+        env: { ...process.env, ...SANITIZER_ENV, SANDBOX_ENV_FILE: srv.envFile }, timeout: 60000,
+      }).catch((e) => e);
+      assert.ok(Date.now() - t3 < 20000, `status took ${Date.now() - t3} ms`);
+      assert.match(String(st.stdout), /usage_error|did not finish/, String(st.stdout).slice(0, 500));
       await c.close();
     } finally {
       // Not through bash: it hangs.
