@@ -60,6 +60,10 @@ struct exec_result {
 	 * detached run can still be collected (sandbox_collect).
 	 */
 	bool			 supervised;
+	/* Detached because the engine connection broke mid-command. */
+	bool			 engine_lost;
+	/* Ended because the container stopped or restarted under it. */
+	bool			 with_container;
 };
 
 int	sandbox_open(const struct config *, struct sandbox **, struct error *);

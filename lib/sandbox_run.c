@@ -485,6 +485,7 @@ struct run {
 	bool				 bad_frames;
 	struct supf_result		 result;
 	char				 sup_error[256]; /* 'X', or its stderr */
+	long long			 start_wall;	/* unix seconds */
 };
 
 static void
@@ -664,6 +665,7 @@ run_once(struct run *r, const char *sup, const char *command, long timeout_s,
 	if (exec_create(r->sb, cmd, true, id, err) == -1)
 		goto out;
 	r->start_ms = sandbox_now_ms();
+	r->start_wall = (long long)time(NULL);
 	r->deadline_ms = r->start_ms + timeout_s * 1000;
 	if (docker_exec_start(r->sb->docker, *id, &cb, stopped, err) == -1)
 		goto out;
@@ -730,6 +732,20 @@ sandbox_exec(struct sandbox *sb, const char *command, long timeout_s,
 		}
 		if (run_once(&r, use, command, timeout_s, &id, &stopped,
 		    err) == -1) {
+			if (r.sup && r.started) {
+				/*
+				 * The engine connection broke while the
+				 * supervisor ran the command: its record
+				 * will say how it ended (or that it died
+				 * with the container); collect it later.
+				 */
+				log_warn("run %s: %s; its result will be "
+				    "collected from its record", run_id,
+				    err->msg);
+				res->engine_lost = true;
+				r.detached = true;
+				break;
+			}
 			if (ensured || (err->status != 404 && err->status != 409) ||
 			    capture_total(r.out) + capture_total(r.err) > 0)
 				goto out;
@@ -770,9 +786,24 @@ sandbox_exec(struct sandbox *sb, const char *command, long timeout_s,
 		if (r.have_result)
 			res->exit_code = r.result.how == SUPF_EXITED ?
 			    r.result.code : 128 + r.result.code;
-		else if (exec_wait_exit(sb, id, &res->exit_code, &local) == -1)
-			log_warn("run %s: exit code unknown: %s", run_id,
+		else if (exec_wait_exit(sb, id, &res->exit_code, &local) == -1) {
+			/*
+			 * The stream ended without a result and the engine
+			 * does not answer: it went away under the command.
+			 * The record (or its absence) will tell.
+			 */
+			log_warn("run %s: the engine went away: %s", run_id,
 			    local.msg);
+			res->engine_lost = res->detached = true;
+			goto fill;
+		} else {
+			long long restarted;
+
+			/* No result: the supervisor died. With the container? */
+			if (sandbox_started_at(sb, &restarted, &local) == 0 &&
+			    restarted >= r.start_wall)
+				res->with_container = true;
+		}
 		if (res->exit_code == 137 && res->duration_ms >= timeout_s * 1000)
 			res->timed_out = true;
 		/*

@@ -244,7 +244,12 @@ render(const struct exec_result *r, long timeout, const char *run_id)
 
 	if ((f = open_memstream(&text, &n)) == NULL)
 		return NULL;
-	if (r->detached && r->supervised)
+	if (r->detached && r->supervised && r->engine_lost)
+		snprintf(head, sizeof(head), "The connection to the Docker "
+		    "engine broke while this command ran; its result is kept in "
+		    "the sandbox if the container survived: call get_result with "
+		    "this run_id for it. Output so far:");
+	else if (r->detached && r->supervised)
 		snprintf(head, sizeof(head), "The server is restarting and stopped "
 		    "watching this command; it goes on in the sandbox and its "
 		    "result is kept: call get_result with this run_id for it. "
@@ -260,6 +265,11 @@ render(const struct exec_result *r, long timeout, const char *run_id)
 	else if (r->timed_out)
 		snprintf(head, sizeof(head), "Timed out after %ld s: the command "
 		    "and everything it started were killed. Output so far:", timeout);
+	else if (r->with_container)
+		snprintf(head, sizeof(head), "Killed with the container: the "
+		    "sandbox container stopped or restarted while this command "
+		    "ran (after %.1f s). Output so far:",
+		    (double)r->duration_ms / 1000);
 	else if (r->oom_killed)
 		snprintf(head, sizeof(head), "Killed (exit code %d) after %.1f s: "
 		    "out of memory, the sandbox's memory limit was reached.",
@@ -400,7 +410,7 @@ tool_execute_result(const struct exec_result *res, long timeout,
 		return NULL;
 	}
 	out = tool_result(text, sc, res->timed_out || res->detached ||
-	    res->killed);
+	    res->killed || res->with_container);
 	free(text);
 	*state = res->detached ? "detached" : res->killed ? "cancel" :
 	    res->timed_out ? "timeout" : "exit";
