@@ -19,7 +19,8 @@
 #include "sandbox_sup.h"
 #include "tar.h"
 
-#define RETRY_S		60	/* after a failed install, try again this late */
+#define RETRY_S		60	/* after a refused install, try again this late */
+#define SUP_REFUSED	1	/* err->status: the engine answered no */
 
 #if defined(__x86_64__)
 #define BUILD_ARCH	"amd64"
@@ -54,7 +55,7 @@ check_arch(struct sandbox *sb, struct error *err)
 	arch = js_str(resp, "Arch");
 	if (os == NULL || strcmp(os, "linux") != 0 || arch == NULL ||
 	    BUILD_ARCH[0] == '\0' || strcmp(arch, BUILD_ARCH) != 0)
-		error_set(err, "the engine runs %.32s/%.32s containers, the "
+		error_status(err, SUP_REFUSED, "the engine runs %.32s/%.32s containers, the "
 		    "supervisor is built for linux/%s", os ? os : "?",
 		    arch ? arch : "?", BUILD_ARCH[0] ? BUILD_ARCH : "?");
 	else
@@ -174,9 +175,12 @@ install(struct sandbox *sb, char *out, struct error *err)
 	    err) == -1)
 		goto out;
 	if (status != 200) {
-		/* err holds the engine's message; 404/409 keep their status. */
+		/*
+		 * err holds the engine's message; 404/409 (no container, not
+		 * running) keep their status; any other answer is a refusal.
+		 */
 		if (status != 404 && status != 409)
-			err->status = 502;
+			err->status = SUP_REFUSED;
 		goto out;
 	}
 	container_id(sb);
@@ -204,8 +208,14 @@ sup_ensure(struct sandbox *sb, char *path, struct error *err)
 		memcpy(path, sup_path, SUP_PATH_MAX);
 		sup_failed_at = 0;
 		rc = 0;
-	} else if (err->status != 404 && err->status != 409) {
-		/* A container that is not there is no reason to stop trying. */
+	} else if (err->status == SUP_REFUSED) {
+		/*
+		 * The engine said no (another architecture, the upload
+		 * refused): fall back for a while. An engine that did not
+		 * answer, or a container that is not there, is no reason to
+		 * stop trying at the next call.
+		 */
+		err->status = 502;
 		log_warn("supervisor not installed, running commands without "
 		    "it: %s", err->msg);
 		snprintf(sup_failure, sizeof(sup_failure), "%.200s", err->msg);
