@@ -76,8 +76,8 @@ finish_lost(struct db *db, const char *run_id, bool with_container)
 	js_set(sc, "exit_code", NULL);
 	js_set_bool(sc, "killed_with_container", with_container);
 	res = tool_result(with_container ? "Killed with the container: the "
-	    "sandbox container restarted while this command ran, and nothing "
-	    "of it was kept (no output, no exit code)." : "This command ended "
+	    "sandbox container stopped or restarted while this command ran, "
+	    "and nothing of it was kept (no output, no exit code)." : "This command ended "
 	    "without a result: the supervisor that ran it was killed before it "
 	    "could keep one (no output, no exit code).", sc, true);
 	rc = runs_finish(db, run_id, "error", -1, 0, 0, 0, res);
@@ -94,6 +94,7 @@ runs_collect(struct db *db, struct sandbox *sb, const char *run_id)
 	struct error		 err;
 	const char		*state;
 	long long		 now = (long long)time(NULL), restarted;
+	bool			 running;
 	int			 rc;
 
 	if ((rc = run_info(db, run_id, &in)) != 1)
@@ -104,8 +105,9 @@ runs_collect(struct db *db, struct sandbox *sb, const char *run_id)
 	case SANDBOX_RUNNING:
 		return 0;
 	case SANDBOX_LOST:
-		if (sandbox_started_at(sb, &restarted, &err) == 0 &&
-		    restarted > in.started)
+		/* Both in whole seconds: a restart in the run's second counts. */
+		if (sandbox_started_at(sb, &restarted, NULL, &err) == 0 &&
+		    restarted >= in.started)
 			return finish_lost(db, run_id, true) == -1 ? -1 : 1;
 		if (now < in.started + in.timeout + LOST_GRACE_S)
 			return 0;	/* perhaps not started yet, or no supervisor */
@@ -113,6 +115,15 @@ runs_collect(struct db *db, struct sandbox *sb, const char *run_id)
 	case SANDBOX_DONE:
 		break;
 	default:
+		/*
+		 * No container, or one that does not run: nothing of the run
+		 * can be alive, and its record (if any) waits for a start the
+		 * operator may not want. Said as it is.
+		 */
+		if (err.status == 404 || (err.status == 409 &&
+		    sandbox_started_at(sb, &restarted, &running, &err) == 0 &&
+		    !running))
+			return finish_lost(db, run_id, true) == -1 ? -1 : 1;
 		log_warn("run %s: cannot collect: %s", run_id, err.msg);
 		return -1;
 	}

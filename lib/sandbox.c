@@ -159,18 +159,24 @@ sandbox_call(struct sandbox *sb, const char *method, struct json_object *body,
 }
 
 int
-sandbox_started_at(struct sandbox *sb, long long *when, struct error *err)
+sandbox_started_at(struct sandbox *sb, long long *when, bool *running,
+    struct error *err)
 {
 	static const long	 ok[] = { 200, 0 };
-	struct json_object	*resp = NULL;
+	struct json_object	*resp = NULL, *state;
 	const char		*t;
 	int			 rc = -1;
 
 	*when = 0;
+	if (running != NULL)
+		*running = false;
 	if (sandbox_call(sb, "GET", NULL, ok, &resp, "cannot inspect the "
 	    "container", err, "/containers/%s/json", sb->container) == -1)
 		return -1;
-	t = js_str(js_get(resp, "State", json_type_object), "StartedAt");
+	state = js_get(resp, "State", json_type_object);
+	if (running != NULL)
+		js_bool(state, "Running", running);
+	t = js_str(state, "StartedAt");
 	if (t == NULL || files_parse_time(t, when) == -1)
 		error_status(err, 502, "the engine gave no valid StartedAt");
 	else

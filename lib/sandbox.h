@@ -77,11 +77,13 @@ struct docker	*sandbox_docker(struct sandbox *);
 const char	*sandbox_container(const struct sandbox *);
 
 /*
- * When the container last started (unix seconds, the engine's clock): a
- * run that started before it died with the container. 0, or -1 (err
- * status 404 when there is no container).
+ * When the container last started (unix seconds, the engine's clock; a
+ * run that started before it died with the container) and whether it runs
+ * now (running may be NULL). 0, or -1 (err status 404 when there is no
+ * container).
  */
-int	sandbox_started_at(struct sandbox *, long long *when, struct error *);
+int	sandbox_started_at(struct sandbox *, long long *when, bool *running,
+	    struct error *);
 
 /* Volume and container exist and run. 0, or -1 with a message for a person. */
 int	sandbox_ensure(struct sandbox *, struct error *);

@@ -800,7 +800,7 @@ sandbox_exec(struct sandbox *sb, const char *command, long timeout_s,
 			long long restarted;
 
 			/* No result: the supervisor died. With the container? */
-			if (sandbox_started_at(sb, &restarted, &local) == 0 &&
+			if (sandbox_started_at(sb, &restarted, NULL, &local) == 0 &&
 			    restarted >= r.start_wall)
 				res->with_container = true;
 		}

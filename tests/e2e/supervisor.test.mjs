@@ -110,6 +110,23 @@ describe('supervisor', () => {
     assert.equal(r.structuredContent.stdout, `a-${m}\nb-${m}\n`);
   });
 
+  it('the container restarted mid-command, its worker killed: the run ends as killed with the container; the next execute works', async () => {
+    const m = mark();
+    const c = await reconnect(srv);
+    c.execute({ command: `: > /sandbox/started-${m}; sleep 30` }).catch(() => {});
+    await waitFor(async () => (await dockerExec(srv, `test -e /sandbox/started-${m}`)).code === 0, { what: 'the command to start' });
+    const runId = await runIdOf(srv, m);
+    for (const pid of srv.programPids('mcp')) process.kill(pid, 'SIGKILL');
+    await docker('restart', '-t', '0', srv.container);
+    await c.close().catch(() => {});
+    const r = await getResult(srv, runId, 20);
+    assert.match(resultText(r), /killed with the container/i);
+    const d = await reconnect(srv);
+    const next = await d.execute({ command: 'echo next' });
+    assert.equal(next.structuredContent.stdout, 'next\n', resultText(next));
+    await d.close();
+  });
+
   it('a command that kills its supervisor, writes fake files or replaces the binary leaves the server unaffected', async () => {
     const c = await reconnect(srv);
     let r = await c.execute({ command: 'echo before; kill -9 $PPID; sleep 1; echo after' });
