@@ -48,6 +48,8 @@ app_main(const char *name, app_handler handler)
 		config_free(cfg);
 		return 1;
 	}
+	/* No call into the engine keeps a worker from honouring SIGTERM. */
+	docker_set_stop(http_stopping);
 	a.cfg = cfg;
 	a.handler = handler;
 	http_set_body_deadline((int)cfg->body_deadline);

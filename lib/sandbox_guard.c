@@ -26,6 +26,7 @@
 #define DISK_RUN_EVERY_MS	5000	/* while a command runs */
 #define LAYER_EVERY_MS		60000
 #define LAYER_RUN_EVERY_MS	30000
+#define SCRIPT_DEADLINE_S	30	/* the canary, a disk sample */
 #define SLOW_FACTOR		50	/* a sample taking t waits >= 50 t */
 #define RECREATE_NOTICE \
 	"Note: the sandbox container was recreated for this version of the " \
@@ -207,7 +208,7 @@ run_canary(struct sandbox *sb, const struct cspec *cs, struct json_object *c,
 	args[1] = gw;
 	args[2] = NULL;
 	if (sandbox_script(sb, NETPOLICY_CANARY, args, out, sizeof(out), NULL,
-	    NULL, &code, &e) == -1) {
+	    NULL, SCRIPT_DEADLINE_S, &code, &e) == -1) {
 		snprintf(detail, n, "the canary could not run: %.150s", e.msg);
 		return -1;
 	}
@@ -230,7 +231,7 @@ sample_disk(struct sandbox *sb, const struct cspec *cs, bool *watch,
 	/* A fixed-size image of the limit shows a little less than it. */
 	snprintf(max, sizeof(max), "%lld", lim + lim / 20 + (16LL << 20));
 	if (sandbox_script(sb, DISK_SCRIPT, args, out, sizeof(out), NULL, NULL,
-	    &code, &e) == -1 || code != 0)
+	    SCRIPT_DEADLINE_S, &code, &e) == -1 || code != 0)
 		return -1;
 	p = out;
 	if (strncmp(p, "filesystem ", 11) == 0)

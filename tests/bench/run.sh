@@ -20,7 +20,9 @@
 # and the first call after an idle stop against a warm one.
 # Each part starts a server of its own on a free loopback port, with its
 # own container. tests/bench/run.sh NAME... runs only those parts (bench,
-# dl, up, streaming, eras, teams).
+# dl, up, streaming, eras, teams, supervisor: commands under the
+# supervisor against the Engine API floor, interleaved,
+# tests/bench/supervisor.mjs).
 set -eu
 
 top=$(cd "$(dirname "$0")/../.." && pwd)
@@ -33,7 +35,7 @@ if ! command -v wrk >/dev/null 2>&1; then
 	}
 fi
 [ -d tests/e2e/node_modules ] || tests/setup/packages.sh
-[ $# -gt 0 ] || set -- bench dl up streaming eras teams
+[ $# -gt 0 ] || set -- bench dl up streaming eras teams supervisor
 rc=0
 for part in "$@"; do
 	[ -f "tests/bench/$part.mjs" ] || { echo "bench: no tests/bench/$part.mjs" >&2; rc=1; continue; }
