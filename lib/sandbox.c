@@ -124,6 +124,12 @@ sandbox_docker(struct sandbox *sb)
 	return sb->docker;
 }
 
+bool
+sandbox_script_hung(const struct sandbox *sb)
+{
+	return sb->script_hung;
+}
+
 const char *
 sandbox_container(const struct sandbox *sb)
 {

@@ -149,6 +149,13 @@ int	sandbox_script(struct sandbox *, const char *script,
 	    struct error *);
 
 /*
+ * Whether a script or helper of this handle passed its deadline (a bash
+ * that hangs): later checks through bash on the same handle are skipped
+ * rather than suffered again (sandbox_guard.h).
+ */
+bool	sandbox_script_hung(const struct sandbox *);
+
+/*
  * The same, passing stdout and stderr to cb as they arrive (cb->output:
  * stream 1 or 2) and asking cb->tick about once a second (non-zero stops
  * reading: *stopped is set and the script goes on in the container), so

@@ -26,7 +26,13 @@
 #define DISK_RUN_EVERY_MS	5000	/* while a command runs */
 #define LAYER_EVERY_MS		60000
 #define LAYER_RUN_EVERY_MS	30000
-#define SCRIPT_DEADLINE_S	30	/* the canary, a disk sample */
+/*
+ * The canary and a disk sample run through the container's bash, which the
+ * model may have replaced by one that hangs: each has this deadline, and
+ * after one passed it the handle runs no more of them (sandbox_script_hung):
+ * the last verdicts stand, and a hang costs a call at most this once.
+ */
+#define SCRIPT_DEADLINE_S	6
 #define SLOW_FACTOR		50	/* a sample taking t waits >= 50 t */
 #define RECREATE_NOTICE \
 	"Note: the sandbox container was recreated for this version of the " \
@@ -207,6 +213,11 @@ run_canary(struct sandbox *sb, const struct cspec *cs, struct json_object *c,
 	args[0] = netpolicy_name(cspec_egress(cs));
 	args[1] = gw;
 	args[2] = NULL;
+	if (sandbox_script_hung(sb)) {
+		snprintf(detail, n, "the canary could not run: a script in the "
+		    "sandbox did not finish (is /bin/bash intact?)");
+		return -1;
+	}
 	if (sandbox_script(sb, NETPOLICY_CANARY, args, out, sizeof(out), NULL,
 	    NULL, SCRIPT_DEADLINE_S, &code, &e) == -1) {
 		snprintf(detail, n, "the canary could not run: %.150s", e.msg);
@@ -228,6 +239,8 @@ sample_disk(struct sandbox *sb, const struct cspec *cs, bool *watch,
 	int		 code;
 	long long	 lim = cspec_disk_limit(cs);
 
+	if (sandbox_script_hung(sb))
+		return -1;
 	/* A fixed-size image of the limit shows a little less than it. */
 	snprintf(max, sizeof(max), "%lld", lim + lim / 20 + (16LL << 20));
 	if (sandbox_script(sb, DISK_SCRIPT, args, out, sizeof(out), NULL, NULL,
@@ -329,6 +342,11 @@ check_disk(struct sandbox *sb, struct docker *d, const struct cspec *cs,
 			cache.fs_size = fs;
 			cache.sandbox_used = used;
 			cache.disk_cost = cost;
+			pthread_mutex_unlock(&mu);
+		} else if (sandbox_script_hung(sb)) {
+			/* Its bash hangs: try again only after SLOW_FACTOR times. */
+			pthread_mutex_lock(&mu);
+			cache.disk_cost = SCRIPT_DEADLINE_S * 1000LL;
 			pthread_mutex_unlock(&mu);
 		}
 	}
@@ -486,7 +504,8 @@ guard_before_exec(struct sandbox *sb, struct docker *d, const struct cspec *cs,
 	struct json_object	*c = NULL;
 	enum cspec_verdict	 v;
 	char			 diff[400], key[192], detail[200], why[300];
-	bool			 canary_due, ok, running, paused = false;
+	bool			 canary_due, had_verdict, ok, running;
+	bool			 paused = false;
 	long			 status;
 	int			 r;
 	int			 rc = -1;
@@ -538,6 +557,7 @@ guard_before_exec(struct sandbox *sb, struct docker *d, const struct cspec *cs,
 		cache_key(c, key, sizeof(key));
 		pthread_mutex_lock(&mu);
 		cache_use(key);
+		had_verdict = cache.canary_at != 0;
 		canary_due = cache.canary_at == 0 ||
 		    now_ms() - cache.canary_at >= CANARY_EVERY_MS ||
 		    !cache.canary_ok;
@@ -545,8 +565,23 @@ guard_before_exec(struct sandbox *sb, struct docker *d, const struct cspec *cs,
 		snprintf(detail, sizeof(detail), "%s", cache.canary_detail);
 		pthread_mutex_unlock(&mu);
 		if (canary_due) {
-			if ((r = run_canary(sb, cs, c, detail,
-			    sizeof(detail))) == -1) {
+			r = run_canary(sb, cs, c, detail, sizeof(detail));
+			if (r == -1 && sandbox_script_hung(sb) &&
+			    had_verdict) {
+				/*
+				 * A bash that hangs: the last verdict stands
+				 * (the rules are the host's, not the
+				 * container's), asked again in a while.
+				 */
+				log_warn("egress canary of container %s: %s; "
+				    "keeping the last verdict",
+				    cspec_container(cs), detail);
+				r = ok ? 1 : 0;
+				pthread_mutex_lock(&mu);
+				snprintf(detail, sizeof(detail), "%s",
+				    cache.canary_detail);
+				pthread_mutex_unlock(&mu);
+			} else if (r == -1) {
 				error_status(err, 503, "%s", detail);
 				goto out;
 			}

@@ -26,6 +26,7 @@ struct sandbox {
 	long		 pids_limit;
 	long long	 shm_bytes;	/* /dev/shm (SANDBOX_SHM_SIZE) */
 	size_t		 max_output;
+	bool		 script_hung;	/* a script passed its deadline */
 };
 
 /* Milliseconds on the monotonic clock. */

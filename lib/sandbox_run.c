@@ -361,10 +361,12 @@ run_helper(struct sandbox *sb, const char *script, const char *const args[],
 	    err) == -1)
 		return -1;
 	/* A hostile container can make bash hang: report it, never suffer it. */
-	if (stopped)
+	if (stopped) {
+		sb->script_hung = true;
 		return error_status(err, 504, "a helper command in the sandbox "
 		    "did not finish within %d s (is /bin/bash intact?)",
 		    HELPER_MS / 1000);
+	}
 	return 0;
 }
 
@@ -421,9 +423,11 @@ sandbox_script(struct sandbox *sb, const char *script, const char *const args[],
 	out[0] = '\0';
 	if (run_script(sb, script, args, &cb, &stopped, exit_code, err) == -1)
 		return -1;
-	if (stopped && sandbox_now_ms() >= o.deadline_ms)
+	if (stopped && sandbox_now_ms() >= o.deadline_ms) {
+		sb->script_hung = true;
 		return error_status(err, 504, "a script in the sandbox did not "
 		    "finish within %ld s (is /bin/bash intact?)", deadline_s);
+	}
 	if (stopped)
 		return error_set(err, "stopped before the script ended");
 	if (o.cut)
