@@ -53,6 +53,7 @@ static const char DISK_SCRIPT[] =
 
 /* Shared by the threads of the process; see the header. */
 static pthread_mutex_t	 mu = PTHREAD_MUTEX_INITIALIZER;
+static pthread_mutex_t	 canary_mu = PTHREAD_MUTEX_INITIALIZER; /* one canary at a time */
 static struct {
 	char		 key[192];	/* container Id and StartedAt */
 	long long	 canary_at;	/* monotonic ms; 0: not yet */
@@ -497,6 +498,64 @@ out:
 	return rc;
 }
 
+/*
+ * The egress verdict when the canary is due: 0 with *ok and detail, or -1
+ * (err) when it could not run and no verdict stands. One canary at a time
+ * in a process: simultaneous ones draw the host's ICMP answers past its
+ * rate limit and read "dropped"; a thread that waited takes the fresh
+ * verdict.
+ */
+static int
+canary_verdict(struct sandbox *sb, const struct cspec *cs,
+    struct json_object *c, const char *key, bool *ok, char *detail, size_t n,
+    struct error *err)
+{
+	bool	due, had;
+	int	r, rc = 0;
+
+	pthread_mutex_lock(&canary_mu);
+	pthread_mutex_lock(&mu);
+	cache_use(key);
+	had = cache.canary_at != 0;
+	due = !had || now_ms() - cache.canary_at >= CANARY_EVERY_MS ||
+	    !cache.canary_ok;
+	*ok = cache.canary_ok;
+	snprintf(detail, n, "%s", cache.canary_detail);
+	pthread_mutex_unlock(&mu);
+	if (!due)
+		goto out;
+	r = run_canary(sb, cs, c, detail, n);
+	if (r == -1 && sandbox_script_hung(sb) && had) {
+		/*
+		 * A bash that hangs: the last verdict stands (the rules are
+		 * the host's, not the container's), asked again in a while.
+		 */
+		log_warn("egress canary of container %s: %s; keeping the last "
+		    "verdict", cspec_container(cs), detail);
+		r = *ok ? 1 : 0;
+		pthread_mutex_lock(&mu);
+		snprintf(detail, n, "%s", cache.canary_detail);
+		pthread_mutex_unlock(&mu);
+	} else if (r == -1) {
+		error_status(err, 503, "%s", detail);
+		rc = -1;
+		goto out;
+	}
+	*ok = r == 1;
+	pthread_mutex_lock(&mu);
+	cache.canary_at = now_ms();
+	cache.canary_ok = *ok;
+	snprintf(cache.canary_detail, sizeof(cache.canary_detail), "%s",
+	    detail);
+	pthread_mutex_unlock(&mu);
+	if (!*ok)
+		log_warn("egress canary of container %s: %s",
+		    cspec_container(cs), detail);
+out:
+	pthread_mutex_unlock(&canary_mu);
+	return rc;
+}
+
 int
 guard_before_exec(struct sandbox *sb, struct docker *d, const struct cspec *cs,
     char **notice, struct error *err)
@@ -504,10 +563,8 @@ guard_before_exec(struct sandbox *sb, struct docker *d, const struct cspec *cs,
 	struct json_object	*c = NULL;
 	enum cspec_verdict	 v;
 	char			 diff[400], key[192], detail[200], why[300];
-	bool			 canary_due, had_verdict, ok, running;
-	bool			 paused = false;
+	bool			 canary_due, ok, running, paused = false;
 	long			 status;
-	int			 r;
 	int			 rc = -1;
 
 	*notice = NULL;
@@ -557,45 +614,15 @@ guard_before_exec(struct sandbox *sb, struct docker *d, const struct cspec *cs,
 		cache_key(c, key, sizeof(key));
 		pthread_mutex_lock(&mu);
 		cache_use(key);
-		had_verdict = cache.canary_at != 0;
 		canary_due = cache.canary_at == 0 ||
 		    now_ms() - cache.canary_at >= CANARY_EVERY_MS ||
 		    !cache.canary_ok;
 		ok = cache.canary_ok;
 		snprintf(detail, sizeof(detail), "%s", cache.canary_detail);
 		pthread_mutex_unlock(&mu);
-		if (canary_due) {
-			r = run_canary(sb, cs, c, detail, sizeof(detail));
-			if (r == -1 && sandbox_script_hung(sb) &&
-			    had_verdict) {
-				/*
-				 * A bash that hangs: the last verdict stands
-				 * (the rules are the host's, not the
-				 * container's), asked again in a while.
-				 */
-				log_warn("egress canary of container %s: %s; "
-				    "keeping the last verdict",
-				    cspec_container(cs), detail);
-				r = ok ? 1 : 0;
-				pthread_mutex_lock(&mu);
-				snprintf(detail, sizeof(detail), "%s",
-				    cache.canary_detail);
-				pthread_mutex_unlock(&mu);
-			} else if (r == -1) {
-				error_status(err, 503, "%s", detail);
-				goto out;
-			}
-			ok = r == 1;
-			pthread_mutex_lock(&mu);
-			cache.canary_at = now_ms();
-			cache.canary_ok = ok;
-			snprintf(cache.canary_detail, sizeof(cache.canary_detail),
-			    "%s", detail);
-			pthread_mutex_unlock(&mu);
-			if (!ok)
-				log_warn("egress canary of container %s: %s",
-				    cspec_container(cs), detail);
-		}
+		if (canary_due && canary_verdict(sb, cs, c, key, &ok, detail,
+		    sizeof(detail), err) == -1)
+			goto out;
 		if (!ok) {
 			error_status(err, 503, "The sandbox's egress policy "
 			    "(%s) is not in force: %s. Commands are refused "
