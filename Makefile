@@ -54,8 +54,11 @@ CFLAGS	+= -std=c11 -D_GNU_SOURCE -Wall -Wextra -Werror -Wshadow -Wpointer-arith 
 LDFLAGS	+= $(SANFLAGS) -pthread
 LDLIBS	+= $(shell pkg-config --libs $(PKGS) 2>/dev/null) -pthread -lm
 
-LIB_SRC	 = $(wildcard lib/*.c)
-LIB_OBJ	 = $(LIB_SRC:lib/%.c=$(BUILD)/lib/%.o) $(BUILD)/lib/schema.o
+# lib/engine/: the Docker Engine API client, the archive reader and file
+# access, the one door to the engine.
+LIB_SRC	 = $(wildcard lib/*.c lib/engine/*.c)
+LIB_OBJ	 = $(LIB_SRC:lib/%.c=$(BUILD)/lib/%.o) $(BUILD)/lib/schema.o \
+	   $(BUILD)/lib/supervisor_frames.o $(BUILD)/lib/supervisor_bin.o
 PROG_SRC = $(wildcard cgi-bin/*.c)
 PROGS	 = $(PROG_SRC:cgi-bin/%.c=$(BUILD)/bin/%)
 UNIT_SRC = $(wildcard tests/unit/test_*.c)
@@ -67,7 +70,7 @@ all: $(PROGS)
 $(BUILD)/lib/%.o: lib/%.c
 	@mkdir -p $(@D)
 	@$(if $(Q),echo "  CC      $<")
-	$(Q)$(CC) $(CFLAGS) -MMD -MP -Ilib -c -o $@ $<
+	$(Q)$(CC) $(CFLAGS) -MMD -MP -Ilib -Ilib/engine -Icontainers/supervisor -c -o $@ $<
 
 # The schema files in sql/, compiled in as C strings (lib/schema.h).
 $(BUILD)/lib/schema.c: $(SQL) Makefile
@@ -83,7 +86,36 @@ $(BUILD)/lib/schema.c: $(SQL) Makefile
 	   echo '{ 0, NULL, NULL } };'; } > $@
 
 $(BUILD)/lib/schema.o: $(BUILD)/lib/schema.c lib/schema.h
-	$(Q)$(CC) $(CFLAGS) -Ilib -c -o $@ $<
+	$(Q)$(CC) $(CFLAGS) -Ilib -Ilib/engine -Icontainers/supervisor -c -o $@ $<
+
+# The supervisor (containers/supervisor): a static program the server
+# uploads into the container, compiled in as a byte array (lib/sandbox_sup.h)
+# so no installed copy can drift from the server. Never sanitized: it runs
+# in the container, alone.
+SUP_SRC	 = containers/supervisor/supervisor.c containers/supervisor/frames.c
+SUP_CFLAGS = -std=c11 -D_GNU_SOURCE -Os -Wall -Wextra -Werror -Wshadow \
+	   -Wformat=2 -Wstrict-prototypes -Wmissing-prototypes -Wno-unused-parameter \
+	   -Icontainers/supervisor
+
+$(BUILD)/supervisor/supervisor: $(SUP_SRC) containers/supervisor/frames.h
+	@mkdir -p $(@D)
+	@$(if $(Q),echo "  LD      $@ (static)")
+	$(Q)$(CC) $(SUP_CFLAGS) -static -s -o $@ $(SUP_SRC)
+
+$(BUILD)/lib/supervisor_bin.c: $(BUILD)/supervisor/supervisor
+	@{ echo '#include <stddef.h>'; \
+	   echo '#include "sandbox_sup.h"'; \
+	   echo 'const unsigned char sup_binary[] = {'; \
+	   od -An -v -tx1 $< | sed -e 's/ \([0-9a-f][0-9a-f]\)/0x\1,/g'; \
+	   echo '};'; \
+	   echo "const size_t sup_binary_len = sizeof(sup_binary);"; } > $@
+
+$(BUILD)/lib/supervisor_bin.o: $(BUILD)/lib/supervisor_bin.c lib/sandbox_sup.h
+	$(Q)$(CC) $(filter-out -fsanitize%,$(CFLAGS)) -Ilib -c -o $@ $<
+
+$(BUILD)/lib/supervisor_frames.o: containers/supervisor/frames.c containers/supervisor/frames.h
+	@mkdir -p $(@D)
+	$(Q)$(CC) $(CFLAGS) -Icontainers/supervisor -c -o $@ $<
 
 $(BUILD)/libcodesandbox.a: $(LIB_OBJ)
 	@rm -f $@
@@ -93,7 +125,7 @@ $(BUILD)/libcodesandbox.a: $(LIB_OBJ)
 $(BUILD)/cgi-bin/%.o: cgi-bin/%.c
 	@mkdir -p $(@D)
 	@$(if $(Q),echo "  CC      $<")
-	$(Q)$(CC) $(CFLAGS) -MMD -MP -Ilib -c -o $@ $<
+	$(Q)$(CC) $(CFLAGS) -MMD -MP -Ilib -Ilib/engine -Icontainers/supervisor -c -o $@ $<
 
 # sandboxctl knows where the installed settings file is.
 $(BUILD)/cgi-bin/sandboxctl.o: CFLAGS += -DSYSCONF_ENV_FILE='"$(SYSCONFDIR)/code-sandbox/env"'
@@ -106,7 +138,7 @@ $(BUILD)/bin/%: $(BUILD)/cgi-bin/%.o $(BUILD)/libcodesandbox.a
 $(BUILD)/tests/%.o: tests/unit/%.c
 	@mkdir -p $(@D)
 	@$(if $(Q),echo "  CC      $<")
-	$(Q)$(CC) $(CFLAGS) -MMD -MP -Ilib -c -o $@ $<
+	$(Q)$(CC) $(CFLAGS) -MMD -MP -Ilib -Ilib/engine -Icontainers/supervisor -c -o $@ $<
 
 $(BUILD)/tests/%: $(BUILD)/tests/%.o $(BUILD)/libcodesandbox.a
 	@$(if $(Q),echo "  LD      $@")
@@ -123,7 +155,8 @@ FUZZ_SECONDS ?= 60
 $(BUILD)/fuzz/%: tests/fuzz/%.c tests/fuzz/fuzz.h $(BUILD)/libcodesandbox.a
 	@mkdir -p $(@D)
 	@$(if $(Q),echo "  FUZZ    $@")
-	$(Q)$(CC) $(CFLAGS) -fsanitize=fuzzer -Ilib -o $@ $< $(BUILD)/libcodesandbox.a \
+	$(Q)$(CC) $(CFLAGS) -fsanitize=fuzzer -Ilib -Ilib/engine -Icontainers/supervisor \
+	    -o $@ $< $(BUILD)/libcodesandbox.a \
 	    $(LDFLAGS) $(LDLIBS)
 
 fuzzers: $(FUZZERS)

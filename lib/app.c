@@ -56,6 +56,8 @@ app_main(const char *name, app_handler handler)
 	 */
 	mallopt(M_ARENA_MAX, (int)cfg->malloc_arenas);
 	db_set_cache_kib(cfg->db_cache_kib);
+	/* No call into the engine keeps a worker from honouring SIGTERM. */
+	docker_set_stop(http_stopping);
 	a.cfg = cfg;
 	a.handler = handler;
 	http_set_body_deadline((int)cfg->body_deadline);

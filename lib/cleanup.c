@@ -36,6 +36,7 @@
 #include "http.h"
 #include "js.h"
 #include "log.h"
+#include "runs.h"
 #include "sandbox.h"
 #include "sandboxes.h"
 
@@ -43,6 +44,7 @@
 #define CHECK_EVERY_S	60		/* per process: how often to look at the DB */
 #define RESULT_KEEP_S	86400		/* stored command results: a day */
 #define OUT_MAX		(64 * 1024)
+#define SCRIPT_DEADLINE_S 600		/* the pass's exec into the container */
 #define NAME_SHOWN_MAX	300		/* quoted name bytes printed per entry */
 
 /*
@@ -195,7 +197,7 @@ sweep(const struct config *cfg, const char *owner, struct cleanup_report *r)
 	if (sandbox_open(cfg, owner, &sb, &e) == -1)
 		goto fail;
 	if (sandbox_script(sb, SCRIPT, args, out, OUT_MAX, should_stop, NULL,
-	    &code, &e) == -1) {
+	    SCRIPT_DEADLINE_S, &code, &e) == -1) {
 		if (e.status == 404 || e.status == 409) {
 			/* Nothing changes in a stopped container; next time. */
 			snprintf(r->state, sizeof(r->state), "skipped");
@@ -368,6 +370,8 @@ background(void *arg)
 	long long		 now = (long long)time(NULL);
 	bool			 due = false;
 
+	/* Runs whose worker is gone, about once a minute (runs.h). */
+	runs_reconcile(cfg);
 	/* Read first (no write lock in WAL): most looks find nothing due. */
 	if (db_open(cfg->db_path, &db, &e) == -1) {
 		log_warn("cleanup: %s", e.msg);

@@ -71,6 +71,19 @@ static const char *const sql[STMT__MAX] = {
 	[STMT_RUN_COUNT_ACTIVE] =
 	    "SELECT count(*), coalesce(sum(owner = ?), 0) FROM run "
 	    "WHERE state = 'running' AND started + timeout + 60 > ?",
+	[STMT_RUN_INFO] =
+	    "SELECT state, timeout, started, cancel_requested FROM run "
+	    "WHERE id = ?",
+	[STMT_RUN_UNFINISHED] =
+	    "SELECT id, owner FROM run WHERE state = 'running' "
+	    "ORDER BY owner, started LIMIT ?",
+	[STMT_RECONCILE_LEASE_TAKE] =
+	    "UPDATE reconcile_lease SET last_run = ?1, lease_until = ?2, "
+	    "holder = ?3 WHERE id = 1 AND lease_until <= ?1 "
+	    "AND last_run <= ?1 - ?4",
+	[STMT_RECONCILE_LEASE_RELEASE] =
+	    "UPDATE reconcile_lease SET lease_until = 0, holder = NULL "
+	    "WHERE id = 1 AND holder = ?",
 	/* oauth */
 	[STMT_CLIENT_INSERT] =
 	    "INSERT INTO oauth_client (client_id, secret_hash, auth_method, name, "

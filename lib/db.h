@@ -41,6 +41,11 @@ enum db_stmt {
 	STMT_TASK_NOTE,		/* last_line, now, id */
 	STMT_TASK_CANCEL,	/* id -> id (marks a running command) */
 	STMT_RUN_COUNT_ACTIVE,	/* client_id, now -> running, running for client_id */
+	STMT_RUN_INFO,		/* id -> state, timeout, started, cancel_requested */
+	STMT_RUN_UNFINISHED,	/* limit -> id, owner of 'running' rows, by owner */
+	/* reconciler (sql/015-reconcile.sql) */
+	STMT_RECONCILE_LEASE_TAKE, /* now, lease_until, holder, interval */
+	STMT_RECONCILE_LEASE_RELEASE, /* holder */
 	/* oauth (sql/002-oauth.sql) */
 	STMT_CLIENT_INSERT,	/* client_id, secret_hash, auth_method, name,
 				   redirect_uris, metadata, refresh, cimd, created */

@@ -25,7 +25,7 @@
 #include "db.h"
 #include "dl.h"
 #include "form.h"
-#include "docker.h"
+#include "sandbox.h"
 #include "files.h"
 #include "http.h"
 #include "links.h"
@@ -377,12 +377,10 @@ dl_handle(struct http_req *r, const struct config *cfg, struct db *db)
 {
 	struct dl		 d;
 	struct error		 err;
-	struct docker		*dk = NULL;
+	struct sandbox		*sb = NULL;
 	struct file_stat	 st;
 	struct tar_sink		 sink = { sink_begin, sink_data, NULL };
 	const char		*method = http_method(r);
-	char			 container[SANDBOXES_NAME_MAX];
-	char			 volume[SANDBOXES_NAME_MAX];
 	int			 rc;
 
 	memset(&d, 0, sizeof(d));
@@ -410,17 +408,15 @@ dl_handle(struct http_req *r, const struct config *cfg, struct db *db)
 	}
 	d.name = links_basename(d.row.path);
 	d.mime = mime_lookup(d.name);
-	/* The file is in the sandbox of who shared it (sandboxes.h). */
-	sandboxes_names(cfg, d.row.owner, container, volume);
 
-	if (docker_open(d.cfg->docker_host, d.cfg->docker_tls_verify,
-	    d.cfg->docker_cert_path, &dk, &err) == -1) {
+	/* The file is in the sandbox of who shared it (sandboxes.h). */
+	if (sandbox_open(d.cfg, d.row.owner, &sb, &err) == -1) {
 		err.status = 503;
 		fail(&d, &err);
 		goto out;
 	}
 	if (d.head) {
-		if (files_stat(dk, container, d.row.path, &st, &err) == -1)
+		if (files_stat(sb, d.row.path, &st, &err) == -1)
 			fail(&d, &err);
 		else if (st.kind != FILE_REGULAR) {
 			err.status = 404;
@@ -429,7 +425,7 @@ dl_handle(struct http_req *r, const struct config *cfg, struct db *db)
 			respond(&d, st.size, st.mtime);
 		goto out;
 	}
-	rc = files_stream(dk, container, d.row.path, &sink, &err);
+	rc = files_stream(sb, d.row.path, &sink, &err);
 	if (rc == -1)
 		fail(&d, &err);
 	else if (rc == 1 && !d.complete && !http_gone(r) && !http_started(r)) {
@@ -439,5 +435,5 @@ dl_handle(struct http_req *r, const struct config *cfg, struct db *db)
 	if (d.complete || rc == 0)
 		http_flush(r);
 out:
-	docker_close(dk);
+	sandbox_close(sb);
 }

@@ -119,6 +119,13 @@ capture_add(struct capture *c, const void *buf, size_t len)
 		tail_add(c, p, len);
 }
 
+void
+capture_skip(struct capture *c, unsigned long long n)
+{
+	if (c != NULL)
+		c->total += n;
+}
+
 /* Length of the UTF-8 sequence a lead byte announces, 0 if not a lead byte. */
 static size_t
 utf8_seqlen(unsigned char b)

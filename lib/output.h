@@ -17,6 +17,11 @@ struct capture		*capture_new(size_t max);
 void			 capture_free(struct capture *);
 void			 capture_add(struct capture *, const void *buf, size_t len);
 unsigned long long	 capture_total(const struct capture *);
+/*
+ * Count n bytes as written but dropped between head and tail: for a capture
+ * rebuilt from a kept head and tail (add the head, skip, add the tail).
+ */
+void			 capture_skip(struct capture *, unsigned long long n);
 
 /*
  * The kept bytes as valid UTF-8 (see utf8_repair), with a line

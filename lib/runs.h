@@ -57,4 +57,24 @@ int	runs_get(struct db *, const char *owner, const char *run_id,
 /* Owner's latest runs, newest first, as a new array of small objects. */
 struct json_object *runs_recent(struct db *, const char *owner, int limit);
 
+/*
+ * Finish a "running" run from the supervisor's record in the container,
+ * whichever process started it (runs_collect.c): 1 when it is finished (now
+ * or before; also when there is no such run), 0 while it still runs (or a
+ * run without a record may yet start), -1 on error. A run with no record
+ * is finished as lost once past its deadline, or at once when the container
+ * restarted after it began ("killed with the container").
+ */
+struct sandbox;
+int	runs_collect(struct db *, struct sandbox *, const char *run_id);
+
+/*
+ * The reconciler: about once a minute across all processes (a lease in
+ * sql/015-reconcile.sql), collect the runs still marked running, so none
+ * stays running once its command has ended, whatever happened to the
+ * worker that started it.
+ */
+struct config;
+void	runs_reconcile(const struct config *);
+
 #endif

@@ -1,176 +1,30 @@
 /*
- * sandbox.c: the one long-lived sandbox container; see sandbox.h.
- *
- * How a command runs (sandbox_exec). Docker has no API to kill an exec and
- * aborting the HTTP stream leaves the process running, so the deadline is
- * enforced inside the container by a small bash wrapper (WRAPPER below),
- * which works the same with a remote engine:
- *
- *   exec Cmd: bash -c WRAPPER code-sandbox TIMEOUT RUN_ID COMMAND...
- *
- *   1. The wrapper turns on job control (set -m) so the command, run as
- *      `bash -c COMMAND` in the background with stdin from /dev/null, leads
- *      its own process group P. Everything the command starts stays in P
- *      unless it calls setsid (the documented way to detach a service).
- *   2. It writes P to /run/code-sandbox/RUN_ID: sandbox_kill reads it there.
- *   3. A watchdog (its own group W) sleeps TIMEOUT seconds, creates
- *      RUN_ID.timeout, then kills group P with SIGKILL: children and
- *      grandchildren included.
- *   4. The wrapper waits for the command, kills W, removes the pid file and
- *      exits with the command's status. If members of P are still alive
- *      (`cmd &` left behind) a small reaper kills P at the original
- *      deadline, so "everything it started is killed at the timeout" holds
- *      without making the call wait for them.
- *
- * A command killed by the watchdog or by sandbox_kill (which creates
- * RUN_ID.cancel before its kill) always ends with status 137 (SIGKILL).
- * Only then does sandbox_exec run a second tiny exec that reports and
- * removes the marker files: that tells a timeout from a cancellation from
- * an OOM kill exactly, even across processes. As a backstop for a watchdog
- * that could not run (say the pids limit was hit), the C side kills the
- * group itself a few seconds after the deadline and stops reading a little
- * later.
- *
- * Docker closes an exec's stream at most about 2 s after its process exits
- * even when a detached process still holds the pipe, so a call never waits
- * for a daemon it started.
+ * sandbox.c: the one long-lived sandbox container: the handle and the
+ * container's lifecycle (volume, create, start); see sandbox.h. Running
+ * commands is sandbox_run.c, status for sandboxctl sandbox_status.c.
  */
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <unistd.h>
 #include <time.h>
+#include <unistd.h>
 
 #include <json-c/json.h>
 
 #include "config.h"
 #include "container_spec.h"
 #include "docker.h"
+#include "files.h"
 #include "js.h"
 #include "log.h"
-#include "output.h"
 #include "sandbox.h"
+#include "sandbox_int.h"
 #include "sandboxes.h"
 #include "sandbox_guard.h"
 
-#define RUN_DIR		"/run/code-sandbox"
-#define RUN_ID_MAX	64
-#define TIMEOUT_MAX	(30L * 86400)
-#define ARG_CHUNK	(96 * 1024)	/* < MAX_ARG_STRLEN (128 KiB) */
-#define BACKSTOP_KILL_MS 5000		/* after the deadline: kill from C */
-#define BACKSTOP_STOP_MS 15000		/* after the deadline: stop reading */
-#define SMALL_OUT_MAX	4096
-
-struct sandbox {
-	struct docker	*docker;
-	struct cspec	*spec;		/* what the container should be */
-	char		*image;
-	char		*container;
-	char		*volume;
-	long long	 memory_bytes;
-	long long	 nano_cpus;
-	long		 pids_limit;
-	long long	 shm_bytes;	/* /dev/shm (SANDBOX_SHM_SIZE) */
-	size_t		 max_output;
-};
-
-/*
- * oomc sets $o to the container's count of processes killed by the memory
- * limit (cgroup v2 memory.events, v1 memory.oom_control: "oom_kill N"),
- * empty when neither can be read. Builtins only: no fork.
- */
-#define OOM_COUNT \
-    "oomc() { o=; local f k v\n" \
-    "  for f in /sys/fs/cgroup/memory.events" \
-    " /sys/fs/cgroup/memory/memory.oom_control; do\n" \
-    "    [ -r \"$f\" ] || continue\n" \
-    "    while read -r k v; do [ \"$k\" = oom_kill ] && o=$v; done <\"$f\"\n" \
-    "    return; done; }\n"
-
-/*
- * The wrapper; $1 timeout seconds, $2 run id, $3... the command, split in
- * chunks when longer than one argument may be (then it runs from a file).
- * Keep it to bash builtins on the common path: each fork costs time.
- */
-static const char WRAPPER[] =
-    "d=" RUN_DIR " t=$1 id=$2\n"
-    "end=$((EPOCHSECONDS + t))\n"
-    OOM_COUNT
-    "oomc; o0=$o\n"
-    "[ -d \"$d\" ] || mkdir -p \"$d\" || exit 125\n"
-    "shift 2\n"
-    "if [ $# -gt 1 ]; then\n"
-    "  printf %s \"$@\" >\"$d/$id.sh\" || exit 125\n"
-    "  set -- bash \"$d/$id.sh\"\n"
-    "else\n"
-    "  set -- bash -c \"$1\"\n"
-    "fi\n"
-    /*
-     * The wrapper's own messages (job reports such as "[1]+ Exit 3") are
-     * dropped from before the job starts, or a quick command races them
-     * into its stderr; the command keeps the real stderr (fd 3).
-     */
-    "exec 3>&2 2>/dev/null\n"
-    "set -m\n"
-    "\"$@\" </dev/null 2>&3 3>&- &\n"
-    "p=$!\n"
-    "exec 3>&-\n"
-    "echo \"$p $o0\" >\"$d/$id\"\n"
-    "(sleep \"$t\"; : >\"$d/$id.timeout\"; kill -KILL -- \"-$p\")"
-    " </dev/null >/dev/null &\n"
-    "w=$!\n"
-    "wait \"$p\"; s=$?\n"
-    "kill -KILL -- \"-$w\"\n"
-    "rm -f \"$d/$id\" \"$d/$id.sh\"\n"
-    "if [ \"$s\" = 137 ]; then\n"
-    "  oomc; [ \"${o:-0}\" -gt \"${o0:-0}\" ] && : >\"$d/$id.oom\"\n"
-    "else\n"
-    "  rm -f \"$d/$id.timeout\" \"$d/$id.cancel\"\n"
-    "fi\n"
-    "if kill -0 -- \"-$p\"; then\n"
-    "  (while [ \"$EPOCHSECONDS\" -lt \"$end\" ] && kill -0 -- \"-$p\"\n"
-    "   do sleep 1; done\n"
-    "   kill -KILL -- \"-$p\") </dev/null >/dev/null &\n"
-    "fi\n"
-    "exit \"$s\"\n";
-
-/* Kill run $1's group, leaving marker $1.$2 first; 0 if it already ended. */
-static const char KILLER[] =
-    "d=" RUN_DIR "\n"
-    "read -r p _ <\"$d/$1\" 2>/dev/null || exit 0\n"
-    "case $p in ''|*[!0-9]*) exit 0;; esac\n"
-    ": >\"$d/$1.$2\"\n"
-    "kill -KILL -- \"-$p\" 2>/dev/null\n"
-    "exit 0\n";
-
-/*
- * Print and remove the markers of run $1. A pid file still there means the
- * wrapper itself was killed (the memory limit picks the largest process,
- * but not always the command): compare the OOM kill count with the one the
- * wrapper saw at the start.
- */
-static const char MARKERS[] =
-    "d=" RUN_DIR "\n"
-    OOM_COUNT
-    "if read -r p o0 <\"$d/$1\" 2>/dev/null; then\n"
-    "  oomc; [ \"${o:-0}\" -gt \"${o0:-0}\" ] && : >\"$d/$1.oom\"\n"
-    "  rm -f \"$d/$1\" \"$d/$1.sh\"\n"
-    "fi\n"
-    "for m in timeout cancel oom; do [ -e \"$d/$1.$m\" ] && echo \"$m\"; done\n"
-    "rm -f \"$d/$1.timeout\" \"$d/$1.cancel\" \"$d/$1.oom\" \"$d/$1.disk\"\n"
-    "exit 0\n";
-
-static const char *const EXEC_ENV[] = {
-	"HOME=/root", "LANG=C.UTF-8", "TERM=dumb", "PAGER=cat",
-	"GIT_PAGER=cat", "PYTHONUNBUFFERED=1",
-	"DEBIAN_FRONTEND=noninteractive",
-	/* PEP 668: as in the image (Dockerfile.local), for any image. */
-	"PIP_BREAK_SYSTEM_PACKAGES=1", NULL
-};
-
-static long long
-now_ms(void)
+long long
+sandbox_now_ms(void)
 {
 	struct timespec ts;
 
@@ -190,24 +44,24 @@ valid_name(const char *s)
 	    "0123456789_.-") == n;
 }
 
-/* A run id, interpolated into paths in the container: [A-Za-z0-9_-]{1,64}. */
-static bool
-valid_run_id(const char *s)
+bool
+sandbox_valid_run_id(const char *s)
 {
 	size_t n = strlen(s);
 
-	return n > 0 && n <= RUN_ID_MAX && strspn(s,
+	return n > 0 && n <= 64 && strspn(s,
 	    "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ"
 	    "0123456789_-") == n;
 }
 
-/* An exec id from the engine: hex digits only. */
-static bool
-valid_exec_id(const char *s)
+struct json_object *
+sandbox_str_array(const char *const *v)
 {
-	size_t n = s == NULL ? 0 : strlen(s);
+	struct json_object *a = json_object_new_array();
 
-	return n > 0 && n <= 128 && strspn(s, "0123456789abcdef") == n;
+	for (; a != NULL && *v != NULL; v++)
+		json_object_array_add(a, json_object_new_string(*v));
+	return a;
 }
 
 int
@@ -264,106 +118,94 @@ sandbox_close(struct sandbox *sb)
 	free(sb);
 }
 
-static int engine_vrequest(struct sandbox *, const char *,
-	    struct json_object *, long *, struct json_object **, struct error *,
-	    const char *, va_list) __attribute__((format(printf, 7, 0)));
-static int engine_request(struct sandbox *, const char *,
-	    struct json_object *, long *, struct json_object **, struct error *,
-	    const char *, ...) __attribute__((format(printf, 7, 8)));
-static int get_json(struct sandbox *, long *, struct json_object **,
-	    struct error *, const char *, ...)
-	    __attribute__((format(printf, 5, 6)));
-static int engine_error(struct error *, int, long, struct json_object *,
-	    const char *, ...) __attribute__((format(printf, 5, 6)));
-
-/*
- * method on the path made from fmt (the names in it are validated URL-safe)
- * with body, if not NULL. *status is the HTTP status, *resp the answer's
- * JSON body or NULL (the caller puts it). 0, or -1 when the path is too
- * long or the engine did not answer.
- */
-static int
-engine_vrequest(struct sandbox *sb, const char *method,
-    struct json_object *body, long *status, struct json_object **resp,
-    struct error *err, const char *fmt, va_list ap)
+struct docker *
+sandbox_docker(struct sandbox *sb)
 {
-	char	path[512];
-	int	n;
+	return sb->docker;
+}
 
-	*resp = NULL;
+bool
+sandbox_script_hung(const struct sandbox *sb)
+{
+	return sb->script_hung;
+}
+
+const char *
+sandbox_container(const struct sandbox *sb)
+{
+	return sb->container;
+}
+
+long
+sandbox_call(struct sandbox *sb, const char *method, struct json_object *body,
+    const long *ok, struct json_object **resp, const char *what,
+    struct error *err, const char *fmt, ...)
+{
+	struct json_object	*r = NULL;
+	va_list			 ap;
+	char			 path[512];
+	long			 status;
+	int			 n;
+
+	if (resp != NULL)
+		*resp = NULL;
+	va_start(ap, fmt);
 	n = vsnprintf(path, sizeof(path), fmt, ap);
+	va_end(ap);
 	if (n < 0 || (size_t)n >= sizeof(path))
 		return error_set(err, "Docker API path too long");
-	return docker_request(sb->docker, method, path, body, status, resp,
-	    err);
-}
-
-static int
-engine_request(struct sandbox *sb, const char *method,
-    struct json_object *body, long *status, struct json_object **resp,
-    struct error *err, const char *fmt, ...)
-{
-	va_list	ap;
-	int	rc;
-
-	va_start(ap, fmt);
-	rc = engine_vrequest(sb, method, body, status, resp, err, fmt, ap);
-	va_end(ap);
-	return rc;
-}
-
-/* GET a path as engine_request; the body in *resp only for a 200. */
-static int
-get_json(struct sandbox *sb, long *status, struct json_object **resp,
-    struct error *err, const char *fmt, ...)
-{
-	va_list	ap;
-	int	rc;
-
-	va_start(ap, fmt);
-	rc = engine_vrequest(sb, "GET", NULL, status, resp, err, fmt, ap);
-	va_end(ap);
-	if (rc == 0 && *status != 200) {
-		json_object_put(*resp);
-		*resp = NULL;
+	if (docker_request(sb->docker, method, path, body, &status, &r,
+	    err) == -1)
+		return -1;
+	for (; *ok != 0; ok++)
+		if (*ok == status)
+			break;
+	if (*ok == 0) {
+		error_status(err, status == 404 || status == 409 ?
+		    (int)status : 502, "%s (%s %s): HTTP %ld: %.200s", what,
+		    method, path, status, docker_message(r));
+		json_object_put(r);
+		return -1;
 	}
+	if (resp != NULL)
+		*resp = r;
+	else
+		json_object_put(r);
+	return status;
+}
+
+int
+sandbox_started_at(struct sandbox *sb, long long *when, bool *running,
+    struct error *err)
+{
+	static const long	 ok[] = { 200, 0 };
+	struct json_object	*resp = NULL, *state;
+	const char		*t;
+	int			 rc = -1;
+
+	*when = 0;
+	if (running != NULL)
+		*running = false;
+	if (sandbox_call(sb, "GET", NULL, ok, &resp, "cannot inspect the "
+	    "container", err, "/containers/%s/json", sb->container) == -1)
+		return -1;
+	state = js_get(resp, "State", json_type_object);
+	if (running != NULL)
+		js_bool(state, "Running", running);
+	t = js_str(state, "StartedAt");
+	if (t == NULL || files_parse_time(t, when) == -1)
+		error_status(err, 502, "the engine gave no valid StartedAt");
+	else
+		rc = 0;
+	json_object_put(resp);
 	return rc;
-}
-
-/*
- * An engine answer that is not the one expected: err says what failed
- * (from fmt), the HTTP status and the engine's message, with code as its
- * status hint. Returns -1.
- */
-static int
-engine_error(struct error *err, int code, long status,
-    struct json_object *resp, const char *fmt, ...)
-{
-	va_list	ap;
-	char	what[256];
-
-	va_start(ap, fmt);
-	vsnprintf(what, sizeof(what), fmt, ap);
-	va_end(ap);
-	return error_status(err, code, "%s: HTTP %ld: %.200s", what, status,
-	    docker_message(resp));
-}
-
-static struct json_object *
-str_array(const char *const *v)
-{
-	struct json_object *a = json_object_new_array();
-
-	for (; a != NULL && *v != NULL; v++)
-		json_object_array_add(a, json_object_new_string(*v));
-	return a;
 }
 
 static int
 volume_create(struct sandbox *sb, struct error *err)
 {
-	struct json_object	*body, *labels, *resp = NULL;
-	long			 status;
+	static const long	 ok[] = { 200, 201, 0 };
+	struct json_object	*body, *labels;
 	int			 rc = -1;
 
 	body = json_object_new_object();
@@ -371,19 +213,13 @@ volume_create(struct sandbox *sb, struct error *err)
 	js_set_str(labels, "code-sandbox", "data");
 	js_set_str(body, "Name", sb->volume);
 	js_set(body, "Labels", labels);
-	if (engine_request(sb, "POST", body, &status, &resp, err,
-	    "/volumes/create") == -1)
-		goto out;
 	/* 201 also when the volume exists: the call is idempotent. */
-	if (status != 200 && status != 201) {
-		engine_error(err, 502, status, resp,
-		    "cannot create the Docker volume %s", sb->volume);
+	if (sandbox_call(sb, "POST", body, ok, NULL, "cannot create the "
+	    "Docker volume", err, "/volumes/create") == -1)
 		goto out;
-	}
 	rc = 0;
 out:
 	json_object_put(body);
-	json_object_put(resp);
 	return rc;
 }
 
@@ -393,6 +229,7 @@ container_create(struct sandbox *sb, struct error *err)
 {
 	static const char *const cmd[] = { "sleep", "infinity", NULL };
 	static const char *const secopt[] = { "no-new-privileges", NULL };
+	static const long	 ok[] = { 201, 404, 409, 0 };
 	struct json_object	*body, *host, *mounts, *mount, *restart, *labels;
 	struct json_object	*resp = NULL;
 	long			 status;
@@ -400,7 +237,7 @@ container_create(struct sandbox *sb, struct error *err)
 
 	body = json_object_new_object();
 	js_set_str(body, "Image", sb->image);
-	js_set(body, "Cmd", str_array(cmd));
+	js_set(body, "Cmd", sandbox_str_array(cmd));
 	js_set_str(body, "WorkingDir", "/sandbox");
 	labels = json_object_new_object();
 	js_set_str(labels, "code-sandbox", "sandbox");
@@ -421,7 +258,7 @@ container_create(struct sandbox *sb, struct error *err)
 	/* Headless Chromium needs more than Docker's 64 MB default. */
 	js_set_int(host, "ShmSize", sb->shm_bytes);
 	js_set_bool(host, "Privileged", false);
-	js_set(host, "SecurityOpt", str_array(secopt));
+	js_set(host, "SecurityOpt", sandbox_str_array(secopt));
 	restart = json_object_new_object();
 	js_set_str(restart, "Name", "unless-stopped");
 	js_set(host, "RestartPolicy", restart);
@@ -429,8 +266,9 @@ container_create(struct sandbox *sb, struct error *err)
 	js_set(body, "HostConfig", host);
 	cspec_fill_create(sb->spec, body);
 
-	if (engine_request(sb, "POST", body, &status, &resp, err,
-	    "/containers/create?name=%s", sb->container) == -1)
+	if ((status = sandbox_call(sb, "POST", body, ok, &resp, "cannot create "
+	    "the container", err, "/containers/create?name=%s",
+	    sb->container)) == -1)
 		goto out;
 	switch (status) {
 	case 201:
@@ -450,48 +288,37 @@ container_create(struct sandbox *sb, struct error *err)
 		error_status(err, 503, "the sandbox image %s is missing: build it "
 		    "with containers/build-image.sh (or make run)", sb->image);
 		goto out;
-	default:
-		engine_error(err, 502, status, resp,
-		    "cannot create container %s", sb->container);
-		goto out;
 	}
 	rc = 0;
 out:
-	json_object_put(body);
 	json_object_put(resp);
+	json_object_put(body);
 	return rc;
 }
 
 static int
 container_start(struct sandbox *sb, bool paused, struct error *err)
 {
-	struct json_object	*resp = NULL;
+	/* 204 started, 304 already running; unpause answers 200 or 204. */
+	static const long	 start_ok[] = { 204, 304, 0 };
+	static const long	 unpause_ok[] = { 200, 204, 304, 0 };
 	long			 status;
-	int			 rc = -1;
 
-	if (engine_request(sb, "POST", NULL, &status, &resp, err,
-	    "/containers/%s/%s", sb->container,
-	    paused ? "unpause" : "start") == -1)
-		goto out;
-	/* 204 started, 304 already running. */
-	if (status != 204 && status != 304 && !(paused && status == 200)) {
-		engine_error(err, status == 404 || status == 409 ? (int)status :
-		    502, status, resp, "cannot %s container %s",
-		    paused ? "unpause" : "start", sb->container);
-		goto out;
-	}
+	if ((status = sandbox_call(sb, "POST", NULL, paused ? unpause_ok :
+	    start_ok, NULL, paused ? "cannot unpause the container" :
+	    "cannot start the container", err, "/containers/%s/%s",
+	    sb->container, paused ? "unpause" : "start")) == -1)
+		return -1;
 	if (status == 204)
 		log_info("%s container %s", paused ? "unpaused" : "started",
 		    sb->container);
-	rc = 0;
-out:
-	json_object_put(resp);
-	return rc;
+	return 0;
 }
 
 static int
 ensure_once(struct sandbox *sb, struct error *err)
 {
+	static const long	 ok[] = { 200, 404, 0 };
 	struct json_object	*resp = NULL, *state;
 	long			 status;
 	bool			 running = false, paused = false;
@@ -499,23 +326,19 @@ ensure_once(struct sandbox *sb, struct error *err)
 
 	if (volume_create(sb, err) == -1)
 		goto out;
-	if (engine_request(sb, "GET", NULL, &status, &resp, err,
-	    "/containers/%s/json", sb->container) == -1)
+	if ((status = sandbox_call(sb, "GET", NULL, ok, &resp, "cannot inspect "
+	    "the container", err, "/containers/%s/json", sb->container)) == -1)
 		goto out;
 	if (status == 404) {
 		if (container_create(sb, err) == -1)
 			goto out;
-	} else if (status == 200) {
+	} else {
 		/* A weaker container is never started (sandbox_guard.h). */
 		if (guard_refuses(sb->spec, resp, err))
 			goto out;
 		state = js_get(resp, "State", json_type_object);
 		js_bool(state, "Running", &running);
 		js_bool(state, "Paused", &paused);
-	} else {
-		engine_error(err, 502, status, resp,
-		    "cannot inspect container %s", sb->container);
-		goto out;
 	}
 	if (running && !paused)
 		rc = 0;
@@ -548,648 +371,9 @@ sandbox_ensure(struct sandbox *sb, struct error *err)
 	}
 }
 
-/* POST /containers/NAME/exec; *id is malloc'd. err->status 404/409 too. */
-static int
-exec_create(struct sandbox *sb, struct json_object *cmd, bool with_env,
-    char **id, struct error *err)
-{
-	struct json_object	*body, *resp = NULL;
-	const char		*s;
-	long			 status;
-	int			 rc = -1;
-
-	*id = NULL;
-	body = json_object_new_object();
-	js_set_bool(body, "AttachStdin", false);
-	js_set_bool(body, "AttachStdout", true);
-	js_set_bool(body, "AttachStderr", true);
-	js_set_bool(body, "Tty", false);
-	js_set(body, "Cmd", json_object_get(cmd));
-	js_set_str(body, "WorkingDir", "/sandbox");
-	if (with_env)
-		js_set(body, "Env", str_array(EXEC_ENV));
-	if (engine_request(sb, "POST", body, &status, &resp, err,
-	    "/containers/%s/exec", sb->container) == -1)
-		goto out;
-	if (status == 404 || status == 409) {
-		/* No such container, or it is stopped, paused, restarting. */
-		error_status(err, (int)status, "container %s: %.200s",
-		    sb->container, docker_message(resp));
-		goto out;
-	}
-	if (status != 201) {
-		engine_error(err, 502, status, resp,
-		    "cannot create an exec in container %s", sb->container);
-		goto out;
-	}
-	if (!valid_exec_id(s = js_str(resp, "Id"))) {
-		error_status(err, 502, "Docker engine answered exec create "
-		    "without a valid Id");
-		goto out;
-	}
-	if ((*id = strdup(s)) == NULL) {
-		error_set(err, "out of memory");
-		goto out;
-	}
-	rc = 0;
-out:
-	json_object_put(body);
-	json_object_put(resp);
-	return rc;
-}
-
-/* GET /exec/ID/json: whether it runs and its exit code. */
-static int
-exec_inspect(struct sandbox *sb, const char *id, bool *running,
-    int *exit_code, struct error *err)
-{
-	struct json_object	*resp = NULL;
-	long			 status;
-	long long		 code;
-	int			 rc = -1;
-
-	*running = false;
-	*exit_code = -1;
-	if (engine_request(sb, "GET", NULL, &status, &resp, err,
-	    "/exec/%s/json", id) == -1)
-		goto out;
-	if (status != 200) {
-		engine_error(err, 502, status, resp, "cannot inspect exec");
-		goto out;
-	}
-	js_bool(resp, "Running", running);
-	if (!*running && js_int(resp, "ExitCode", &code) == 0 &&
-	    code >= 0 && code <= 255)
-		*exit_code = (int)code;
-	rc = 0;
-out:
-	json_object_put(resp);
-	return rc;
-}
-
-/*
- * The exit code once the engine has recorded it: the stream can end a
- * moment before the exit is processed, so ask again for up to two seconds.
- */
-static int
-exec_wait_exit(struct sandbox *sb, const char *id, int *exit_code,
-    struct error *err)
-{
-	struct timespec	 pause = { 0, 5 * 1000000 };
-	long long	 until = now_ms() + 2000;
-	bool		 running;
-
-	for (;;) {
-		if (exec_inspect(sb, id, &running, exit_code, err) == -1)
-			return -1;
-		if (!running)
-			return 0;
-		if (now_ms() >= until)
-			break;
-		nanosleep(&pause, NULL);
-		if (pause.tv_nsec < 80 * 1000000)
-			pause.tv_nsec *= 2;
-	}
-	*exit_code = -1;
-	return 0;
-}
-
-/* Output of a small helper exec, kept in a fixed buffer. */
-struct small_out {
-	char	buf[SMALL_OUT_MAX];
-	size_t	len;
-};
-
-static void
-small_output(void *arg, int stream, const char *buf, size_t len)
-{
-	struct small_out *o = arg;
-	size_t n;
-
-	if (stream != 1)
-		return;
-	n = sizeof(o->buf) - 1 - o->len;
-	if (n > len)
-		n = len;
-	memcpy(o->buf + o->len, buf, n);
-	o->len += n;
-	o->buf[o->len] = '\0';
-}
-
-/*
- * Run bash -c script with args in the container, reporting output to cb.
- * -1 with err->status 404/409 when the container does not run.
- */
-static int
-run_script(struct sandbox *sb, const char *script, const char *const args[],
-    const struct docker_exec_cb *cb, bool *stopped, int *exit_code,
-    struct error *err)
-{
-	struct json_object	*cmd;
-	char			*id = NULL;
-	int			 rc = -1;
-
-	*exit_code = -1;
-	*stopped = false;
-	cmd = json_object_new_array();
-	json_object_array_add(cmd, json_object_new_string("bash"));
-	json_object_array_add(cmd, json_object_new_string("-c"));
-	json_object_array_add(cmd, json_object_new_string(script));
-	json_object_array_add(cmd, json_object_new_string("code-sandbox"));
-	for (; *args != NULL; args++)
-		json_object_array_add(cmd, json_object_new_string(*args));
-	if (exec_create(sb, cmd, false, &id, err) == -1)
-		goto out;
-	if (docker_exec_start(sb->docker, id, cb, stopped, err) == -1)
-		goto out;
-	if (!*stopped && exec_wait_exit(sb, id, exit_code, err) == -1)
-		goto out;
-	rc = 0;
-out:
-	json_object_put(cmd);
-	free(id);
-	return rc;
-}
-
-/* run_script collecting stdout in o (cut at its size). */
-static int
-run_helper(struct sandbox *sb, const char *script, const char *const args[],
-    struct small_out *o, int *exit_code, struct error *err)
-{
-	struct docker_exec_cb	 cb = { small_output, NULL, o };
-	bool			 stopped;
-
-	o->len = 0;
-	o->buf[0] = '\0';
-	return run_script(sb, script, args, &cb, &stopped, exit_code, err);
-}
-
-/* Output of sandbox_script: stdout into the caller's buffer. */
-struct script_out {
-	char		*buf;
-	size_t		 len, size;
-	bool		 cut;
-	bool		(*cancel)(void *);
-	void		*arg;
-};
-
-static void
-script_output(void *arg, int stream, const char *buf, size_t len)
-{
-	struct script_out	*o = arg;
-	size_t			 n;
-
-	if (stream != 1)
-		return;
-	n = o->size - 1 - o->len;
-	if (n > len)
-		n = len;
-	else if (n < len)
-		o->cut = true;
-	memcpy(o->buf + o->len, buf, n);
-	o->len += n;
-	o->buf[o->len] = '\0';
-}
-
-static int
-script_tick(void *arg)
-{
-	struct script_out *o = arg;
-
-	return o->cancel != NULL && o->cancel(o->arg);
-}
-
-int
-sandbox_script(struct sandbox *sb, const char *script, const char *const args[],
-    char *out, size_t outsz, bool (*cancel)(void *), void *arg,
-    int *exit_code, struct error *err)
-{
-	struct script_out	 o = { out, 0, outsz, false, cancel, arg };
-	struct docker_exec_cb	 cb = { script_output, script_tick, &o };
-	bool			 stopped;
-
-	*exit_code = -1;
-	if (outsz < 2)
-		return error_set(err, "sandbox_script: output buffer too small");
-	out[0] = '\0';
-	if (run_script(sb, script, args, &cb, &stopped, exit_code, err) == -1)
-		return -1;
-	if (stopped)
-		return error_set(err, "stopped before the script ended");
-	if (o.cut)
-		log_warn("sandbox script output cut at %zu bytes", outsz - 1);
-	return 0;
-}
-
-int
-sandbox_script_stream(struct sandbox *sb, const char *script,
-    const char *const args[], const struct docker_exec_cb *cb, bool *stopped,
-    int *exit_code, struct error *err)
-{
-	return run_script(sb, script, args, cb, stopped, exit_code, err);
-}
-
-/* Kill run_id's group, leaving marker "cancel" or "timeout". */
-static int
-kill_run(struct sandbox *sb, const char *run_id, const char *marker,
-    struct error *err)
-{
-	const char *const	 args[] = { run_id, marker, NULL };
-	struct small_out	 o;
-	struct error		 e;
-	int			 code;
-
-	if (run_helper(sb, KILLER, args, &o, &code, &e) == -1) {
-		/* No container running: nothing of the run can be alive. */
-		if (e.status == 404 || e.status == 409)
-			return 0;
-		return error_status(err, e.status, "%s", e.msg);
-	}
-	if (code != 0)
-		return error_set(err, "the kill helper failed with status %d", code);
-	return 0;
-}
 
 int
 sandbox_recreate(struct sandbox *sb, struct error *err)
 {
 	return guard_recreate(sb, sb->docker, sb->spec, err);
-}
-
-int
-sandbox_kill(struct sandbox *sb, const char *run_id, struct error *err)
-{
-	if (run_id == NULL || !valid_run_id(run_id))
-		return error_set(err, "invalid run id");
-	return kill_run(sb, run_id, "cancel", err);
-}
-
-/* State of one sandbox_exec while its stream is read. */
-struct run {
-	struct sandbox			*sb;
-	const struct exec_observer	*obs;
-	const char			*run_id;
-	struct capture			*out, *err;
-	long long			 start_ms;
-	long long			 deadline_ms;	/* start + timeout */
-	bool				 backstop_killed;
-	bool				 backstop_stopped;
-	bool				 detached;
-	bool				 disk_stopped;	/* by the disk watchdog */
-	char				 disk_why[300];
-};
-
-static void
-run_output(void *arg, int stream, const char *buf, size_t len)
-{
-	struct run *r = arg;
-
-	capture_add(stream == 2 ? r->err : r->out, buf, len);
-	if (r->obs != NULL && r->obs->output != NULL)
-		r->obs->output(r->obs->arg, stream, buf, len);
-}
-
-static int
-run_tick(void *arg)
-{
-	struct run	*r = arg;
-	struct error	 e;
-	long long	 late = now_ms() - r->deadline_ms;
-
-	if (r->obs != NULL && r->obs->tick != NULL &&
-	    r->obs->tick(r->obs->arg) != 0) {
-		r->detached = true;
-		return 1;
-	}
-	if (!r->disk_stopped && guard_during_exec(r->sb, r->sb->docker,
-	    r->sb->spec, r->disk_why, sizeof(r->disk_why)) == 1) {
-		r->disk_stopped = true;
-		log_warn("run %s: stopping it: %s", r->run_id, r->disk_why);
-		if (kill_run(r->sb, r->run_id, "disk", &e) == -1)
-			log_warn("run %s: %s", r->run_id, e.msg);
-	}
-	/* Backstop only: the wrapper's watchdog normally ends the command. */
-	if (late >= BACKSTOP_KILL_MS && !r->backstop_killed) {
-		r->backstop_killed = true;
-		log_warn("run %s still running %lld ms after its deadline; "
-		    "killing it from outside", r->run_id, late);
-		if (kill_run(r->sb, r->run_id, "timeout", &e) == -1)
-			log_warn("run %s: %s", r->run_id, e.msg);
-	}
-	if (late >= BACKSTOP_STOP_MS) {
-		log_warn("run %s: output stream still open %lld ms after the "
-		    "deadline; no longer reading it", r->run_id, late);
-		r->backstop_stopped = true;
-		return 1;
-	}
-	return 0;
-}
-
-/* Cmd for the wrapper, the command split in chunks on character boundaries. */
-static struct json_object *
-wrapper_cmd(const char *command, long timeout_s, const char *run_id)
-{
-	struct json_object	*cmd;
-	char			 t[32];
-	size_t			 len = strlen(command), n;
-
-	snprintf(t, sizeof(t), "%ld", timeout_s);
-	if ((cmd = json_object_new_array()) == NULL)
-		return NULL;
-	json_object_array_add(cmd, json_object_new_string("bash"));
-	json_object_array_add(cmd, json_object_new_string("-c"));
-	json_object_array_add(cmd, json_object_new_string(WRAPPER));
-	json_object_array_add(cmd, json_object_new_string("code-sandbox"));
-	json_object_array_add(cmd, json_object_new_string(t));
-	json_object_array_add(cmd, json_object_new_string(run_id));
-	do {
-		n = len;
-		if (n > ARG_CHUNK) {
-			n = ARG_CHUNK;
-			/* Never split a UTF-8 character: JSON needs whole ones. */
-			while (n > 0 && ((unsigned char)command[n] & 0xc0) == 0x80)
-				n--;
-			if (n == 0)
-				n = ARG_CHUNK;
-		}
-		json_object_array_add(cmd, json_object_new_string_len(command,
-		    (int)n));
-		command += n;
-		len -= n;
-	} while (len > 0);
-	return cmd;
-}
-
-static int
-stream_fill(struct exec_stream *s, const struct capture *c)
-{
-	if ((s->text = capture_text(c, &s->len, &s->cut)) == NULL)
-		return -1;
-	s->total = capture_total(c);
-	return 0;
-}
-
-int
-sandbox_exec(struct sandbox *sb, const char *command, long timeout_s,
-    const char *run_id, const struct exec_observer *obs,
-    struct exec_result *res, struct error *err)
-{
-	struct docker_exec_cb	 cb = { run_output, run_tick, NULL };
-	const char *const	 margs[] = { run_id, NULL };
-	struct small_out	 marks;
-	struct json_object	*cmd = NULL;
-	struct run		 r;
-	struct error		 local;
-	char			*id = NULL;
-	bool			 stopped = false;
-	int			 attempt, code, rc = -1;
-
-	if (err == NULL)
-		err = &local;
-	memset(res, 0, sizeof(*res));
-	res->exit_code = -1;
-	memset(&r, 0, sizeof(r));
-	if (command == NULL || strlen(command) > 1024 * 1024)
-		return error_set(err, "command missing or longer than 1 MiB");
-	if (run_id == NULL || !valid_run_id(run_id))
-		return error_set(err, "invalid run id");
-	if (timeout_s < 1 || timeout_s > TIMEOUT_MAX)
-		return error_set(err, "timeout must be 1 to %ld seconds",
-		    TIMEOUT_MAX);
-	r.sb = sb;
-	r.obs = obs;
-	r.run_id = run_id;
-	cb.arg = &r;
-	if (guard_before_exec(sb, sb->docker, sb->spec, &res->notice,
-	    err) == -1)
-		goto out;
-	if ((r.out = capture_new(sb->max_output)) == NULL ||
-	    (r.err = capture_new(sb->max_output)) == NULL ||
-	    (cmd = wrapper_cmd(command, timeout_s, run_id)) == NULL) {
-		error_set(err, "out of memory");
-		goto out;
-	}
-
-	/*
-	 * A missing or stopped container shows as 404 or 409 on exec create
-	 * or start, before the command ran: repair it and try once more.
-	 */
-	for (attempt = 0; ; attempt++) {
-		free(id);
-		id = NULL;
-		if (exec_create(sb, cmd, true, &id, err) == 0) {
-			r.start_ms = now_ms();
-			r.deadline_ms = r.start_ms + timeout_s * 1000;
-			if (docker_exec_start(sb->docker, id, &cb, &stopped,
-			    err) == 0)
-				break;
-		}
-		if (attempt > 0 || (err->status != 404 && err->status != 409) ||
-		    capture_total(r.out) + capture_total(r.err) > 0)
-			goto out;
-		log_info("container %s not running (%s); ensuring it",
-		    sb->container, err->msg);
-		if (sandbox_ensure(sb, err) == -1)
-			goto out;
-	}
-	res->duration_ms = now_ms() - r.start_ms;
-	if (r.detached) {
-		/* Still running in the container; its end is not ours to see. */
-		res->detached = true;
-		goto fill;
-	}
-
-	/* The command ran: an engine hiccup now only loses the exit code. */
-	if (exec_wait_exit(sb, id, &res->exit_code, &local) == -1)
-		log_warn("run %s: exit code unknown: %s", run_id, local.msg);
-	if (r.backstop_killed || r.backstop_stopped)
-		res->timed_out = true;
-	if (res->exit_code == 137) {
-		/* Killed: find out by whom, and clean up the markers. */
-		if (run_helper(sb, MARKERS, margs, &marks, &code, NULL) == 0) {
-			if (strstr(marks.buf, "timeout\n") != NULL)
-				res->timed_out = true;
-			if (strstr(marks.buf, "cancel\n") != NULL)
-				res->killed = true;
-			if (strstr(marks.buf, "oom\n") != NULL)
-				res->oom_killed = true;
-		} else if (res->duration_ms >= timeout_s * 1000)
-			res->timed_out = true;
-	}
-fill:
-	if (stream_fill(&res->out, r.out) == -1 ||
-	    stream_fill(&res->err, r.err) == -1) {
-		error_set(err, "out of memory");
-		exec_result_free(res);
-		res->exit_code = -1;
-		goto out;
-	}
-	if (r.disk_stopped) {
-		res->disk_stopped = true;
-		free(res->notice);
-		if (asprintf(&res->notice, "Stopped: %s.", r.disk_why) == -1)
-			res->notice = NULL;
-	} else if (res->notice == NULL)
-		res->notice = guard_after_exec(sb->spec, res->out.text,
-		    res->err.text);
-	rc = 0;
-out:
-	json_object_put(cmd);
-	capture_free(r.out);
-	capture_free(r.err);
-	free(id);
-	return rc;
-}
-
-void
-exec_result_free(struct exec_result *res)
-{
-	if (res == NULL)
-		return;
-	free(res->out.text);
-	free(res->err.text);
-	free(res->notice);
-	res->notice = NULL;
-	res->out.text = res->err.text = NULL;
-	res->out.len = res->err.len = 0;
-}
-
-/* Volume usage: bytes used under /sandbox (du, one file system), then the
- * file system's available and total bytes (df). */
-static const char USAGE[] =
-    "set -- $(du -sx -B1 /sandbox 2>/dev/null); u=$1\n"
-    "set -- $(df -P -B1 /sandbox 2>/dev/null | tail -n 1)\n"
-    "echo \"${u:--1} ${4:--1} ${2:--1}\"\n";
-
-static long long
-parse_count(const char **p)
-{
-	char		*end;
-	long long	 v;
-
-	while (**p == ' ')
-		(*p)++;
-	v = strtoll(*p, &end, 10);
-	if (end == *p)
-		return -1;
-	*p = end;
-	return v;
-}
-
-static void
-copy_member(struct json_object *to, const char *key, struct json_object *from,
-    const char *fkey)
-{
-	struct json_object *v;
-
-	if (from != NULL && json_object_object_get_ex(from, fkey, &v))
-		js_set(to, key, json_object_get(v));
-}
-
-int
-sandbox_status(struct sandbox *sb, struct json_object **out, struct error *err)
-{
-	struct json_object	*st, *engine, *image, *cont, *vol, *resp = NULL;
-	struct json_object	*state, *host;
-	const char *const	 noargs[] = { NULL };
-	char			 usage[128];
-	const char		*p;
-	struct error		 e;
-	long			 status;
-	int			 code;
-	bool			 running = false;
-
-	*out = NULL;
-	if ((st = json_object_new_object()) == NULL)
-		return error_set(err, "out of memory");
-	engine = json_object_new_object();
-	image = json_object_new_object();
-	cont = json_object_new_object();
-	vol = json_object_new_object();
-	js_set(st, "engine", engine);
-	js_set(st, "image", image);
-	js_set(st, "container", cont);
-	js_set(st, "volume", vol);
-
-	js_set_str(engine, "host", docker_host(sb->docker));
-	if (get_json(sb, &status, &resp, &e, "/version") == -1) {
-		js_set_bool(engine, "reachable", false);
-		js_set_str(engine, "error", e.msg);
-		*out = st;
-		return 0;
-	}
-	js_set_bool(engine, "reachable", true);
-	copy_member(engine, "version", resp, "Version");
-	copy_member(engine, "api_version", resp, "ApiVersion");
-	copy_member(engine, "os", resp, "Os");
-	copy_member(engine, "kernel", resp, "KernelVersion");
-	json_object_put(resp);
-
-	js_set_str(image, "name", sb->image);
-	if (get_json(sb, &status, &resp, err, "/images/%s/json",
-	    sb->image) == -1)
-		goto fail;
-	js_set_bool(image, "present", resp != NULL);
-	copy_member(image, "id", resp, "Id");
-	copy_member(image, "created", resp, "Created");
-	copy_member(image, "size", resp, "Size");
-	json_object_put(resp);
-
-	js_set_str(cont, "name", sb->container);
-	if (get_json(sb, &status, &resp, err, "/containers/%s/json",
-	    sb->container) == -1)
-		goto fail;
-	js_set_bool(cont, "exists", resp != NULL);
-	if (resp != NULL) {
-		state = js_get(resp, "State", json_type_object);
-		host = js_get(resp, "HostConfig", json_type_object);
-		js_bool(state, "Running", &running);
-		copy_member(cont, "id", resp, "Id");
-		copy_member(cont, "image", js_get(resp, "Config",
-		    json_type_object), "Image");
-		copy_member(cont, "state", state, "Status");
-		copy_member(cont, "running", state, "Running");
-		copy_member(cont, "started_at", state, "StartedAt");
-		copy_member(cont, "finished_at", state, "FinishedAt");
-		copy_member(cont, "oom_killed", state, "OOMKilled");
-		copy_member(cont, "exit_code", state, "ExitCode");
-		copy_member(cont, "restart_count", resp, "RestartCount");
-		copy_member(cont, "memory", host, "Memory");
-		copy_member(cont, "nano_cpus", host, "NanoCpus");
-		copy_member(cont, "pids_limit", host, "PidsLimit");
-		copy_member(cont, "shm_size", host, "ShmSize");
-	}
-	json_object_put(resp);
-	resp = NULL;
-
-	js_set_str(vol, "name", sb->volume);
-	if (get_json(sb, &status, &resp, err, "/volumes/%s",
-	    sb->volume) == -1)
-		goto fail;
-	js_set_bool(vol, "exists", resp != NULL);
-	copy_member(vol, "created", resp, "CreatedAt");
-	json_object_put(resp);
-	resp = NULL;
-	if (running && sandbox_script(sb, USAGE, noargs, usage, sizeof(usage),
-	    NULL, NULL, &code, &e) == 0 && code == 0) {
-		long long used, avail, total;
-
-		p = usage;
-		used = parse_count(&p);
-		avail = parse_count(&p);
-		total = parse_count(&p);
-		if (used >= 0)
-			js_set_int(vol, "used_bytes", used);
-		if (avail >= 0)
-			js_set_int(vol, "fs_available_bytes", avail);
-		if (total >= 0)
-			js_set_int(vol, "fs_size_bytes", total);
-	}
-	guard_status(sb, sb->docker, sb->spec, st);
-	*out = st;
-	return 0;
-fail:
-	json_object_put(resp);
-	json_object_put(st);
-	return -1;
 }

@@ -46,8 +46,12 @@ struct exec_stream {
 struct exec_result {
 	struct exec_stream	 out, err;
 	int			 exit_code;	/* -1 when unknown */
-	bool			 timed_out;	/* killed at the deadline */
-	bool			 killed;	/* killed by sandbox_kill (cancelled) */
+	bool			 timed_out;	/* killed, and the server's deadline had passed */
+	/*
+	 * Killed by sandbox_kill (cancelled): never set by sandbox_exec; the
+	 * caller decides it from its own record (runs_cancel_requested).
+	 */
+	bool			 killed;
 	bool			 detached;	/* stopped reading; it may still run */
 	/*
 	 * Ended by SIGKILL (137) while the container's count of processes
@@ -59,6 +63,15 @@ struct exec_result {
 	/* A note for the model (recreated container, full disk), or NULL. */
 	char			*notice;
 	long long		 duration_ms;
+	/*
+	 * Ran under the supervisor: its record stays in the container, so a
+	 * detached run can still be collected (sandbox_collect).
+	 */
+	bool			 supervised;
+	/* Detached because the engine connection broke mid-command. */
+	bool			 engine_lost;
+	/* Ended because the container stopped or restarted under it. */
+	bool			 with_container;
 };
 
 /*
@@ -69,6 +82,22 @@ struct exec_result {
 int	sandbox_open(const struct config *, const char *owner, struct sandbox **,
 	    struct error *);
 void	sandbox_close(struct sandbox *);
+
+/*
+ * The handle's engine client and the container's name: the one door to the
+ * engine for file access (files.h) and /dl, so a request opens one client.
+ */
+struct docker	*sandbox_docker(struct sandbox *);
+const char	*sandbox_container(const struct sandbox *);
+
+/*
+ * When the container last started (unix seconds, the engine's clock; a
+ * run that started before it died with the container) and whether it runs
+ * now (running may be NULL). 0, or -1 (err status 404 when there is no
+ * container).
+ */
+int	sandbox_started_at(struct sandbox *, long long *when, bool *running,
+	    struct error *);
 
 /* Volume and container exist and run. 0, or -1 with a message for a person. */
 int	sandbox_ensure(struct sandbox *, struct error *);
@@ -86,17 +115,45 @@ int	sandbox_exec(struct sandbox *, const char *command, long timeout_s,
 	    struct exec_result *res, struct error *);
 void	exec_result_free(struct exec_result *);
 
+enum sandbox_collect {
+	SANDBOX_RUNNING = 0,	/* its supervisor still runs it */
+	SANDBOX_DONE = 1,	/* *res filled from the record */
+	SANDBOX_LOST = 2,	/* no record: its supervisor ended without one
+				   (killed, the container restarted), or it
+				   never ran under a supervisor */
+};
+
+/*
+ * Collect run_id from the supervisor's record in the container, whichever
+ * process started it. On SANDBOX_DONE, *res is as sandbox_exec fills it
+ * (timed_out when killed after running timeout_s seconds by the record;
+ * killed never set); free it with exec_result_free. -1 when it cannot be
+ * known now (engine unreachable, no supervisor in this process).
+ */
+int	sandbox_collect(struct sandbox *, const char *run_id, long timeout_s,
+	    struct exec_result *res, struct error *err);
+
 /*
  * Run `bash -c script code-sandbox args...` in the running container (no
- * wrapper, no deadline, the container is not started or created) and put
- * its stdout, cut to outsz - 1 bytes, NUL-terminated, in out. cancel (may
- * be NULL) is asked about once a second; true stops reading (the script
- * goes on in the container). Returns 0 with *exit_code set, or -1
+ * wrapper; the container is not started or created) and put its stdout,
+ * cut to outsz - 1 bytes, NUL-terminated, in out. cancel (may be NULL) is
+ * asked about once a second; true stops reading (the script goes on in the
+ * container), as does the deadline, deadline_s seconds after the start
+ * (then -1 with err->status 504: a hostile container is reported, not
+ * suffered). Returns 0 with *exit_code set, or -1
  * (err->status 404/409 when the container is missing or not running).
  */
 int	sandbox_script(struct sandbox *, const char *script,
 	    const char *const args[], char *out, size_t outsz,
-	    bool (*cancel)(void *), void *arg, int *exit_code, struct error *);
+	    bool (*cancel)(void *), void *arg, long deadline_s, int *exit_code,
+	    struct error *);
+
+/*
+ * Whether a script or helper of this handle passed its deadline (a bash
+ * that hangs): later checks through bash on the same handle are skipped
+ * rather than suffered again (sandbox_guard.h).
+ */
+bool	sandbox_script_hung(const struct sandbox *);
 
 /*
  * The same, passing stdout and stderr to cb as they arrive (cb->output:

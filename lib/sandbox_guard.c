@@ -26,6 +26,13 @@
 #define DISK_RUN_EVERY_MS	5000	/* while a command runs */
 #define LAYER_EVERY_MS		60000
 #define LAYER_RUN_EVERY_MS	30000
+/*
+ * The canary and a disk sample run through the container's bash, which the
+ * model may have replaced by one that hangs: each has this deadline, and
+ * after one passed it the handle runs no more of them (sandbox_script_hung):
+ * the last verdicts stand, and a hang costs a call at most this once.
+ */
+#define SCRIPT_DEADLINE_S	6
 #define SLOW_FACTOR		50	/* a sample taking t waits >= 50 t */
 #define RECREATE_NOTICE \
 	"Note: the sandbox container was recreated for this version of the " \
@@ -46,7 +53,7 @@ static const char DISK_SCRIPT[] =
 
 /* Shared by the threads of the process; see the header. */
 static pthread_mutex_t	 mu = PTHREAD_MUTEX_INITIALIZER;
-static pthread_mutex_t	 canary_mu = PTHREAD_MUTEX_INITIALIZER; /* one probe at a time */
+static pthread_mutex_t	 canary_mu = PTHREAD_MUTEX_INITIALIZER; /* one canary at a time */
 static struct {
 	char		 key[192];	/* container Id and StartedAt */
 	long long	 canary_at;	/* monotonic ms; 0: not yet */
@@ -207,8 +214,13 @@ run_canary(struct sandbox *sb, const struct cspec *cs, struct json_object *c,
 	args[0] = netpolicy_name(cspec_egress(cs));
 	args[1] = gw;
 	args[2] = NULL;
+	if (sandbox_script_hung(sb)) {
+		snprintf(detail, n, "the canary could not run: a script in the "
+		    "sandbox did not finish (is /bin/bash intact?)");
+		return -1;
+	}
 	if (sandbox_script(sb, NETPOLICY_CANARY, args, out, sizeof(out), NULL,
-	    NULL, &code, &e) == -1) {
+	    NULL, SCRIPT_DEADLINE_S, &code, &e) == -1) {
 		snprintf(detail, n, "the canary could not run: %.150s", e.msg);
 		return -1;
 	}
@@ -228,10 +240,12 @@ sample_disk(struct sandbox *sb, const struct cspec *cs, bool *watch,
 	int		 code;
 	long long	 lim = cspec_disk_limit(cs);
 
+	if (sandbox_script_hung(sb))
+		return -1;
 	/* A fixed-size image of the limit shows a little less than it. */
 	snprintf(max, sizeof(max), "%lld", lim + lim / 20 + (16LL << 20));
 	if (sandbox_script(sb, DISK_SCRIPT, args, out, sizeof(out), NULL, NULL,
-	    &code, &e) == -1 || code != 0)
+	    SCRIPT_DEADLINE_S, &code, &e) == -1 || code != 0)
 		return -1;
 	p = out;
 	if (strncmp(p, "filesystem ", 11) == 0)
@@ -329,6 +343,11 @@ check_disk(struct sandbox *sb, struct docker *d, const struct cspec *cs,
 			cache.fs_size = fs;
 			cache.sandbox_used = used;
 			cache.disk_cost = cost;
+			pthread_mutex_unlock(&mu);
+		} else if (sandbox_script_hung(sb)) {
+			/* Its bash hangs: try again only after SLOW_FACTOR times. */
+			pthread_mutex_lock(&mu);
+			cache.disk_cost = SCRIPT_DEADLINE_S * 1000LL;
 			pthread_mutex_unlock(&mu);
 		}
 	}
@@ -479,6 +498,64 @@ out:
 	return rc;
 }
 
+/*
+ * The egress verdict when the canary is due: 0 with *ok and detail, or -1
+ * (err) when it could not run and no verdict stands. One canary at a time
+ * in a process: simultaneous ones draw the host's ICMP answers past its
+ * rate limit and read "dropped"; a thread that waited takes the fresh
+ * verdict.
+ */
+static int
+canary_verdict(struct sandbox *sb, const struct cspec *cs,
+    struct json_object *c, const char *key, bool *ok, char *detail, size_t n,
+    struct error *err)
+{
+	bool	due, had;
+	int	r, rc = 0;
+
+	pthread_mutex_lock(&canary_mu);
+	pthread_mutex_lock(&mu);
+	cache_use(key);
+	had = cache.canary_at != 0;
+	due = !had || now_ms() - cache.canary_at >= CANARY_EVERY_MS ||
+	    !cache.canary_ok;
+	*ok = cache.canary_ok;
+	snprintf(detail, n, "%s", cache.canary_detail);
+	pthread_mutex_unlock(&mu);
+	if (!due)
+		goto out;
+	r = run_canary(sb, cs, c, detail, n);
+	if (r == -1 && sandbox_script_hung(sb) && had) {
+		/*
+		 * A bash that hangs: the last verdict stands (the rules are
+		 * the host's, not the container's), asked again in a while.
+		 */
+		log_warn("egress canary of container %s: %s; keeping the last "
+		    "verdict", cspec_container(cs), detail);
+		r = *ok ? 1 : 0;
+		pthread_mutex_lock(&mu);
+		snprintf(detail, n, "%s", cache.canary_detail);
+		pthread_mutex_unlock(&mu);
+	} else if (r == -1) {
+		error_status(err, 503, "%s", detail);
+		rc = -1;
+		goto out;
+	}
+	*ok = r == 1;
+	pthread_mutex_lock(&mu);
+	cache.canary_at = now_ms();
+	cache.canary_ok = *ok;
+	snprintf(cache.canary_detail, sizeof(cache.canary_detail), "%s",
+	    detail);
+	pthread_mutex_unlock(&mu);
+	if (!*ok)
+		log_warn("egress canary of container %s: %s",
+		    cspec_container(cs), detail);
+out:
+	pthread_mutex_unlock(&canary_mu);
+	return rc;
+}
+
 int
 guard_before_exec(struct sandbox *sb, struct docker *d, const struct cspec *cs,
     char **notice, struct error *err)
@@ -488,7 +565,6 @@ guard_before_exec(struct sandbox *sb, struct docker *d, const struct cspec *cs,
 	char			 diff[400], key[192], detail[200], why[300];
 	bool			 canary_due, ok, running, paused = false;
 	long			 status;
-	int			 r;
 	int			 rc = -1;
 
 	*notice = NULL;
@@ -544,46 +620,9 @@ guard_before_exec(struct sandbox *sb, struct docker *d, const struct cspec *cs,
 		ok = cache.canary_ok;
 		snprintf(detail, sizeof(detail), "%s", cache.canary_detail);
 		pthread_mutex_unlock(&mu);
-		if (canary_due) {
-			/*
-			 * One canary at a time in this process: the host
-			 * rate-limits the ICMP answers it relies on, so ten
-			 * calls probing at once would see silence. A call
-			 * that waited takes the answer of the probe that ran
-			 * meanwhile.
-			 */
-			long long asked = now_ms();
-			bool	  fresh;
-
-			pthread_mutex_lock(&canary_mu);
-			pthread_mutex_lock(&mu);
-			fresh = cache.canary_at >= asked;
-			if (fresh) {
-				ok = cache.canary_ok;
-				snprintf(detail, sizeof(detail), "%s",
-				    cache.canary_detail);
-			}
-			pthread_mutex_unlock(&mu);
-			if (!fresh && (r = run_canary(sb, cs, c, detail,
-			    sizeof(detail))) == -1) {
-				pthread_mutex_unlock(&canary_mu);
-				error_status(err, 503, "%s", detail);
-				goto out;
-			}
-			if (!fresh) {
-				ok = r == 1;
-				pthread_mutex_lock(&mu);
-				cache.canary_at = now_ms();
-				cache.canary_ok = ok;
-				snprintf(cache.canary_detail,
-				    sizeof(cache.canary_detail), "%s", detail);
-				pthread_mutex_unlock(&mu);
-			}
-			pthread_mutex_unlock(&canary_mu);
-			if (!fresh && !ok)
-				log_warn("egress canary of container %s: %s",
-				    cspec_container(cs), detail);
-		}
+		if (canary_due && canary_verdict(sb, cs, c, key, &ok, detail,
+		    sizeof(detail), err) == -1)
+			goto out;
 		if (!ok) {
 			error_status(err, 503, "The sandbox's egress policy "
 			    "(%s) is not in force: %s. Commands are refused "

@@ -107,6 +107,26 @@ lookup(struct db *db, const struct auth_info *who, const char *task_id,
 	return 1;
 }
 
+/*
+ * A task still running by its row: its worker may be gone (killed, the
+ * programs restarted). Collect it from the supervisor's record in the
+ * owner's sandbox, as get_result does (runs_collect), so the task ends
+ * with its real result; a live worker's run is left to it.
+ */
+static void
+collect(struct db *db, const struct config *cfg, const struct auth_info *who,
+    const char *task_id)
+{
+	struct sandbox	*sb = NULL;
+	struct error	 err;
+
+	if (sandbox_open(cfg, auth_owner(who), &sb, &err) == -1)
+		log_warn("task %s: %s", task_id, err.msg);
+	else
+		runs_collect(db, sb, task_id);
+	sandbox_close(sb);
+}
+
 int
 tasks_get(struct db *db, const struct config *cfg, const struct auth_info *who,
     const char *task_id, struct json_object **out, char *why, size_t n)
@@ -118,10 +138,15 @@ tasks_get(struct db *db, const struct config *cfg, const struct auth_info *who,
 	long long		 created, updated, now = (long long)time(NULL);
 	int			 rc;
 
-	(void)cfg;
 	*out = NULL;
 	if ((rc = lookup(db, who, task_id, &q, why, n)) != 1)
 		return rc;
+	if (strcmp(db_text(q, 1), "running") == 0) {
+		db_done(q);
+		collect(db, cfg, who, task_id);
+		if ((rc = lookup(db, who, task_id, &q, why, n)) != 1)
+			return rc;
+	}
 	state = db_text(q, 1);
 	created = db_int(q, 2);
 	updated = db_null(q, 3) ? (db_null(q, 7) ? created : db_int(q, 7)) :

@@ -342,7 +342,17 @@ render(const struct exec_result *r, long timeout, const char *run_id)
 
 	if ((f = open_memstream(&text, &n)) == NULL)
 		return NULL;
-	if (r->detached)
+	if (r->detached && r->supervised && r->engine_lost)
+		snprintf(head, sizeof(head), "The connection to the Docker "
+		    "engine broke while this command ran; its result is kept in "
+		    "the sandbox if the container survived: call get_result with "
+		    "this run_id for it. Output so far:");
+	else if (r->detached && r->supervised)
+		snprintf(head, sizeof(head), "The server is restarting and stopped "
+		    "watching this command; it goes on in the sandbox and its "
+		    "result is kept: call get_result with this run_id for it. "
+		    "Output so far:");
+	else if (r->detached)
 		snprintf(head, sizeof(head), "The server is restarting and stopped "
 		    "watching this command; it goes on in the sandbox but its "
 		    "result will not be captured. Output so far:");
@@ -353,6 +363,11 @@ render(const struct exec_result *r, long timeout, const char *run_id)
 	else if (r->timed_out)
 		snprintf(head, sizeof(head), "Timed out after %ld s: the command "
 		    "and everything it started were killed. Output so far:", timeout);
+	else if (r->with_container)
+		snprintf(head, sizeof(head), "Killed with the container: the "
+		    "sandbox container stopped or restarted while this command "
+		    "ran (after %.1f s). Output so far:",
+		    (double)r->duration_ms / 1000);
 	else if (r->oom_killed)
 		snprintf(head, sizeof(head), "Killed (exit code %d) after %.1f s: "
 		    "out of memory, the sandbox's memory limit was reached.",
@@ -394,9 +409,9 @@ call(struct tool_ctx *tc, struct json_object *args)
 	struct exec_observer	 obs;
 	struct watch		 w;
 	struct error		 err;
-	struct json_object	*sc, *out;
-	const char		*command;
-	char			 why[256], run_id[32], *text;
+	struct json_object	*out;
+	const char		*command, *state;
+	char			 why[256], run_id[32];
 	int			 admit;
 	long			 timeout;
 	struct json_object	*v;
@@ -456,37 +471,57 @@ call(struct tool_ctx *tc, struct json_object *args)
 	if (!res.killed && (w.cancel_seen || runs_cancel_requested(tc->db, run_id)))
 		res.killed = !res.detached && res.exit_code == 137;
 
-	sc = json_object_new_object();
-	js_set_str(sc, "run_id", run_id);
-	js_set(sc, "exit_code", res.exit_code >= 0 ?
-	    json_object_new_int(res.exit_code) : NULL);
-	js_set_strn(sc, "stdout", res.out.text, res.out.len);
-	js_set_strn(sc, "stderr", res.err.text, res.err.len);
-	js_set_bool(sc, "timed_out", res.timed_out);
-	js_set_bool(sc, "cancelled", res.killed);
-	js_set_bool(sc, "oom_killed", res.oom_killed);
-	js_set_int(sc, "stdout_truncated_bytes", (long long)res.out.cut);
-	js_set_int(sc, "stderr_truncated_bytes", (long long)res.err.cut);
-	js_set_int(sc, "duration_ms", res.duration_ms);
-	if (res.notice != NULL)
-		js_set_str(sc, "notice", res.notice);
-	if ((text = render(&res, timeout, run_id)) == NULL) {
-		json_object_put(sc);
+	if ((out = tool_execute_result(&res, timeout, run_id, &state)) == NULL) {
 		exec_result_free(&res);
 		return tool_error("Internal error: out of memory.");
 	}
-	out = tool_result(text, sc, res.timed_out || res.detached || res.killed ||
-	    res.disk_stopped);
-	free(text);
-	runs_finish(tc->db, run_id, res.detached ? "detached" : res.killed ?
-	    "cancel" : res.timed_out ? "timeout" : "exit", res.exit_code,
-	    res.duration_ms, res.out.total, res.err.total, out);
+	/*
+	 * Detached from a run under the supervisor: its record will hold the
+	 * real result, which a later get_result or the reconciler collects;
+	 * the row stays "running" until then.
+	 */
+	if (!(res.detached && res.supervised))
+		runs_finish(tc->db, run_id, state, res.exit_code,
+		    res.duration_ms, res.out.total, res.err.total, out);
 	exec_result_free(&res);
 	if (res.killed) {
 		/* Cancelled: no response (spec: utilities/cancellation). */
 		json_object_put(out);
 		return NULL;
 	}
+	return out;
+}
+
+struct json_object *
+tool_execute_result(const struct exec_result *res, long timeout,
+    const char *run_id, const char **state)
+{
+	struct json_object	*sc, *out;
+	char			*text;
+
+	sc = json_object_new_object();
+	js_set_str(sc, "run_id", run_id);
+	js_set(sc, "exit_code", res->exit_code >= 0 ?
+	    json_object_new_int(res->exit_code) : NULL);
+	js_set_strn(sc, "stdout", res->out.text, res->out.len);
+	js_set_strn(sc, "stderr", res->err.text, res->err.len);
+	js_set_bool(sc, "timed_out", res->timed_out);
+	js_set_bool(sc, "cancelled", res->killed);
+	js_set_bool(sc, "oom_killed", res->oom_killed);
+	js_set_int(sc, "stdout_truncated_bytes", (long long)res->out.cut);
+	js_set_int(sc, "stderr_truncated_bytes", (long long)res->err.cut);
+	js_set_int(sc, "duration_ms", res->duration_ms);
+	if (res->notice != NULL)
+		js_set_str(sc, "notice", res->notice);
+	if ((text = render(res, timeout, run_id)) == NULL) {
+		json_object_put(sc);
+		return NULL;
+	}
+	out = tool_result(text, sc, res->timed_out || res->detached ||
+	    res->killed || res->with_container || res->disk_stopped);
+	free(text);
+	*state = res->detached ? "detached" : res->killed ? "cancel" :
+	    res->timed_out ? "timeout" : "exit";
 	return out;
 }
 

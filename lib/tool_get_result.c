@@ -20,6 +20,7 @@
 #define WAIT_MAX	600
 #define RECENT		10
 #define POLL_US		250000
+#define COLLECT_EVERY	8	/* polls: about every 2 s */
 
 static long	wait_cap(const struct config *);
 
@@ -109,7 +110,7 @@ call(struct tool_ctx *tc, struct json_object *args)
 	long long		 wait = WAIT_DEFAULT;
 	time_t			 deadline;
 	char			 state[32];
-	int			 found;
+	int			 found, polls;
 
 	json_object_object_foreach(args, key, val) {
 		(void)val;
@@ -135,17 +136,32 @@ call(struct tool_ctx *tc, struct json_object *args)
 		wait = wait_cap(tc->cfg);
 
 	deadline = time(NULL) + (time_t)wait;
-	for (;;) {
-		found = runs_get(tc->db, auth_owner(tc->who), run_id, state, sizeof(state), &result);
+	for (polls = 0;; polls++) {
+		found = runs_get(tc->db, auth_owner(tc->who), run_id, state,
+		    sizeof(state), &result);
 		if (found != 1)
 			return found == 0 ? tool_error("No run %s: call get_result() "
 			    "to list recent runs.", run_id) :
 			    tool_error("Internal error reading run %s.", run_id);
-		if (strcmp(state, "running") != 0 || time(NULL) >= deadline ||
-		    http_stopping())
+		if (strcmp(state, "running") != 0 || http_stopping())
 			break;
 		json_object_put(result);
 		result = NULL;
+		/*
+		 * Its worker may be gone (killed, restarted): collect it from
+		 * the supervisor's record, now and every COLLECT_EVERY polls.
+		 */
+		if (polls % COLLECT_EVERY == 0 && tc->sandbox != NULL &&
+		    runs_collect(tc->db, tc->sandbox, run_id) == 1)
+			continue;
+		if (time(NULL) >= deadline) {
+			found = runs_get(tc->db, auth_owner(tc->who), run_id,
+			    state, sizeof(state), &result);
+			if (found != 1)
+				return tool_error("Internal error reading run "
+				    "%s.", run_id);
+			break;
+		}
 		if (tool_alive(tc, tc->mode.stateless ? 1000 :
 		    tc->cfg->ping_interval * 1000) == -1 && tc->mode.stateless)
 			break;	/* cancelled: nothing more is sent */

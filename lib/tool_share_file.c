@@ -15,13 +15,11 @@
 
 #include "auth.h"
 #include "config.h"
-#include "docker.h"
 #include "files.h"
 #include "js.h"
 #include "links.h"
 #include "mime.h"
 #include "sandbox.h"
-#include "sandboxes.h"
 #include "tools.h"
 
 #define SYMLINK_HOPS	8
@@ -188,7 +186,6 @@ call(struct tool_ctx *tc, struct json_object *args)
 {
 	const struct config	*cfg = tc->cfg;
 	struct json_object	*res = NULL, *sc, *content, *block, *v;
-	struct docker		*dk = NULL;
 	struct file_stat	 st;
 	struct link_row		 row;
 	struct error		 err;
@@ -196,8 +193,6 @@ call(struct tool_ctx *tc, struct json_object *args)
 	const char		*arg, *why = NULL, *client;
 	char			 path[FILES_PATH_MAX + 1], next[FILES_PATH_MAX + 1];
 	char			 dir[FILES_PATH_MAX + 1], expires[32], size[32];
-	char			 container[SANDBOXES_NAME_MAX];
-	char			 volume[SANDBOXES_NAME_MAX];
 	char			*url = NULL, *text = NULL;
 	struct tm		 tm;
 	time_t			 exp;
@@ -220,16 +215,15 @@ call(struct tool_ctx *tc, struct json_object *args)
 		return tool_error("\"/\" is a directory: archive what you need "
 		    "first (tar czf /sandbox/out.tgz -C / dir) and share the archive.");
 
-	if (tc->sandbox != NULL && sandbox_ensure(tc->sandbox, &err) == -1)
-		return tool_error("%s", err.msg);
-	sandboxes_names(cfg, auth_owner(tc->who), container, volume);
-	if (docker_open(cfg->docker_host, cfg->docker_tls_verify,
-	    cfg->docker_cert_path, &dk, &err) == -1)
+	/* The caller's own sandbox, the one door to the engine (sandbox.h). */
+	if (tc->sandbox == NULL)
+		return tool_error("The sandbox is not available to this call.");
+	if (sandbox_ensure(tc->sandbox, &err) == -1)
 		return tool_error("%s", err.msg);
 
 	/* Follow the final symbolic links, so the link names the file. */
 	for (hops = 0;; hops++) {
-		if (files_stat(dk, container, path, &st, &err) == -1) {
+		if (files_stat(tc->sandbox, path, &st, &err) == -1) {
 			const char *name = links_basename(path);
 
 			if (err.status == 404)
@@ -326,7 +320,6 @@ call(struct tool_ctx *tc, struct json_object *args)
 out:
 	free(text);
 	free(url);
-	docker_close(dk);
 	return res;
 }
 

@@ -18,16 +18,13 @@
 #include <string.h>
 #include <time.h>
 
-#include "auth.h"
 #include "config.h"
 #include "crypto.h"
-#include "docker.h"
 #include "files.h"
 #include "image.h"
 #include "js.h"
 #include "links.h"
 #include "sandbox.h"
-#include "sandboxes.h"
 #include "tar.h"
 #include "tools.h"
 
@@ -163,7 +160,6 @@ call(struct tool_ctx *tc, struct json_object *args)
 {
 	const struct config	*cfg = tc->cfg;
 	struct json_object	*res = NULL;
-	struct docker		*dk = NULL;
 	struct file_stat	 st;
 	struct error		 err;
 	struct grab		 g;
@@ -173,7 +169,6 @@ call(struct tool_ctx *tc, struct json_object *args)
 	unsigned long		 w = 0, h = 0, ow = 0, oh = 0;
 	const char		*arg, *why = NULL, *argv[5];
 	char			 path[FILES_PATH_MAX + 1], dim[24], budget[24];
-	char			 container[SANDBOXES_NAME_MAX], volume[SANDBOXES_NAME_MAX];
 	char			 text[FILES_PATH_MAX + 512], *out = NULL, *nl;
 	size_t			 outsz;
 	long			 n;
@@ -186,13 +181,12 @@ call(struct tool_ctx *tc, struct json_object *args)
 		    "relative to /sandbox (e.g. \"out/chart.png\").");
 	if (tool_path_normalise("/sandbox", arg, path, sizeof(path), &why) == -1)
 		return tool_error("Bad path \"%.300s\": %s.", arg, why);
-	if (tc->sandbox != NULL && sandbox_ensure(tc->sandbox, &err) == -1)
+	/* The caller's own sandbox, the one door to the engine (sandbox.h). */
+	if (tc->sandbox == NULL)
+		return tool_error("The sandbox is not available to this call.");
+	if (sandbox_ensure(tc->sandbox, &err) == -1)
 		return tool_error("%s", err.msg);
-	if (docker_open(cfg->docker_host, cfg->docker_tls_verify,
-	    cfg->docker_cert_path, &dk, &err) == -1)
-		return tool_error("%s", err.msg);
-	sandboxes_names(cfg, auth_owner(tc->who), container, volume);
-	if (files_stat(dk, container, path, &st, &err) == -1) {
+	if (files_stat(tc->sandbox, path, &st, &err) == -1) {
 		res = err.status == 404 ? tool_error("No file at %s (a relative "
 		    "path is taken from /sandbox).", path) :
 		    tool_error("Cannot read %s: %s", path, err.msg);
@@ -212,7 +206,7 @@ call(struct tool_ctx *tc, struct json_object *args)
 		goto out;
 	}
 	sink.arg = &g;
-	rc = files_stream(dk, container, path, &sink, &err);
+	rc = files_stream(tc->sandbox, path, &sink, &err);
 	if (rc == -1) {
 		res = tool_error("Cannot read %s: %s", path, err.msg);
 		goto out;
@@ -235,11 +229,6 @@ call(struct tool_ctx *tc, struct json_object *args)
 	}
 
 	/* Too large: scale it in the container. */
-	if (tc->sandbox == NULL) {
-		res = tool_error("%s is too large to show and cannot be scaled "
-		    "here; use share_file.", path);
-		goto out;
-	}
 	outsz = (size_t)cfg->image_max_bytes / 3 * 4 + 256;
 	if ((out = malloc(outsz)) == NULL) {
 		res = tool_error("out of memory");
@@ -254,7 +243,7 @@ call(struct tool_ctx *tc, struct json_object *args)
 	argv[4] = NULL;
 	dl.end = time(NULL) + SCALE_DEADLINE_S;
 	if (sandbox_script(tc->sandbox, scale_script, argv, out, outsz, past, &dl,
-	    &code, &err) == -1 || code != 0) {
+	    SCALE_DEADLINE_S, &code, &err) == -1 || code != 0) {
 		res = tool_error("Cannot scale %s: %s. Use share_file to give the "
 		    "user the file.", path, code != 0 ? "the script failed" : err.msg);
 		goto out;
@@ -285,7 +274,6 @@ call(struct tool_ctx *tc, struct json_object *args)
 out:
 	free(out);
 	free(g.buf);
-	docker_close(dk);
 	return res;
 }
 

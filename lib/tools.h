@@ -91,6 +91,16 @@ struct tool {
 	bool			 no_sandbox;
 };
 
+/*
+ * The CallToolResult of a finished command, and the run table's state for
+ * it ("exit", "timeout", "cancel", "detached"): what execute returns, and
+ * what is stored when a run is collected later (runs_collect). NULL when
+ * out of memory.
+ */
+struct exec_result;
+struct json_object	*tool_execute_result(const struct exec_result *,
+			    long timeout, const char *run_id, const char **state);
+
 extern const struct tool tool_execute;
 extern const struct tool tool_get_result;
 extern const struct tool tool_share_file;

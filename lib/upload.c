@@ -26,12 +26,12 @@
 #include "crypto.h"
 #include "db.h"
 #include "docker.h"
+#include "files.h"
 #include "form.h"
 #include "http.h"
 #include "log.h"
 #include "multipart.h"
 #include "sandbox.h"
-#include "sandboxes.h"
 #include "tar.h"
 #include "uplinks.h"
 #include "upload.h"
@@ -47,8 +47,7 @@ struct up {
 	struct db		*db;
 	struct uplink_row	 row;
 	struct uplink_url	 url;
-	struct sandbox		*sb;
-	struct docker		*dk;
+	struct sandbox		*sb;	/* the owner's: the one door to the engine */
 	const char		*method;
 	char			 remote[64];
 };
@@ -188,7 +187,7 @@ script(struct up *u, const char *text, const char *const args[], char *out,
 	int		code;
 
 	if (sandbox_script(u->sb, text, args, out, outsz, past_deadline, &d,
-	    &code, err) == -1)
+	    SCRIPT_DEADLINE_S, &code, err) == -1)
 		return -1;
 	if (code != 0)
 		return error_status(err, 500, "script exited with %d", code);
@@ -270,10 +269,8 @@ static int
 store(struct up *u, const char *name, struct src *s, char *stored,
     size_t storedsz, struct error *err)
 {
-	char		 tmp[8 + 24], enc[LINK_PATH_MAX * 3 + 1];
-	char		 path[LINK_PATH_MAX * 3 + SANDBOXES_NAME_MAX + 64];
+	char		 tmp[8 + 24];
 	char		 entry[sizeof(tmp) + UPLOAD_NAME_MAX + 2], final[UPLOAD_NAME_MAX + 16];
-	char		 container[SANDBOXES_NAME_MAX], volume[SANDBOXES_NAME_MAX];
 	const char	*args[5];
 	struct docker_put_cb cb = { src_read, s };
 	struct error	 e2;
@@ -307,14 +304,9 @@ store(struct up *u, const char *name, struct src *s, char *stored,
 	s->tail = tar_padding(s->size) + 2 * TAR_BLOCK;
 	s->toff = 0;
 
-	if (form_encode(u->row.dir, enc, sizeof(enc)) < 0)
-		return error_status(err, 500, "the folder name is too long");
-	sandboxes_names(u->cfg, u->row.owner, container, volume);
-	snprintf(path, sizeof(path), "/containers/%s/archive?path=%s",
-	    container, enc);
-	if (docker_put_stream(u->dk, path, "application/x-tar",
-	    (unsigned long long)s->hlen + s->size + s->tail, &cb, &status,
-	    &aborted, err) == -1)
+	/* Through the owner's sandbox handle: the one door to the engine. */
+	if (files_put(u->sb, u->row.dir, (unsigned long long)s->hlen + s->size +
+	    s->tail, &cb, &status, &aborted, err) == -1)
 		goto discard;
 	if (aborted) {
 		ret = 1;
@@ -356,10 +348,6 @@ open_engine(struct up *u, struct error *err)
 	if (u->sb == NULL && (sandbox_open(u->cfg, u->row.owner, &u->sb,
 	    err) == -1 ||
 	    sandbox_ensure(u->sb, err) == -1))
-		return error_status(err, 503, "%s", err->msg);
-	if (u->dk == NULL && docker_open(u->cfg->docker_host,
-	    u->cfg->docker_tls_verify, u->cfg->docker_cert_path, &u->dk,
-	    err) == -1)
 		return error_status(err, 503, "%s", err->msg);
 	return 0;
 }
@@ -731,6 +719,5 @@ upload_handle(struct http_req *r, const struct config *cfg, struct db *db)
 		do_post(&u);
 	else
 		upload_page(r, &u.row, 200, NULL, 0);
-	docker_close(u.dk);
 	sandbox_close(u.sb);
 }

@@ -37,7 +37,7 @@ async function timeIt(fn) {
   return t;
 }
 
-// The Docker Engine API over its unix socket, as lib/docker.c uses it.
+// The Docker Engine API over its unix socket, as lib/engine/docker.c uses it.
 const keepAlive = new Agent({ keepAlive: true, maxSockets: 1 });
 function dockerApi(method, path, body, { agent = keepAlive } = {}) {
   return new Promise((res, rej) => {

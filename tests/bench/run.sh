@@ -24,7 +24,9 @@
 # load, Caddy's own memory, and plain CGI's cost per request.
 # Each part starts a server of its own on a free loopback port, with its
 # own container. tests/bench/run.sh NAME... runs only those parts (bench,
-# dl, up, streaming, eras, teams, lean).
+# dl, up, streaming, eras, teams, lean, supervisor: commands under the
+# supervisor against the Engine API floor, interleaved,
+# tests/bench/supervisor.mjs).
 set -eu
 
 top=$(cd "$(dirname "$0")/../.." && pwd)
@@ -37,7 +39,7 @@ if ! command -v wrk >/dev/null 2>&1; then
 	}
 fi
 [ -d tests/e2e/node_modules ] || tests/setup/packages.sh
-[ $# -gt 0 ] || set -- bench dl up streaming eras teams lean
+[ $# -gt 0 ] || set -- bench dl up streaming eras teams lean supervisor
 rc=0
 for part in "$@"; do
 	[ -f "tests/bench/$part.mjs" ] || { echo "bench: no tests/bench/$part.mjs" >&2; rc=1; continue; }

@@ -85,4 +85,32 @@ describe('a restarted Docker engine', { skip: remote ? 'remote engine' : false }
     const ps = await docker('ps', '--filter', `name=^${srv.container}$`, '--format', '{{.Status}}');
     assert.match(ps.stdout, /^Up/);
   });
+
+  it('dockerd killed mid-command: the call ends with a clear result, the run reaches a final state, the next execute works', async (t) => {
+    const pid = dockerdPid();
+    if (!pid) {
+      t.skip('no local dockerd with /var/run/docker.pid');
+      return;
+    }
+    const m = `m${Date.now()}`;
+    const p = conn.execute({ command: `echo s-${m}; : > /sandbox/started-${m}; sleep 6; echo e-${m}` });
+    await waitFor(async () => (await docker('exec', srv.container, 'test', '-e', `/sandbox/started-${m}`)).code === 0, { what: 'the command to start' });
+    process.kill(pid, 'SIGKILL');
+    await waitFor(() => !alive(pid), { timeout: 20000, what: 'dockerd to exit' });
+    const r = await p;
+    assert.equal(r.isError, true, resultText(r));
+    assert.match(resultText(r), /engine/i);
+    const runId = r.structuredContent?.run_id;
+    assert.ok(runId, JSON.stringify(r));
+    await execFileP(join(TOP, 'containers/ensure-docker.sh'), { timeout: 120000 });
+    const g = await conn.client.callTool({ name: 'get_result', arguments: { run_id: runId, wait: 30 } }, undefined, { timeout: 60000 });
+    const text = resultText(g);
+    // The container either survived (the real result) or restarted (said so).
+    assert.ok(g.structuredContent?.exit_code === 0 ? text.includes(`e-${m}`) : /killed with the container|without a result/i.test(text),
+      `${text}\n${srv.logs().split('\n').filter((l) => !/ info: database/.test(l)).slice(-25).join('\n')}`);
+    const list = await conn.client.callTool({ name: 'get_result', arguments: {} });
+    assert.notEqual(list.structuredContent.runs.find((x) => x.run_id === runId)?.state, 'running');
+    const next = await conn.execute({ command: 'echo next' });
+    assert.equal(next.structuredContent?.stdout, 'next\n', resultText(next));
+  });
 });

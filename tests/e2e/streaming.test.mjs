@@ -353,7 +353,8 @@ describe('long commands', () => {
       what: 'the command to finish in the container',
     });
     // New processes take over (lighttpd respawns them; with Caddy,
-    // run-programs.sh restarts them) and know the run as detached.
+    // run-programs.sh restarts them) and collect the run's real result from
+    // the supervisor's record in the container.
     const again = await waitFor(
       async () => {
         const c = await connect(srv, { name: 'e2e-after-term' });
@@ -362,10 +363,11 @@ describe('long commands', () => {
       { timeout: 30000, interval: 500, what: 'the server to answer again' },
     ).catch((e) => assert.fail(`${e.message}\n${srv.logs().split('\n').filter((l) => !/ info: /.test(l)).slice(-30).join('\n')}`));
     try {
-      const res = await again.client.callTool({ name: 'get_result', arguments: { run_id: runId, wait: 0 } });
-      assert.match(resultText(res), /restart|detached/i, resultText(res));
+      const res = await again.client.callTool({ name: 'get_result', arguments: { run_id: runId, wait: 10 } });
+      assert.equal(res.structuredContent?.exit_code, 0, resultText(res));
+      assert.equal(res.structuredContent.stdout, `up-${m}\n`);
       const run = (await listRuns(again)).find((r) => r.run_id === runId);
-      assert.equal(run?.state, 'detached', JSON.stringify(run));
+      assert.equal(run?.state, 'exit', JSON.stringify(run));
     } finally {
       await again.close();
     }

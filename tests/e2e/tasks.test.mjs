@@ -4,7 +4,8 @@
 // SANDBOX_INLINE_WAIT becomes a task that tasks/get reports working then
 // completed, tasks/cancel kills its tree, another owner gets -32602;
 // closing the stream before the answer kills the command; the cap on
-// commands at once. The official v2 client has no Tasks support yet, so
+// commands at once; a restart of the programs mid-task keeps its result.
+// The official v2 client has no Tasks support yet, so
 // these requests are built by hand. Run behind lighttpd and Caddy.
 
 import { describe, it, before, after } from 'node:test';
@@ -303,17 +304,27 @@ describe('MCP 2026-07-28 and Tasks over raw HTTP', () => {
     await waitFor(async () => (await execute(srv, 'echo again')).json.result.structuredContent?.stdout === 'again\n', { timeout: 15000, what: 'room again' });
   });
 
-  it('a restart of the programs mid-task keeps the task known (its result needs the durable runs)', async () => {
-    const r = await execute(srv, 'sleep 30; echo never', { timeout: 30000 });
+  it('a restart of the programs mid-task: the task completes with its real output (the supervisor keeps it)', async () => {
+    const m = mark();
+    const r = await execute(srv, `echo start-${m}; sleep 10; echo end-${m}`, { timeout: 30000 });
     const task = r.json.result;
     assert.equal(task.resultType, 'task', r.text);
     await srv.restart();
     const g = await taskGet(srv, task.taskId);
     assert.equal(g.status, 200, g.text);
     assert.equal(g.json.result.taskId, task.taskId);
-    // Today the worker that collected it stops at SIGTERM: the command ran
-    // on uncollected, which the task reports as a failure of the server.
-    assert.equal(g.json.result.status, 'failed', g.text);
-    assert.equal(g.json.result.error.code, -32603);
+    // The worker that watched it stopped at SIGTERM; the command ran on
+    // under the supervisor, whose record a later tasks/get collects.
+    const done = await waitFor(
+      async () => {
+        const d = await taskGet(srv, task.taskId);
+        return d.json.result.status !== 'working' && d.json.result;
+      },
+      { timeout: 60000, interval: 1000, what: 'the task to complete after the restart' },
+    );
+    assert.equal(done.status, 'completed', JSON.stringify(done));
+    assert.equal(done.result.structuredContent.stdout, `start-${m}\nend-${m}\n`);
+    assert.equal(done.result.structuredContent.exit_code, 0);
+    assert.equal(await sql(srv, `select handle || ' ' || state from run where id = '${task.taskId}'`), 'task exit');
   });
 });

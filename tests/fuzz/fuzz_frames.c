@@ -1,5 +1,5 @@
 /*
- * The Engine API's multiplexed stream frames (exec output, lib/docker.c):
+ * The Engine API's multiplexed stream frames (exec output, lib/engine/docker.c):
  * the first byte sets the size of each piece fed.
  */
 #include "docker.h"

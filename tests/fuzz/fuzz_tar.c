@@ -1,5 +1,5 @@
 /*
- * Tar streams from the engine's archive API (lib/tar.c): the first byte
+ * Tar streams from the engine's archive API (lib/engine/tar.c): the first byte
  * sets the size of each piece fed, the rest is the stream; the wanted
  * entry is "f".
  */

@@ -1,5 +1,5 @@
 /*
- * test_docker_frames.c: the Docker raw-stream frame decoder (lib/docker.c).
+ * test_docker_frames.c: the Docker raw-stream frame decoder (lib/engine/docker.c).
  * Prints "ok - name" or "not ok - name" per check; exits 1 on any failure.
  */
 #include <stdbool.h>

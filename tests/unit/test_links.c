@@ -2,7 +2,7 @@
  * test_links.c: link signing and checking (lib/links.c, against a real
  * SQLite file), range parsing, Content-Disposition, ETag matching and
  * media types (lib/dl.c, lib/mime.c), and the engine's time format
- * (lib/files.c).
+ * (lib/engine/files.c).
  */
 #include <stdbool.h>
 #include <stdio.h>

@@ -1,5 +1,5 @@
 /*
- * test_tar.c: the tar stream extractor (lib/tar.c), fed archives built here
+ * test_tar.c: the tar stream extractor (lib/engine/tar.c), fed archives built here
  * block by block and archives written by the system's tar (GNU and pax
  * formats), in pieces of one byte and in one piece.
  */

@@ -14,8 +14,8 @@
  * magic 257..262, version 263..264, ..., prefix 345..499.
  */
 #include <stdint.h>
-#include <stdlib.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "tar.h"

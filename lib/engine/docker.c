@@ -21,7 +21,7 @@
 
 #define API_VERSION		"v1.41"
 #define CONNECT_TIMEOUT_MS	5000L
-#define REQUEST_TIMEOUT_MS	60000L
+#define REQUEST_TIMEOUT_MS	(DOCKER_REQUEST_TIMEOUT_S * 1000L)
 #define ERROR_BODY_MAX		(64u << 10)	/* a refused exec start's body */
 #define TICK_MS			1000
 
@@ -49,6 +49,29 @@ join(const char *a, const char *b)
 	if ((s = malloc(n)) != NULL)
 		snprintf(s, n, "%s%s", a, b);
 	return s;
+}
+
+static bool (*stop_flag)(void);
+
+void
+docker_set_stop(bool (*stopping)(void))
+{
+	stop_flag = stopping;
+}
+
+static bool
+stopping(void)
+{
+	return stop_flag != NULL && stop_flag();
+}
+
+/* libcurl calls this about once a second in every transfer: abort on stop. */
+static int
+xfer_info(void *arg, curl_off_t dltotal, curl_off_t dlnow, curl_off_t ultotal,
+    curl_off_t ulnow)
+{
+	(void)arg, (void)dltotal, (void)dlnow, (void)ultotal, (void)ulnow;
+	return stopping() ? 1 : 0;
 }
 
 int
@@ -182,6 +205,8 @@ setup_handle(struct docker *d, CURL *h, const char *path, char *errbuf)
 	bad |= curl_easy_setopt(h, CURLOPT_PROTOCOLS_STR, "http,https") != CURLE_OK;
 	bad |= curl_easy_setopt(h, CURLOPT_FOLLOWLOCATION, 0L) != CURLE_OK;
 	bad |= curl_easy_setopt(h, CURLOPT_TCP_KEEPALIVE, 1L) != CURLE_OK;
+	bad |= curl_easy_setopt(h, CURLOPT_NOPROGRESS, 0L) != CURLE_OK;
+	bad |= curl_easy_setopt(h, CURLOPT_XFERINFOFUNCTION, xfer_info) != CURLE_OK;
 	if (d->socket != NULL) {
 		bad |= curl_easy_setopt(h, CURLOPT_UNIX_SOCKET_PATH,
 		    d->socket) != CURLE_OK;
@@ -220,6 +245,8 @@ transport_error(struct docker *d, CURL *h, CURLcode rc, const char *errbuf,
 		why = sock;
 	}
 
+	if (rc == CURLE_ABORTED_BY_CALLBACK && stopping())
+		return error_status(err, 503, "the server is stopping");
 	switch (rc) {
 	case CURLE_COULDNT_CONNECT:
 	case CURLE_COULDNT_RESOLVE_HOST:
@@ -509,7 +536,8 @@ stream_run(struct stream *s)
 		wait = TICK_MS - ms_since(&s->last_tick);
 		if (wait <= 0) {
 			clock_gettime(CLOCK_MONOTONIC, &s->last_tick);
-			if (s->cb->tick != NULL && s->cb->tick(s->cb->arg) != 0) {
+			if ((s->cb->tick != NULL &&
+			    s->cb->tick(s->cb->arg) != 0) || stopping()) {
 				s->stopped = true;
 				break;
 			}
@@ -565,6 +593,8 @@ docker_exec_start(struct docker *d, const char *id,
 	hdrs = h2;
 	/* The engine hijacks this connection: never reuse it. */
 	bad |= curl_easy_setopt(s.h, CURLOPT_FORBID_REUSE, 1L) != CURLE_OK;
+	/* The stop flag is seen by stream_run: it stops, not fails, the read. */
+	bad |= curl_easy_setopt(s.h, CURLOPT_NOPROGRESS, 1L) != CURLE_OK;
 	bad |= curl_easy_setopt(s.h, CURLOPT_HTTPHEADER, hdrs) != CURLE_OK;
 	bad |= curl_easy_setopt(s.h, CURLOPT_POSTFIELDSIZE,
 	    (long)(sizeof(start_body) - 1)) != CURLE_OK;
@@ -837,5 +867,65 @@ out:
 	curl_slist_free_all(hdrs);
 	curl_easy_cleanup(h);
 	free(p.error_body.buf);
+	return ret;
+}
+
+int
+docker_upload(struct docker *d, const char *path, const void *buf, size_t len,
+    long *status, struct error *err)
+{
+	struct curl_slist	*hdrs = NULL, *h2;
+	struct body		 b = { .max = ERROR_BODY_MAX };
+	struct json_object	*obj;
+	struct error		 perr;
+	char			 errbuf[CURL_ERROR_SIZE] = "";
+	CURL			*h;
+	CURLcode		 rc;
+	int			 ret = -1, bad = 0;
+
+	*status = 0;
+	if ((h = curl_easy_init()) == NULL)
+		return error_set(err, "out of memory");
+	if (setup_handle(d, h, path, errbuf) == -1)
+		goto setup;
+	if ((h2 = curl_slist_append(hdrs, "Content-Type: application/x-tar")) == NULL)
+		goto oom;
+	hdrs = h2;
+	if ((h2 = curl_slist_append(hdrs, "Expect:")) == NULL)
+		goto oom;
+	hdrs = h2;
+	bad |= curl_easy_setopt(h, CURLOPT_HTTPHEADER, hdrs) != CURLE_OK;
+	bad |= curl_easy_setopt(h, CURLOPT_CUSTOMREQUEST, "PUT") != CURLE_OK;
+	bad |= curl_easy_setopt(h, CURLOPT_POSTFIELDSIZE_LARGE,
+	    (curl_off_t)len) != CURLE_OK;
+	bad |= curl_easy_setopt(h, CURLOPT_POSTFIELDS, buf) != CURLE_OK;
+	bad |= curl_easy_setopt(h, CURLOPT_TIMEOUT_MS, REQUEST_TIMEOUT_MS) != CURLE_OK;
+	bad |= curl_easy_setopt(h, CURLOPT_WRITEFUNCTION, body_write) != CURLE_OK;
+	bad |= curl_easy_setopt(h, CURLOPT_WRITEDATA, &b) != CURLE_OK;
+	if (bad)
+		goto setup;
+	rc = curl_easy_perform(h);
+	if (rc != CURLE_OK && !b.too_big) {
+		transport_error(d, h, rc, errbuf, err);
+		goto out;
+	}
+	curl_easy_getinfo(h, CURLINFO_RESPONSE_CODE, status);
+	if (*status < 200 || *status > 299) {
+		obj = b.len > 0 ? js_parse(b.buf, b.len, JS_MAX_DEPTH, &perr) : NULL;
+		error_status(err, (int)*status, "Docker engine (HTTP %ld): %.200s",
+		    *status, docker_message(obj));
+		json_object_put(obj);
+	}
+	ret = 0;
+	goto out;
+setup:
+	error_set(err, "cannot set up a Docker API transfer");
+	goto out;
+oom:
+	error_set(err, "out of memory");
+out:
+	curl_easy_cleanup(h);
+	curl_slist_free_all(hdrs);
+	free(b.buf);
 	return ret;
 }

@@ -25,12 +25,24 @@
 struct json_object;
 struct docker;
 
+/* The absolute deadline of one JSON call (docker_request). */
+#define DOCKER_REQUEST_TIMEOUT_S	60
+
 /* Largest JSON response body accepted from the engine. */
 #define DOCKER_MAX_RESPONSE	(4u << 20)
 
 /* libcurl's process-wide set-up and tear-down. 0 or -1. */
 int	docker_global_init(void);
 void	docker_global_cleanup(void);
+
+/*
+ * The program's stop flag (for the FastCGI programs, http_stopping): every
+ * transfer on every client asks it about once a second and ends at once,
+ * as a failure, when it says true; so no call into the engine keeps a
+ * worker from honouring SIGTERM. Set it once, before threads start; NULL
+ * (the default) never stops.
+ */
+void	docker_set_stop(bool (*stopping)(void));
 
 /*
  * A client for the engine at host (DOCKER_HOST syntax). With tls_verify,
@@ -48,7 +60,9 @@ const char *docker_host(const struct docker *);
 /*
  * One API call: method ("GET", "POST", "DELETE", "HEAD") on path (starting
  * with '/', without the version prefix, already URL-safe), with body sent
- * as JSON when not NULL. Waits at most a minute. On 0, *status is the HTTP
+ * as JSON when not NULL. Waits at most DOCKER_REQUEST_TIMEOUT_S in all
+ * (an absolute deadline, connection included), less when the stop flag
+ * rises. On 0, *status is the HTTP
  * status and *resp (if resp is not NULL) a new reference to the parsed JSON
  * body or NULL when the body was empty or not JSON; the caller puts it.
  * Returns -1 when no answer came (engine unreachable, timeout, a body
@@ -70,7 +84,10 @@ struct docker_exec_cb {
 	 * About once a second, also when no output arrives; called between
 	 * reads, outside any curl callback, so it may make other requests on
 	 * this struct docker. Returning non-zero stops reading:
-	 * docker_exec_start then returns 0 with *stopped set.
+	 * docker_exec_start then returns 0 with *stopped set. The tick is
+	 * where a caller puts its deadline: an exec stream has none of its
+	 * own, since a command may be silent for as long as its timeout. The
+	 * stop flag (docker_set_stop) stops it the same way.
 	 */
 	int	(*tick)(void *arg);
 	void	*arg;
@@ -126,14 +143,15 @@ bool	docker_frames_at_boundary(const struct docker_frames *);
  * callback may return -1 to stop the transfer: docker_raw then returns 0
  * with *stopped set. There is no overall time limit (a body may take as
  * long as it takes to stream); a transfer that moves nothing for
- * DOCKER_RAW_STALL_S seconds is dropped. Each call uses a fresh connection,
+ * DOCKER_RAW_STALL_S seconds (its inactivity deadline) is dropped, and the
+ * stop flag ends it within a second. Each call uses a fresh connection,
  * so the callbacks may use this struct docker's JSON calls.
  *
  * Returns 0 with *status the HTTP status, or -1 when no answer came
  * (err as for docker_request). For a non-2xx status, err also holds the
  * engine's message (err->status = the HTTP status).
  */
-#define DOCKER_RAW_STALL_S	600
+#define DOCKER_RAW_STALL_S	60
 
 struct docker_raw_cb {
 	int	(*header)(void *arg, const char *line, size_t len);
@@ -165,5 +183,14 @@ struct docker_put_cb {
 int	docker_put_stream(struct docker *, const char *path, const char *ctype,
 	    unsigned long long length, const struct docker_put_cb *,
 	    long *status, bool *aborted, struct error *);
+
+/*
+ * PUT len bytes of buf (a small archive held in memory, e.g. the
+ * supervisor) on path with Content-Type application/x-tar, within the
+ * absolute deadline of a JSON call. 0 with *status (err holds the engine's
+ * message for a non-2xx status), or -1 when no answer came.
+ */
+int	docker_upload(struct docker *, const char *path, const void *buf,
+	    size_t len, long *status, struct error *);
 
 #endif

@@ -17,7 +17,8 @@
 
 #include "error.h"
 
-struct docker;
+struct docker_put_cb;
+struct sandbox;
 struct tar_sink;
 
 #define FILES_PATH_MAX	4096
@@ -38,10 +39,10 @@ struct file_stat {
 };
 
 /*
- * Stat path (absolute) in the container. Returns 0 with *st, or -1 with
+ * Stat path (absolute) in the sandbox's container. Returns 0 with *st, or -1 with
  * err->status 404 (no such file, or no such container), 502/503 (engine).
  */
-int	files_stat(struct docker *, const char *container, const char *path,
+int	files_stat(struct sandbox *, const char *path,
 	    struct file_stat *st, struct error *err);
 
 /*
@@ -52,8 +53,20 @@ int	files_stat(struct docker *, const char *container, const char *path,
  * (engine unreachable). The sink's begin is called before any data and
  * before anything else is known, so it may still choose the response.
  */
-int	files_stream(struct docker *, const char *container, const char *path,
+int	files_stream(struct sandbox *, const char *path,
 	    const struct tar_sink *sink, struct error *err);
+
+/*
+ * Extract a tar archive of length bytes, pulled from cb as the engine takes
+ * it (docker_put_stream: constant memory, an inactivity deadline), into the
+ * directory dir (absolute) of the sandbox's container: PUT
+ * /containers/N/archive?path=DIR (Engine API v1.41 "Extract an archive of
+ * files or folders to a directory in a container"). Returns 0 with *status
+ * (*aborted when cb stopped it), or -1 when no answer came.
+ */
+int	files_put(struct sandbox *, const char *dir, unsigned long long length,
+	    const struct docker_put_cb *cb, long *status, bool *aborted,
+	    struct error *err);
 
 /*
  * Parse an RFC 3339 time as the engine writes it

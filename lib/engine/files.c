@@ -13,6 +13,7 @@
 #include "form.h"
 #include "js.h"
 #include "links.h"
+#include "sandbox.h"
 #include "tar.h"
 
 /* Go's os.FileMode type bits, which the engine's stat carries. */
@@ -145,7 +146,7 @@ stat_header(void *arg, const char *line, size_t len)
 }
 
 int
-files_stat(struct docker *d, const char *container, const char *path,
+files_stat(struct sandbox *sb, const char *path,
     struct file_stat *st, struct error *err)
 {
 	struct docker_raw_cb	 cb = { stat_header, NULL, NULL };
@@ -161,11 +162,11 @@ files_stat(struct docker *d, const char *container, const char *path,
 
 	memset(st, 0, sizeof(*st));
 	cb.arg = &s;
-	if ((url = archive_path(container, path)) == NULL) {
+	if ((url = archive_path(sandbox_container(sb), path)) == NULL) {
 		error_status(err, 404, "the path is too long");
 		goto out;
 	}
-	if (docker_raw(d, "HEAD", url, &cb, &status, &stopped, err) == -1)
+	if (docker_raw(sandbox_docker(sb), "HEAD", url, &cb, &status, &stopped, err) == -1)
 		goto out;
 	if (stopped) {
 		error_status(err, 500, "out of memory");
@@ -240,7 +241,7 @@ stream_body(void *arg, const char *buf, size_t len)
 }
 
 int
-files_stream(struct docker *d, const char *container, const char *path,
+files_stream(struct sandbox *sb, const char *path,
     const struct tar_sink *sink, struct error *err)
 {
 	struct docker_raw_cb	 cb = { NULL, stream_body, NULL };
@@ -253,7 +254,7 @@ files_stream(struct docker *d, const char *container, const char *path,
 	memset(&s, 0, sizeof(s));
 	cb.arg = &s;
 	s.rc = TAR_MORE;
-	if ((url = archive_path(container, path)) == NULL) {
+	if ((url = archive_path(sandbox_container(sb), path)) == NULL) {
 		error_status(err, 404, "the path is too long");
 		goto out;
 	}
@@ -261,7 +262,7 @@ files_stream(struct docker *d, const char *container, const char *path,
 		error_status(err, 500, "out of memory");
 		goto out;
 	}
-	if (docker_raw(d, "GET", url, &cb, &status, &stopped, err) == -1)
+	if (docker_raw(sandbox_docker(sb), "GET", url, &cb, &status, &stopped, err) == -1)
 		goto out;
 	if (status == 404) {
 		error_status(err, 404, "no such file");
@@ -298,6 +299,24 @@ files_stream(struct docker *d, const char *container, const char *path,
 	}
 out:
 	tar_extract_free(s.tar);
+	free(url);
+	return rc;
+}
+
+int
+files_put(struct sandbox *sb, const char *dir, unsigned long long length,
+    const struct docker_put_cb *cb, long *status, bool *aborted,
+    struct error *err)
+{
+	char	*url;
+	int	 rc;
+
+	*status = 0;
+	*aborted = false;
+	if ((url = archive_path(sandbox_container(sb), dir)) == NULL)
+		return error_status(err, 500, "the folder name is too long");
+	rc = docker_put_stream(sandbox_docker(sb), url, "application/x-tar",
+	    length, cb, status, aborted, err);
 	free(url);
 	return rc;
 }

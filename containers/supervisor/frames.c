@@ -1,0 +1,186 @@
+/*
+ * frames.c: the supervisor's frames; see frames.h. Built into the
+ * supervisor and into the server's library: one parser for both ends.
+ */
+#include <stdlib.h>
+#include <string.h>
+
+#include "frames.h"
+
+void
+supf_init(struct supf *f, uint32_t max)
+{
+	memset(f, 0, sizeof(*f));
+	f->max = max > SUPF_RECORD_MAX ? SUPF_RECORD_MAX : max;
+}
+
+void
+supf_free(struct supf *f)
+{
+	free(f->buf);
+	f->buf = NULL;
+	f->cap = 0;
+}
+
+bool
+supf_at_boundary(const struct supf *f)
+{
+	return !f->bad && f->hdr_len == 0 && f->type == 0;
+}
+
+static uint32_t
+get32(const unsigned char *p)
+{
+	return (uint32_t)p[0] << 24 | (uint32_t)p[1] << 16 |
+	    (uint32_t)p[2] << 8 | (uint32_t)p[3];
+}
+
+static unsigned long long
+get64(const unsigned char *p)
+{
+	return (unsigned long long)get32(p) << 32 | get32(p + 4);
+}
+
+static void
+put32(unsigned char *p, uint32_t v)
+{
+	p[0] = (unsigned char)(v >> 24);
+	p[1] = (unsigned char)(v >> 16);
+	p[2] = (unsigned char)(v >> 8);
+	p[3] = (unsigned char)v;
+}
+
+static void
+put64(unsigned char *p, unsigned long long v)
+{
+	put32(p, (uint32_t)(v >> 32));
+	put32(p + 4, (uint32_t)v);
+}
+
+void
+supf_header(int type, uint32_t len, unsigned char *out)
+{
+	out[0] = (unsigned char)type;
+	out[1] = out[2] = out[3] = 0;
+	put32(out + 4, len);
+}
+
+/* Is len a valid payload length for type? */
+static bool
+length_ok(const struct supf *f, int type, uint32_t len)
+{
+	switch (type) {
+	case 'S':
+		return len == 0;
+	case 'R':
+		return len == SUPF_RESULT_LEN;
+	case 'X':
+		return len >= 1 && len <= SUPF_MESSAGE_MAX;
+	case 'o': case 'e':
+		return len >= 1 && len <= f->max && len <= SUPF_LIVE_MAX;
+	case 'H': case 'T': case 'h': case 't':
+		return len <= f->max;
+	default:
+		return false;
+	}
+}
+
+static int
+fail(struct supf *f)
+{
+	f->bad = true;
+	supf_free(f);
+	return -1;
+}
+
+int
+supf_feed(struct supf *f, const void *data, size_t len, supf_fn fn, void *arg)
+{
+	const unsigned char	*p = data;
+	size_t			 n;
+
+	if (f->bad)
+		return -1;
+	while (len > 0 || (f->type != 0 && f->have == f->want)) {
+		if (f->type == 0) {
+			n = SUPF_HEADER - f->hdr_len;
+			if (n > len)
+				n = len;
+			memcpy(f->hdr + f->hdr_len, p, n);
+			f->hdr_len += n;
+			p += n;
+			len -= n;
+			if (f->hdr_len < SUPF_HEADER)
+				break;
+			f->hdr_len = 0;
+			if (f->hdr[1] != 0 || f->hdr[2] != 0 || f->hdr[3] != 0 ||
+			    !length_ok(f, f->hdr[0], get32(f->hdr + 4)))
+				return fail(f);
+			f->type = f->hdr[0];
+			f->want = get32(f->hdr + 4);
+			f->have = 0;
+			/* One buffer, grown to the largest frame seen so far. */
+			if (f->want > f->cap) {
+				unsigned char *nb = realloc(f->buf, f->want);
+
+				if (nb == NULL)
+					return fail(f);
+				f->buf = nb;
+				f->cap = f->want;
+			}
+			continue;
+		}
+		n = f->want - f->have;
+		if (n > len)
+			n = len;
+		if (n > 0) {
+			memcpy(f->buf + f->have, p, n);
+			f->have += (uint32_t)n;
+			p += n;
+			len -= n;
+		}
+		if (f->have < f->want)
+			break;
+		{
+			int type = f->type;
+
+			f->type = 0;
+			/* Never a NULL payload, even an empty one. */
+			if (fn != NULL && fn(arg, type, f->buf != NULL ? f->buf :
+			    (const unsigned char *)"", f->want) == -1)
+				return fail(f);
+		}
+	}
+	return 0;
+}
+
+int
+supf_result_decode(const unsigned char *p, size_t len, struct supf_result *r)
+{
+	memset(r, 0, sizeof(*r));
+	if (len != SUPF_RESULT_LEN || p[0] != 1 || p[3] != 0 ||
+	    get32(p + 4) != 0 || p[1] < SUPF_EXITED || p[1] > SUPF_KILLED)
+		return -1;
+	r->how = (enum supf_how)p[1];
+	r->code = p[2];
+	r->duration_ms = get64(p + 8);
+	r->out_total = get64(p + 16);
+	r->err_total = get64(p + 24);
+	r->oom_before = get64(p + 32);
+	r->oom_after = get64(p + 40);
+	return 0;
+}
+
+void
+supf_result_encode(const struct supf_result *r, unsigned char *out)
+{
+	memset(out, 0, SUPF_RESULT_LEN);
+	out[0] = 1;
+	out[1] = (unsigned char)r->how;
+	out[2] = (unsigned char)r->code;
+	put64(out + 8, r->duration_ms);
+	put64(out + 16, r->out_total);
+	put64(out + 24, r->err_total);
+	put64(out + 32, r->oom_before);
+	put64(out + 40, r->oom_after);
+}

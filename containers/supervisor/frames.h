@@ -1,0 +1,114 @@
+/*
+ * frames.h: the frames between the supervisor (supervisor.c), which runs
+ * the sandbox's commands inside the container, and the server.
+ *
+ * The supervisor writes frames on its stdout, which the server reads
+ * through the engine's exec stream; a run's record file in the container
+ * holds the same frames. Everything the server reads here comes from a
+ * container whose root user may be hostile: it is parsed by supf_feed
+ * alone, with every length checked against a bound before a byte is kept.
+ *
+ * A frame is an 8-byte header and a payload:
+ *
+ *   byte 0     type (one of the letters below)
+ *   bytes 1-3  zero
+ *   bytes 4-7  payload length, big-endian, at most the parser's limit
+ *              (SUPF_LIVE_MAX for a live stream, SUPF_RECORD_MAX for a record)
+ *
+ * Types:
+ *   'S'  started: the command is about to start (payload: 0 bytes). Before
+ *        it, nothing of the command ran: a stream that ends without it may
+ *        be retried.
+ *   'o'  stdout bytes as produced (live stream only), 1..SUPF_LIVE_MAX
+ *   'e'  stderr bytes as produced (live stream only)
+ *   'H'  head of stdout as kept (record), 'T' its tail;
+ *   'h'  head of stderr as kept (record), 't' its tail.
+ *   'R'  result, SUPF_RESULT_LEN bytes, big-endian:
+ *          0  u8   version (1)
+ *          1  u8   how: SUPF_EXITED (code = exit status), SUPF_SIGNALLED
+ *                  (code = signal), SUPF_DEADLINE (killed at its timeout),
+ *                  SUPF_KILLED (killed on request)
+ *          2  u8   code
+ *          3  u8   0
+ *          4  u32  0
+ *          8  u64  duration in ms
+ *         16  u64  bytes written on stdout
+ *         24  u64  bytes written on stderr
+ *         32  u64  the container's memory-limit kill count at the start
+ *         40  u64  the same at the end
+ *        The last frame of a finished run.
+ *   'X'  the supervisor could not run the command: a message, 1..1024 bytes.
+ *
+ * A live stream is S, then o and e frames in order, then R (or X at any
+ * point). A record is H, T, h, t (each possibly empty, then left out), R.
+ */
+#ifndef CS_SUPERVISOR_FRAMES_H
+#define CS_SUPERVISOR_FRAMES_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#define SUPF_HEADER		8
+#define SUPF_LIVE_MAX		(64u * 1024)
+#define SUPF_RECORD_MAX		(8u * 1024 * 1024)
+#define SUPF_RESULT_LEN		48
+#define SUPF_MESSAGE_MAX	1024
+
+enum supf_how {
+	SUPF_EXITED = 1,
+	SUPF_SIGNALLED = 2,
+	SUPF_DEADLINE = 3,
+	SUPF_KILLED = 4,
+};
+
+struct supf_result {
+	enum supf_how		how;
+	int			code;
+	unsigned long long	duration_ms;
+	unsigned long long	out_total, err_total;
+	unsigned long long	oom_before, oom_after;
+};
+
+/* A push parser: bytes may arrive split anywhere. */
+struct supf {
+	unsigned char	 hdr[SUPF_HEADER];
+	size_t		 hdr_len;
+	uint32_t	 max;		/* largest payload accepted */
+	int		 type;		/* of the frame being read, 0 between */
+	uint32_t	 want;		/* its payload length */
+	unsigned char	*buf;		/* its payload so far */
+	uint32_t	 cap;		/* bytes allocated at buf */
+	uint32_t	 have;
+	bool		 bad;
+};
+
+/*
+ * Called with each whole frame (payload never NULL); return -1 to stop
+ * (supf_feed returns -1).
+ */
+typedef int (*supf_fn)(void *arg, int type, const unsigned char *payload,
+	    size_t len);
+
+/* A parser taking payloads of at most max bytes (<= SUPF_RECORD_MAX). */
+void	supf_init(struct supf *, uint32_t max);
+void	supf_free(struct supf *);
+/*
+ * Feed len bytes. 0, or -1 once the input is malformed (unknown type,
+ * non-zero padding, a length over the limit or wrong for its type), memory
+ * ran out, or fn returned -1; the parser then stays failed.
+ */
+int	supf_feed(struct supf *, const void *buf, size_t len, supf_fn fn,
+	    void *arg);
+/* No partial frame pending. */
+bool	supf_at_boundary(const struct supf *);
+
+/* Decode an 'R' payload of SUPF_RESULT_LEN bytes. 0, or -1 when invalid. */
+int	supf_result_decode(const unsigned char *p, size_t len,
+	    struct supf_result *);
+/* Encode one into out[SUPF_RESULT_LEN]. */
+void	supf_result_encode(const struct supf_result *, unsigned char *out);
+/* A frame header for type and len into out[SUPF_HEADER]. */
+void	supf_header(int type, uint32_t len, unsigned char *out);
+
+#endif

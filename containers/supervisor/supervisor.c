@@ -1,0 +1,569 @@
+/*
+ * supervisor: runs the sandbox's commands inside the container, so a
+ * command's result exists whatever happens to the server process that
+ * asked for it. Static, no dependencies; the server uploads it into the
+ * container on start (lib/sandbox_sup.c) and runs it through an engine exec.
+ *
+ *   supervisor run ID TIMEOUT MAX CHUNK...
+ *	Run `bash -c COMMAND` (COMMAND is the CHUNKs joined; when there are
+ *	several, from a file) in /sandbox, stdin /dev/null, as the leader of
+ *	its own session and process group. Kill the whole group with SIGKILL
+ *	TIMEOUT seconds after the start. stdout carries the live frames
+ *	(frames.h): S, o/e as output comes, R. Keep at most MAX bytes of each
+ *	stream (head and tail) and write them with the result as the run's
+ *	record, RUNS/ID/record, for whoever collects it. Exit with the
+ *	command's status (128+N for signal N), 125 when it could not start.
+ *	Processes the command detached keep their output pipes drained by a
+ *	small child of the supervisor until they close them.
+ *   supervisor kill ID
+ *	SIGKILL the process group of run ID, if it still runs. Exit 0, or 1
+ *	when the supervisor never ran such a run.
+ *   supervisor collect ID
+ *	Copy run ID's record to stdout: exit 0; 3 while it runs, 4 when its
+ *	supervisor ended without a record, 5 when there is no such run.
+ *
+ * Records are kept under RUNS (outside /sandbox) and removed KEEP_S after
+ * they were written, by the next run.
+ */
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <poll.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/file.h>
+#include <sys/stat.h>
+#include <sys/types.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "frames.h"
+
+#define RUNS		"/run/code-sandbox/runs"
+#define KEEP_S		(2 * 86400)
+#define TIMEOUT_MAX	(30L * 86400)
+#define MAX_OUTPUT	(10L * 1000 * 1000)
+#define READ_CHUNK	(32 * 1024)
+#define DRAIN_MS	20	/* after the command: output still in the pipes */
+
+static int	sigchld_pipe[2] = { -1, -1 };
+
+struct cap {
+	unsigned char		*head, *tail;
+	size_t			 head_max, tail_max, head_len;
+	size_t			 tail_start, tail_len;
+	unsigned long long	 total;
+};
+
+static long long
+now_ms(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (long long)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
+static void
+die(int code, const char *msg)
+{
+	unsigned char	hdr[SUPF_HEADER];
+	size_t		n = strlen(msg);
+
+	if (n > SUPF_MESSAGE_MAX)
+		n = SUPF_MESSAGE_MAX;
+	supf_header('X', (uint32_t)n, hdr);
+	if (write(1, hdr, sizeof(hdr)) == (ssize_t)sizeof(hdr) && n > 0 &&
+	    write(1, msg, n) < 0)
+		code = 125;
+	fprintf(stderr, "supervisor: %s\n", msg);
+	exit(code);
+}
+
+static bool
+valid_id(const char *s)
+{
+	size_t n = strlen(s);
+
+	return n > 0 && n <= 64 && strspn(s, "abcdefghijklmnopqrstuvwxyz"
+	    "ABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_-") == n;
+}
+
+static long
+number(const char *s, long min, long max)
+{
+	char	*end;
+	long	 v;
+
+	errno = 0;
+	v = strtol(s, &end, 10);
+	if (errno != 0 || end == s || *end != '\0' || v < min || v > max)
+		return -1;
+	return v;
+}
+
+/* Write all of buf to fd; -1 when the other end is gone. */
+static int
+write_all(int fd, const void *buf, size_t len)
+{
+	const char	*p = buf;
+	ssize_t		 n;
+
+	while (len > 0) {
+		n = write(fd, p, len);
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n <= 0)
+			return -1;
+		p += n;
+		len -= (size_t)n;
+	}
+	return 0;
+}
+
+static int
+frame(int fd, int type, const void *buf, size_t len)
+{
+	unsigned char hdr[SUPF_HEADER];
+
+	supf_header(type, (uint32_t)len, hdr);
+	if (write_all(fd, hdr, sizeof(hdr)) == -1)
+		return -1;
+	return len == 0 ? 0 : write_all(fd, buf, len);
+}
+
+static void
+cap_add(struct cap *c, const unsigned char *p, size_t len)
+{
+	size_t n, end;
+
+	c->total += len;
+	n = c->head_max - c->head_len;
+	if (n > len)
+		n = len;
+	memcpy(c->head + c->head_len, p, n);
+	c->head_len += n;
+	p += n;
+	len -= n;
+	if (len == 0 || c->tail_max == 0)
+		return;
+	if (len >= c->tail_max) {
+		memcpy(c->tail, p + len - c->tail_max, c->tail_max);
+		c->tail_start = 0;
+		c->tail_len = c->tail_max;
+		return;
+	}
+	while (len > 0) {
+		end = (c->tail_start + c->tail_len) % c->tail_max;
+		n = c->tail_max - end;
+		if (n > len)
+			n = len;
+		memcpy(c->tail + end, p, n);
+		p += n;
+		len -= n;
+		if (c->tail_len + n <= c->tail_max)
+			c->tail_len += n;
+		else {
+			c->tail_start = (c->tail_start + c->tail_len + n -
+			    c->tail_max) % c->tail_max;
+			c->tail_len = c->tail_max;
+		}
+	}
+}
+
+/* Head, then tail in order, as frames ht and tt. */
+static int
+cap_write(int fd, const struct cap *c, int ht, int tt)
+{
+	unsigned char	hdr[SUPF_HEADER];
+	size_t		first;
+
+	if (c->head_len > 0 && frame(fd, ht, c->head, c->head_len) == -1)
+		return -1;
+	if (c->tail_len == 0)
+		return 0;
+	supf_header(tt, (uint32_t)c->tail_len, hdr);
+	first = c->tail_max - c->tail_start;
+	if (first > c->tail_len)
+		first = c->tail_len;
+	if (write_all(fd, hdr, sizeof(hdr)) == -1 ||
+	    write_all(fd, c->tail + c->tail_start, first) == -1 ||
+	    write_all(fd, c->tail, c->tail_len - first) == -1)
+		return -1;
+	return 0;
+}
+
+/* The container's count of processes killed by its memory limit. */
+static unsigned long long
+oom_count(void)
+{
+	static const char *const files[] = { "/sys/fs/cgroup/memory.events",
+	    "/sys/fs/cgroup/memory/memory.oom_control", NULL };
+	char			 line[128];
+	unsigned long long	 v = 0;
+	FILE			*f;
+	int			 i;
+
+	for (i = 0; files[i] != NULL; i++) {
+		if ((f = fopen(files[i], "re")) == NULL)
+			continue;
+		while (fgets(line, sizeof(line), f) != NULL)
+			if (strncmp(line, "oom_kill ", 9) == 0)
+				v = strtoull(line + 9, NULL, 10);
+		fclose(f);
+		break;
+	}
+	return v;
+}
+
+/* Remove records older than KEEP_S (and their folders). */
+static void
+prune(void)
+{
+	char		 path[512];
+	struct dirent	*de;
+	struct stat	 st;
+	DIR		*d;
+	time_t		 now = time(NULL);
+	const char	*files[] = { "record", "cmd.sh", "pgid", "lock", NULL };
+	int		 i;
+
+	if ((d = opendir(RUNS)) == NULL)
+		return;
+	while ((de = readdir(d)) != NULL) {
+		if (!valid_id(de->d_name))
+			continue;
+		snprintf(path, sizeof(path), RUNS "/%s/record", de->d_name);
+		if (stat(path, &st) == -1 || now - st.st_mtime < KEEP_S)
+			continue;
+		for (i = 0; files[i] != NULL; i++) {
+			snprintf(path, sizeof(path), RUNS "/%s/%s", de->d_name,
+			    files[i]);
+			unlink(path);
+		}
+		snprintf(path, sizeof(path), RUNS "/%s", de->d_name);
+		rmdir(path);
+	}
+	closedir(d);
+}
+
+static void
+on_sigchld(int sig)
+{
+	int saved = errno;
+
+	(void)sig;
+	if (write(sigchld_pipe[1], "c", 1) < 0)
+		errno = saved;
+	errno = saved;
+}
+
+/*
+ * After the command: keep reading what its detached processes write until
+ * they close the pipes, and kill what stayed in its group at the deadline.
+ * Runs in its own session with no link to the exec's streams.
+ */
+static void
+drain(int fds[2], pid_t pgid, long long deadline)
+{
+	struct pollfd	 pfd[2];
+	char		 buf[READ_CHUNK];
+	bool		 killed = false;
+	int		 i, nopen, null, wait;
+
+	setsid();
+	if ((null = open("/dev/null", O_RDWR)) >= 0) {
+		dup2(null, 0);
+		dup2(null, 1);
+		dup2(null, 2);
+		if (null > 2)
+			close(null);
+	}
+	for (;;) {
+		nopen = 0;
+		for (i = 0; i < 2; i++) {
+			pfd[i].fd = fds[i];
+			pfd[i].events = POLLIN;
+			nopen += fds[i] >= 0;
+		}
+		if (!killed && now_ms() >= deadline) {
+			kill(-pgid, SIGKILL);
+			killed = true;
+		}
+		if (nopen == 0 && (killed || kill(-pgid, 0) == -1))
+			_exit(0);
+		wait = killed ? 1000 : (int)(deadline - now_ms() < 1000 ?
+		    deadline - now_ms() : 1000);
+		if (poll(pfd, 2, wait < 0 ? 0 : wait) < 0 && errno != EINTR)
+			_exit(1);
+		for (i = 0; i < 2; i++)
+			if (fds[i] >= 0 && pfd[i].revents != 0 &&
+			    read(fds[i], buf, sizeof(buf)) <= 0) {
+				close(fds[i]);
+				fds[i] = -1;
+			}
+	}
+}
+
+static int
+run(const char *id, long timeout, long max, int nchunks, char **chunks)
+{
+	struct cap		 out = { 0 }, err = { 0 };
+	struct supf_result	 res;
+	struct pollfd		 pfd[3];
+	unsigned char		 enc[SUPF_RESULT_LEN];
+	char			 dir[256], path[320], tmp[320], buf[READ_CHUNK];
+	char			*argv[4];
+	int			 po[2], pe[2], fds[2], lock, fd, i, status = 0;
+	int			 live = 1, wait;
+	long long		 start, deadline, drain_end = 0;
+	bool			 exited = false, deadline_kill = false;
+	pid_t			 pid;
+	ssize_t			 n;
+	struct sigaction	 sa;
+
+	signal(SIGPIPE, SIG_IGN);
+	out.head_max = err.head_max = (size_t)max / 2;
+	out.tail_max = err.tail_max = (size_t)max - (size_t)max / 2;
+	if ((out.head = malloc(out.head_max + 1)) == NULL ||
+	    (out.tail = malloc(out.tail_max + 1)) == NULL ||
+	    (err.head = malloc(err.head_max + 1)) == NULL ||
+	    (err.tail = malloc(err.tail_max + 1)) == NULL)
+		die(125, "out of memory");
+	if (mkdir("/run/code-sandbox", 0700) == -1 && errno != EEXIST)
+		die(125, "cannot create /run/code-sandbox");
+	if (mkdir(RUNS, 0700) == -1 && errno != EEXIST)
+		die(125, "cannot create " RUNS);
+	prune();
+	snprintf(dir, sizeof(dir), RUNS "/%s", id);
+	if (mkdir(dir, 0700) == -1)
+		die(125, errno == EEXIST ? "the run exists already" :
+		    "cannot create the run's folder");
+	snprintf(path, sizeof(path), "%s/lock", dir);
+	if ((lock = open(path, O_RDWR | O_CREAT | O_CLOEXEC, 0600)) == -1 ||
+	    flock(lock, LOCK_EX) == -1)
+		die(125, "cannot lock the run");
+
+	argv[0] = "bash";
+	if (nchunks == 1) {
+		argv[1] = "-c";
+		argv[2] = chunks[0];
+		argv[3] = NULL;
+	} else {
+		snprintf(path, sizeof(path), "%s/cmd.sh", dir);
+		if ((fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC,
+		    0600)) == -1)
+			die(125, "cannot write the command's file");
+		for (i = 0; i < nchunks; i++)
+			if (write_all(fd, chunks[i], strlen(chunks[i])) == -1)
+				die(125, "cannot write the command's file");
+		close(fd);
+		argv[1] = path;
+		argv[2] = NULL;
+	}
+
+	if (pipe2(po, O_CLOEXEC) == -1 || pipe2(pe, O_CLOEXEC) == -1 ||
+	    pipe2(sigchld_pipe, O_CLOEXEC | O_NONBLOCK) == -1)
+		die(125, "cannot make pipes");
+	memset(&sa, 0, sizeof(sa));
+	sa.sa_handler = on_sigchld;
+	sa.sa_flags = SA_RESTART | SA_NOCLDSTOP;
+	sigaction(SIGCHLD, &sa, NULL);
+	memset(&res, 0, sizeof(res));
+	res.oom_before = oom_count();
+	if (frame(1, 'S', NULL, 0) == -1)
+		live = 0;
+	start = now_ms();
+	deadline = start + timeout * 1000;
+	if ((pid = fork()) == -1)
+		die(125, "cannot fork");
+	if (pid == 0) {
+		signal(SIGPIPE, SIG_DFL);
+		signal(SIGCHLD, SIG_DFL);
+		setsid();
+		if (chdir("/sandbox") == -1 && chdir("/") == -1)
+			_exit(125);
+		if ((fd = open("/dev/null", O_RDONLY)) == -1 ||
+		    dup2(fd, 0) == -1 || dup2(po[1], 1) == -1 ||
+		    dup2(pe[1], 2) == -1)
+			_exit(125);
+		execvp("bash", argv);
+		dprintf(2, "supervisor: cannot run bash: %s\n", strerror(errno));
+		_exit(127);
+	}
+	close(po[1]);
+	close(pe[1]);
+	fds[0] = po[0];
+	fds[1] = pe[0];
+	snprintf(path, sizeof(path), "%s/pgid", dir);
+	snprintf(tmp, sizeof(tmp), "%s/pgid.tmp", dir);
+	if ((fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC,
+	    0600)) >= 0) {
+		dprintf(fd, "%ld\n", (long)pid);
+		close(fd);
+		rename(tmp, path);
+	}
+
+	for (;;) {
+		long long now = now_ms();
+
+		if (!exited && now >= deadline && !deadline_kill) {
+			kill(-pid, SIGKILL);
+			deadline_kill = true;
+		}
+		if (exited && (fds[0] < 0 && fds[1] < 0))
+			break;
+		if (exited && now >= drain_end)
+			break;
+		for (i = 0; i < 2; i++) {
+			pfd[i].fd = fds[i];
+			pfd[i].events = POLLIN;
+			pfd[i].revents = 0;
+		}
+		pfd[2].fd = sigchld_pipe[0];
+		pfd[2].events = POLLIN;
+		pfd[2].revents = 0;
+		if (exited)
+			wait = (int)(drain_end - now);
+		else if (deadline_kill)
+			wait = 1000;
+		else
+			wait = (int)(deadline - now > 1000 ? 1000 : deadline - now);
+		if (poll(pfd, 3, wait < 0 ? 0 : wait) < 0 && errno != EINTR)
+			die(125, "poll failed");
+		for (i = 0; i < 2; i++) {
+			if (fds[i] < 0 || pfd[i].revents == 0)
+				continue;
+			n = read(fds[i], buf, sizeof(buf));
+			if (n < 0 && errno == EINTR)
+				continue;
+			if (n <= 0) {
+				close(fds[i]);
+				fds[i] = -1;
+				continue;
+			}
+			cap_add(i == 0 ? &out : &err, (unsigned char *)buf,
+			    (size_t)n);
+			if (live && frame(1, i == 0 ? 'o' : 'e', buf,
+			    (size_t)n) == -1)
+				live = 0;	/* the reader left: keep the record */
+		}
+		if (pfd[2].revents != 0)
+			while (read(sigchld_pipe[0], buf, sizeof(buf)) > 0)
+				;
+		if (!exited && waitpid(pid, &status, WNOHANG) == pid) {
+			exited = true;
+			res.duration_ms = (unsigned long long)(now_ms() - start);
+			drain_end = now_ms() + DRAIN_MS;
+			unlink(path);	/* the pgid file: nothing to kill now */
+		}
+	}
+
+	if (fds[0] >= 0 || fds[1] >= 0 || kill(-pid, 0) == 0) {
+		/* Detached processes hold the pipes or stay in the group. */
+		pid_t d = fork();
+
+		if (d == 0) {
+			close(lock);
+			drain(fds, pid, deadline);
+		}
+	}
+	for (i = 0; i < 2; i++)
+		if (fds[i] >= 0)
+			close(fds[i]);
+
+	if (WIFEXITED(status)) {
+		res.how = SUPF_EXITED;
+		res.code = WEXITSTATUS(status);
+	} else {
+		res.how = deadline_kill ? SUPF_DEADLINE : SUPF_SIGNALLED;
+		res.code = WTERMSIG(status);
+	}
+	res.out_total = out.total;
+	res.err_total = err.total;
+	res.oom_after = oom_count();
+	supf_result_encode(&res, enc);
+
+	snprintf(path, sizeof(path), "%s/record", dir);
+	snprintf(tmp, sizeof(tmp), "%s/record.tmp", dir);
+	if ((fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC,
+	    0600)) >= 0) {
+		if (cap_write(fd, &out, 'H', 'T') == 0 &&
+		    cap_write(fd, &err, 'h', 't') == 0 &&
+		    frame(fd, 'R', enc, sizeof(enc)) == 0 && close(fd) == 0)
+			rename(tmp, path);
+		else
+			unlink(tmp);
+	}
+	if (live)
+		frame(1, 'R', enc, sizeof(enc));
+	return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+}
+
+static int
+kill_run(const char *id)
+{
+	char	path[256], line[32];
+	long	pgid;
+	FILE	*f;
+
+	snprintf(path, sizeof(path), RUNS "/%s/pgid", id);
+	if ((f = fopen(path, "re")) == NULL) {
+		/* Ended already (0), or not a run of the supervisor (1). */
+		snprintf(path, sizeof(path), RUNS "/%s", id);
+		return access(path, F_OK) == 0 ? 0 : 1;
+	}
+	if (fgets(line, sizeof(line), f) != NULL) {
+		line[strcspn(line, "\n")] = '\0';
+		if ((pgid = number(line, 2, 1L << 22)) > 0)
+			kill(-(pid_t)pgid, SIGKILL);
+	}
+	fclose(f);
+	return 0;
+}
+
+static int
+collect(const char *id)
+{
+	char	path[256], buf[READ_CHUNK];
+	int	lock, fd;
+	ssize_t	n;
+
+	snprintf(path, sizeof(path), RUNS "/%s/lock", id);
+	if ((lock = open(path, O_RDONLY | O_CLOEXEC)) == -1)
+		return 5;
+	if (flock(lock, LOCK_EX | LOCK_NB) == -1)
+		return 3;
+	snprintf(path, sizeof(path), RUNS "/%s/record", id);
+	if ((fd = open(path, O_RDONLY | O_CLOEXEC)) == -1)
+		return 4;
+	while ((n = read(fd, buf, sizeof(buf))) > 0)
+		if (write_all(1, buf, (size_t)n) == -1)
+			return 1;
+	return n < 0 ? 1 : 0;
+}
+
+int
+main(int argc, char **argv)
+{
+	long timeout = 0, max = 0;
+
+	if (argc >= 3 && !valid_id(argv[2]))
+		die(125, "bad run id");
+	if (argc >= 6 && strcmp(argv[1], "run") == 0) {
+		if ((timeout = number(argv[3], 1, TIMEOUT_MAX)) < 0 ||
+		    (max = number(argv[4], 0, MAX_OUTPUT)) < 0)
+			die(125, "bad timeout or output limit");
+		return run(argv[2], timeout, max, argc - 5, argv + 5);
+	}
+	if (argc == 3 && strcmp(argv[1], "kill") == 0)
+		return kill_run(argv[2]);
+	if (argc == 3 && strcmp(argv[1], "collect") == 0)
+		return collect(argv[2]);
+	die(125, "usage: supervisor run ID TIMEOUT MAX CHUNK... | kill ID | "
+	    "collect ID");
+	return 125;
+}
