@@ -95,6 +95,7 @@ describe('configuration drift', () => {
     assert.notEqual(c.Id, id, 'a new container');
     assert.equal(c.Config.Labels['code-sandbox.version'], '2');
     const next = await conn.execute({ command: 'true' });
+    assert.notEqual(next.isError, true, resultText(next));
     assert.equal(next.structuredContent.notice, undefined, 'only the first result says so');
   });
 });
