@@ -55,4 +55,15 @@ long		sandbox_call(struct sandbox *, const char *method,
 		    struct error *err, const char *fmt, ...)
 		    __attribute__((format(printf, 8, 9)));
 
+/*
+ * POST /containers/NAME/exec of cmd, attached (stdout, stderr, no TTY),
+ * in /sandbox: with the commands' environment (EXEC_ENV_RUN), and stdin
+ * too (EXEC_ENV_CHANNEL, the supervisor's channel), or as the engine has
+ * it (EXEC_ENV_NONE). *id is malloc'd. -1 with err->status 404/409 when
+ * the container is missing or does not run.
+ */
+enum { EXEC_ENV_NONE, EXEC_ENV_RUN, EXEC_ENV_CHANNEL };
+int		sandbox_exec_create(struct sandbox *, struct json_object *cmd,
+		    int how, char **id, struct error *);
+
 #endif

@@ -53,6 +53,7 @@
 #include "output.h"
 #include "sandbox.h"
 #include "sandbox_guard.h"
+#include "sandbox_chan.h"
 #include "sandbox_int.h"
 #include "sandbox_sup.h"
 #include "frames.h"
@@ -169,9 +170,16 @@ valid_exec_id(const char *s)
 	return n > 0 && n <= 128 && strspn(s, "0123456789abcdef") == n;
 }
 
-/* POST /containers/NAME/exec; *id is malloc'd. err->status 404/409 too. */
 static int
 exec_create(struct sandbox *sb, struct json_object *cmd, bool with_env,
+    char **id, struct error *err)
+{
+	return sandbox_exec_create(sb, cmd, with_env ? EXEC_ENV_RUN :
+	    EXEC_ENV_NONE, id, err);
+}
+
+int
+sandbox_exec_create(struct sandbox *sb, struct json_object *cmd, int how,
     char **id, struct error *err)
 {
 	static const long	 ok[] = { 201, 0 };
@@ -181,13 +189,13 @@ exec_create(struct sandbox *sb, struct json_object *cmd, bool with_env,
 
 	*id = NULL;
 	body = json_object_new_object();
-	js_set_bool(body, "AttachStdin", false);
+	js_set_bool(body, "AttachStdin", how == EXEC_ENV_CHANNEL);
 	js_set_bool(body, "AttachStdout", true);
 	js_set_bool(body, "AttachStderr", true);
 	js_set_bool(body, "Tty", false);
 	js_set(body, "Cmd", json_object_get(cmd));
 	js_set_str(body, "WorkingDir", "/sandbox");
-	if (with_env)
+	if (how != EXEC_ENV_NONE)
 		js_set(body, "Env", sandbox_str_array(EXEC_ENV));
 	/* 404/409: no such container, or it is stopped, paused, restarting. */
 	if (sandbox_call(sb, "POST", body, ok, &resp, "cannot run a command",
@@ -463,6 +471,9 @@ kill_run(struct sandbox *sb, const char *run_id, const char *marker,
 	if (sup_ensure(sb, sup, &e) == 0) {
 		const char *const sargs[] = { sup, "kill", run_id, NULL };
 
+		/* Over the channel when there is one, else an exec. */
+		if (chan_ask(sb, sup, 'k', run_id) == 0)
+			return 0;
 		if (run_helper(sb, NULL, sargs, &o, &code, &e) == 0 &&
 		    code == 0)
 			return 0;
@@ -704,6 +715,111 @@ out:
 	return rc;
 }
 
+static void
+chan_bytes(void *arg, const char *buf, size_t len)
+{
+	sup_output(arg, 1, buf, len);
+}
+
+/* Start the run on the supervisor's channel and wait for its end. */
+static int
+run_chan(struct run *r, const char *sup, const char *command, long timeout_s,
+    int *code, struct error *err)
+{
+	struct chan_cb cb = { chan_bytes, run_tick, r };
+
+	r->sup = true;
+	r->started = r->have_result = r->bad_frames = false;
+	r->sup_error[0] = '\0';
+	supf_free(&r->frames);
+	supf_init(&r->frames, SUPF_LIVE_MAX);
+	r->start_ms = sandbox_now_ms();
+	r->start_wall = (long long)time(NULL);
+	r->deadline_ms = r->start_ms + timeout_s * 1000;
+	return chan_run(r->sb, sup, r->run_id, timeout_s, r->sb->max_output,
+	    command, &cb, code, err);
+}
+
+/* The run's folder exists in the container (so the command may have run). */
+static bool
+run_known(struct sandbox *sb, const char *sup, const char *run_id)
+{
+	const char *const	 argv[] = { sup, "collect", run_id, NULL };
+	struct json_object	*cmd;
+	struct small_out	 o;
+	struct docker_exec_cb	 cb = { NULL, small_tick, &o };
+	struct error		 e;
+	bool			 stopped;
+	int			 code = -1;
+
+	o.deadline_ms = sandbox_now_ms() + HELPER_MS;
+	if ((cmd = sandbox_str_array(argv)) == NULL)
+		return true;
+	if (run_cmd(sb, cmd, &cb, &stopped, &code, &e) == -1 || stopped)
+		code = -1;
+	json_object_put(cmd);
+	return code != 5;	/* 5: no such run; in doubt, it ran */
+}
+
+/*
+ * The channel died under a started run (its supervisor killed, say): the
+ * run goes on, or ended, under its own process, which keeps its record.
+ * Wait for that record as the channel would have, then take the result
+ * from it. 0 with *res filled (or res->detached when the wait was cut
+ * short or the engine went away), -1 on failure.
+ */
+static int
+await_record(struct run *r, long timeout_s, struct exec_result *res,
+    struct error *err)
+{
+	struct timespec		 pause = { 0, 200 * 1000000 };
+	struct exec_result	 got;
+	struct error		 e;
+	int			 rc, failures = 0;
+
+	for (;;) {
+		rc = sandbox_collect(r->sb, r->run_id, timeout_s, &got, &e);
+		if (rc == SANDBOX_DONE) {
+			capture_free(r->out);
+			capture_free(r->err);
+			r->out = r->err = NULL;
+			res->out = got.out;
+			res->err = got.err;
+			res->exit_code = got.exit_code;
+			res->timed_out = got.timed_out;
+			res->oom_killed = got.oom_killed;
+			res->duration_ms = got.duration_ms;
+			free(got.notice);
+			return 0;
+		}
+		if (rc == SANDBOX_LOST) {
+			long long restarted;
+
+			/* Its process died with no record: killed with it. */
+			if (sandbox_started_at(r->sb, &restarted, NULL, &e) == 0 &&
+			    restarted >= r->start_wall)
+				res->with_container = true;
+			res->exit_code = -1;
+			return 0;
+		}
+		if (rc != SANDBOX_RUNNING && ++failures < 2)
+			continue;	/* once more, with a fresh copy if need be */
+		if (rc != SANDBOX_RUNNING) {
+			log_warn("run %s: %s; its result will be collected "
+			    "from its record", r->run_id, e.msg);
+			res->engine_lost = res->detached = true;
+			return 0;
+		}
+		if (run_tick(r) != 0) {
+			res->detached = !r->backstop_stopped;
+			res->timed_out = r->backstop_stopped;
+			return 0;
+		}
+		nanosleep(&pause, NULL);
+	}
+	(void)err;
+}
+
 int
 sandbox_exec(struct sandbox *sb, const char *command, long timeout_s,
     const char *run_id, const struct exec_observer *obs,
@@ -716,8 +832,10 @@ sandbox_exec(struct sandbox *sb, const char *command, long timeout_s,
 	char			*id = NULL, sup[SUP_PATH_MAX];
 	const char		*use;
 	bool			 stopped = false, ensured = false;
-	bool			 reinstalled = false;
-	long long		 oom0 = -1, oom1;
+	bool			 reinstalled = false, no_chan = false;
+	bool			 via_chan = false, chan_lost = false;
+	int			 chan_code = -1, crc;
+	long long		 oom0 = -1, oom1, restarted2;
 	int			 code, rc = -1;
 
 	if (err == NULL)
@@ -762,6 +880,40 @@ sandbox_exec(struct sandbox *sb, const char *command, long timeout_s,
 				goto out;
 			continue;
 		}
+		if (use != NULL && !no_chan) {
+			/* The fast path: the channel, no exec of its own. */
+			crc = run_chan(&r, use, command, timeout_s, &chan_code,
+			    err);
+			if (crc == CHAN_NONE) {
+				no_chan = true;
+				continue;
+			}
+			via_chan = true;
+			if (crc == CHAN_STOPPED) {
+				stopped = true;
+				break;
+			}
+			if (crc == CHAN_LOST) {
+				if (!r.started && !run_known(sb, use, run_id) &&
+				    capture_total(r.out) + capture_total(r.err) == 0) {
+					/* Nothing of it ran: the one-shot path. */
+					no_chan = true;
+					via_chan = false;
+					continue;
+				}
+				log_warn("run %s: %s; waiting for its record",
+				    run_id, err->msg);
+				chan_lost = true;
+				break;
+			}
+			if (!r.started) {
+				error_set(err, "the supervisor could not start "
+				    "the command: %s", r.sup_error[0] ?
+				    r.sup_error : "no answer");
+				goto out;
+			}
+			break;
+		}
 		if (run_once(&r, use, command, timeout_s, &id, &stopped,
 		    err) == -1) {
 			if (r.sup && r.started) {
@@ -804,7 +956,18 @@ sandbox_exec(struct sandbox *sb, const char *command, long timeout_s,
 	res->duration_ms = sandbox_now_ms() - r.start_ms;
 	if (stopped && !r.backstop_stopped)
 		r.detached = true;	/* the stop flag, seen by the client */
-	res->supervised = r.sup && r.started;
+	res->supervised = r.sup && (r.started || chan_lost);
+	if (chan_lost) {
+		if (await_record(&r, timeout_s, res, err) == -1)
+			goto out;
+		if (res->out.text == NULL)
+			res->duration_ms = sandbox_now_ms() - r.start_ms;
+		if (res->exit_code == 137 && res->duration_ms >= timeout_s * 1000)
+			res->timed_out = true;
+		if (res->out.text != NULL)
+			goto filled;
+		goto fill;
+	}
 	if (r.detached) {
 		/* Still running in the container; its end is not ours to see. */
 		res->detached = true;
@@ -818,6 +981,8 @@ sandbox_exec(struct sandbox *sb, const char *command, long timeout_s,
 		if (r.have_result)
 			res->exit_code = r.result.how == SUPF_EXITED ?
 			    r.result.code : 128 + r.result.code;
+		else if (via_chan)
+			res->exit_code = chan_code;
 		else if (exec_wait_exit(sb, id, &res->exit_code, &local) == -1) {
 			/*
 			 * The stream ended without a result and the engine
@@ -836,6 +1001,9 @@ sandbox_exec(struct sandbox *sb, const char *command, long timeout_s,
 			    restarted >= r.start_wall)
 				res->with_container = true;
 		}
+		if (!r.have_result && via_chan && sandbox_started_at(sb,
+		    &restarted2, NULL, &local) == 0 && restarted2 >= r.start_wall)
+			res->with_container = true;
 		if (res->exit_code == 137 && res->duration_ms >= timeout_s * 1000)
 			res->timed_out = true;
 		/*
@@ -876,6 +1044,7 @@ fill:
 		res->exit_code = -1;
 		goto out;
 	}
+filled:
 	if (r.disk_stopped) {
 		res->disk_stopped = true;
 		free(res->notice);
@@ -986,6 +1155,19 @@ sandbox_collect(struct sandbox *sb, const char *run_id, long timeout_s,
 		return error_set(err, "invalid run id");
 	if (sup_ensure(sb, sup, err) == -1)
 		return -1;
+	/*
+	 * While it runs (a task polled, say), the channel answers without an
+	 * exec of its own; the record itself comes through one.
+	 */
+	switch (chan_ask(sb, sup, 'q', run_id)) {
+	case 3:
+		return SANDBOX_RUNNING;
+	case 4:
+	case 5:
+		return SANDBOX_LOST;
+	default:
+		break;
+	}
 	/* Each part is at most half the limit; a little slack for others'. */
 	supf_init(&rec.frames, (uint32_t)(sb->max_output + 16));
 	rec.deadline_ms = sandbox_now_ms() + COLLECT_MS;
@@ -1020,6 +1202,8 @@ sandbox_collect(struct sandbox *sb, const char *run_id, long timeout_s,
 		goto out;
 	}
 	if (rec.bad || !rec.have_result || !supf_at_boundary(&rec.frames)) {
+		/* Its copy replaced? The next collection uploads a fresh one. */
+		sup_forget(sup);
 		error_status(err, 502, "run %s: malformed record", run_id);
 		goto out;
 	}

@@ -80,6 +80,17 @@ length_ok(const struct supf *f, int type, uint32_t len)
 		return len >= 1 && len <= f->max && len <= SUPF_LIVE_MAX;
 	case 'H': case 'T': case 'h': case 't':
 		return len <= f->max;
+	/* The channel's (frames.h). */
+	case 'V':
+		return len == 4;
+	case 'M':
+		return len >= 3 && len <= f->max && len <= SUPF_CHAN_OUT_MAX;
+	case 'E': case 'K': case 'Q':
+		return len >= 3 && len <= 2 + SUPF_ID_MAX;
+	case 'k': case 'q':
+		return len >= 2 && len <= 1 + SUPF_ID_MAX;
+	case 'r':
+		return len >= 11 && len <= f->max && len <= SUPF_CHAN_IN_MAX;
 	default:
 		return false;
 	}
@@ -152,6 +163,61 @@ supf_feed(struct supf *f, const void *data, size_t len, supf_fn fn, void *arg)
 		}
 	}
 	return 0;
+}
+
+uint32_t
+supf_get32(const unsigned char *p)
+{
+	return get32(p);
+}
+
+void
+supf_put32(unsigned char *p, uint32_t v)
+{
+	put32(p, v);
+}
+
+static bool
+id_char(unsigned char c)
+{
+	return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') ||
+	    (c >= '0' && c <= '9') || c == '_' || c == '-';
+}
+
+int
+supf_tag_split(const unsigned char *p, size_t len, char *id,
+    const unsigned char **rest, size_t *rest_len)
+{
+	size_t n, i;
+
+	id[0] = '\0';
+	if (len < 1 || (n = p[0]) < 1 || n > SUPF_ID_MAX || n > len - 1)
+		return -1;
+	for (i = 0; i < n; i++) {
+		if (!id_char(p[1 + i]))
+			return -1;
+		id[i] = (char)p[1 + i];
+	}
+	id[n] = '\0';
+	*rest = p + 1 + n;
+	*rest_len = len - 1 - n;
+	return 0;
+}
+
+size_t
+supf_tag_header(int type, const char *id, size_t body_len, unsigned char *out)
+{
+	size_t n = strlen(id), i;
+
+	if (n < 1 || n > SUPF_ID_MAX)
+		return 0;
+	for (i = 0; i < n; i++)
+		if (!id_char((unsigned char)id[i]))
+			return 0;
+	supf_header(type, (uint32_t)(1 + n + body_len), out);
+	out[SUPF_HEADER] = (unsigned char)n;
+	memcpy(out + SUPF_HEADER + 1, id, n);
+	return SUPF_HEADER + 1 + n;
 }
 
 int

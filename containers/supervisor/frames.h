@@ -41,6 +41,28 @@
  *
  * A live stream is S, then o and e frames in order, then R (or X at any
  * point). A record is H, T, h, t (each possibly empty, then left out), R.
+ *
+ * The channel ("supervisor channel"): one exec per server process whose
+ * stdin and stdout carry the frames of many runs at once. A tagged payload
+ * starts with the run id: one byte n (1..SUPF_ID_MAX), then n bytes of
+ * [A-Za-z0-9_-] (supf_tag_split checks both).
+ *
+ * Server to supervisor (stdin):
+ *   'r'  start a run: tag, u32 timeout in seconds, u32 output limit in
+ *        bytes, then the command (1..SUPF_COMMAND_MAX bytes, no NUL).
+ *   'k'  kill a run's process group: tag only.
+ *   'q'  ask how a run stands: tag only.
+ * Supervisor to server (stdout):
+ *   'V'  ready: u32 channel version (1); the first frame.
+ *   'M'  tag, then 1..SUPF_LIVE_MAX bytes of that run's live stream (the
+ *        frames above, cut anywhere: the server parses them per run).
+ *   'E'  tag, u8 status: that run's live stream ended, and with it the
+ *        process that ran it, with this exit status (as "run" exits).
+ *   'K'  tag, u8: the answer to 'k' (as "kill" exits).
+ *   'Q'  tag, u8: the answer to 'q' (as "collect" exits, without the
+ *        record: 0 finished, 3 running, 4 ended without a record, 5 none).
+ * The channel carries the fast path only: every run still keeps its
+ * record, so a run survives the channel, and the channel the run.
  */
 #ifndef CS_SUPERVISOR_FRAMES_H
 #define CS_SUPERVISOR_FRAMES_H
@@ -54,6 +76,12 @@
 #define SUPF_RECORD_MAX		(8u * 1024 * 1024)
 #define SUPF_RESULT_LEN		48
 #define SUPF_MESSAGE_MAX	1024
+#define SUPF_ID_MAX		64
+#define SUPF_COMMAND_MAX	(1024u * 1024)
+#define SUPF_CHAN_VERSION	1
+/* Largest channel payloads: server to supervisor, supervisor to server. */
+#define SUPF_CHAN_IN_MAX	(1 + SUPF_ID_MAX + 8 + SUPF_COMMAND_MAX)
+#define SUPF_CHAN_OUT_MAX	(1 + SUPF_ID_MAX + SUPF_LIVE_MAX)
 
 enum supf_how {
 	SUPF_EXITED = 1,
@@ -102,6 +130,23 @@ int	supf_feed(struct supf *, const void *buf, size_t len, supf_fn fn,
 	    void *arg);
 /* No partial frame pending. */
 bool	supf_at_boundary(const struct supf *);
+
+/*
+ * Split a tagged payload (a channel frame's): the run id into
+ * id[SUPF_ID_MAX + 1], NUL-terminated, and what follows it. 0, or -1 when
+ * the tag is malformed.
+ */
+int	supf_tag_split(const unsigned char *p, size_t len, char *id,
+	    const unsigned char **rest, size_t *rest_len);
+/*
+ * Write a tagged frame's header and tag into out (at least SUPF_HEADER +
+ * 1 + SUPF_ID_MAX bytes) for type, id and body_len bytes to follow.
+ * Returns the bytes written, or 0 when id is not a valid run id.
+ */
+size_t	supf_tag_header(int type, const char *id, size_t body_len,
+	    unsigned char *out);
+uint32_t supf_get32(const unsigned char *);
+void	supf_put32(unsigned char *, uint32_t);
 
 /* Decode an 'R' payload of SUPF_RESULT_LEN bytes. 0, or -1 when invalid. */
 int	supf_result_decode(const unsigned char *p, size_t len,

@@ -21,6 +21,12 @@
  *   supervisor collect ID
  *	Copy run ID's record to stdout: exit 0; 3 while it runs, 4 when its
  *	supervisor ended without a record, 5 when there is no such run.
+ *   supervisor channel
+ *	Serve many runs over one exec (frames.h, "The channel"): 'r', 'k'
+ *	and 'q' frames on stdin; each run is a child doing what "run" does,
+ *	its live stream sent back as 'M' frames tagged with its id, then 'E'
+ *	with its exit status. Ends when stdin ends or stdout fails; the runs
+ *	in flight go on and keep their records.
  *
  * Records are kept under RUNS (outside /sandbox) and removed KEEP_S after
  * they were written, by the next run.
@@ -525,25 +531,234 @@ kill_run(const char *id)
 	return 0;
 }
 
+/*
+ * How run id stands: 0 with *fd its record open, 3 running, 4 ended
+ * without a record, 5 no such run.
+ */
 static int
-collect(const char *id)
+run_state(const char *id, int *fd)
 {
-	char	path[256], buf[READ_CHUNK];
-	int	lock, fd;
-	ssize_t	n;
+	char	path[256];
+	int	lock, rc;
 
+	*fd = -1;
 	snprintf(path, sizeof(path), RUNS "/%s/lock", id);
 	if ((lock = open(path, O_RDONLY | O_CLOEXEC)) == -1)
 		return 5;
 	if (flock(lock, LOCK_EX | LOCK_NB) == -1)
-		return 3;
-	snprintf(path, sizeof(path), RUNS "/%s/record", id);
-	if ((fd = open(path, O_RDONLY | O_CLOEXEC)) == -1)
-		return 4;
+		rc = 3;
+	else {
+		snprintf(path, sizeof(path), RUNS "/%s/record", id);
+		rc = (*fd = open(path, O_RDONLY | O_CLOEXEC)) == -1 ? 4 : 0;
+	}
+	close(lock);
+	return rc;
+}
+
+static int
+collect(const char *id)
+{
+	char	buf[READ_CHUNK];
+	int	fd, rc;
+	ssize_t	n;
+
+	if ((rc = run_state(id, &fd)) != 0)
+		return rc;
 	while ((n = read(fd, buf, sizeof(buf))) > 0)
 		if (write_all(1, buf, (size_t)n) == -1)
 			return 1;
+	close(fd);
 	return n < 0 ? 1 : 0;
+}
+
+/* The channel: its runs in flight. */
+#define CHAN_RUNS	512
+
+struct slot {
+	pid_t	pid;
+	int	fd;		/* the run's live stream, -1 when free */
+	char	id[SUPF_ID_MAX + 1];
+};
+
+static struct slot	slots[CHAN_RUNS];
+
+/* A tagged frame on stdout; -1 when the server is gone. */
+static int
+tagged(int type, const char *id, const void *body, size_t len)
+{
+	unsigned char hdr[SUPF_HEADER + 1 + SUPF_ID_MAX];
+	size_t n;
+
+	if ((n = supf_tag_header(type, id, len, hdr)) == 0)
+		return 0;
+	if (write_all(1, hdr, n) == -1)
+		return -1;
+	return len == 0 ? 0 : write_all(1, body, len);
+}
+
+static int
+reply(int type, const char *id, int code)
+{
+	unsigned char c = (unsigned char)code;
+
+	return tagged(type, id, &c, 1);
+}
+
+/* Start a run as a child; its live stream comes back on a pipe. */
+static int
+chan_start(const char *id, const unsigned char *p, size_t len)
+{
+	char		*cmd, *chunks[2];
+	long		 timeout, max;
+	pid_t		 pid;
+	int		 pfd[2], i, null;
+
+	timeout = (long)supf_get32(p);
+	max = (long)supf_get32(p + 4);
+	p += 8;
+	len -= 8;
+	for (i = 0; i < CHAN_RUNS && slots[i].fd >= 0; i++)
+		;
+	if (i == CHAN_RUNS || len < 1 || timeout < 1 || timeout > TIMEOUT_MAX ||
+	    max > MAX_OUTPUT || memchr(p, '\0', len) != NULL)
+		return reply('E', id, 125);
+	if (pipe2(pfd, O_CLOEXEC) == -1)
+		return reply('E', id, 125);
+	if ((pid = fork()) == -1) {
+		close(pfd[0]);
+		close(pfd[1]);
+		return reply('E', id, 125);
+	}
+	if (pid == 0) {
+		/* Nothing of the channel's exec streams stays with the run. */
+		/*
+		 * Nor the other runs' streams: a reader left open here would
+		 * keep a run writing into a pipe nobody drains, not EPIPE.
+		 */
+		for (i = 0; i < CHAN_RUNS; i++)
+			if (slots[i].fd >= 0)
+				close(slots[i].fd);
+		if ((null = open("/dev/null", O_RDWR)) == -1 ||
+		    dup2(null, 0) == -1 || dup2(pfd[1], 1) == -1 ||
+		    dup2(null, 2) == -1)
+			_exit(125);
+		/* Only fd 1 holds the stream: a drain child must not keep it. */
+		close(pfd[0]);
+		close(pfd[1]);
+		if (null > 2)
+			close(null);
+		if ((cmd = malloc(len + 1)) == NULL)
+			die(125, "out of memory");
+		memcpy(cmd, p, len);
+		cmd[len] = '\0';
+		chunks[0] = cmd;
+		chunks[1] = "";
+		/* Too long for one argument: run's file, as with chunks. */
+		exit(run(id, timeout, max, len > 96 * 1024 ? 2 : 1, chunks));
+	}
+	close(pfd[1]);
+	slots[i].pid = pid;
+	slots[i].fd = pfd[0];
+	memcpy(slots[i].id, id, strlen(id) + 1);
+	return 0;
+}
+
+static int
+chan_frame(void *arg, int type, const unsigned char *p, size_t len)
+{
+	char			 id[SUPF_ID_MAX + 1];
+	const unsigned char	*rest;
+	size_t			 n;
+	int			 fd, rc;
+
+	(void)arg;
+	if (supf_tag_split(p, len, id, &rest, &n) == -1)
+		return -1;
+	switch (type) {
+	case 'r':
+		return n < 8 ? -1 : chan_start(id, rest, n);
+	case 'k':
+		return n != 0 ? -1 : reply('K', id, kill_run(id));
+	case 'q':
+		if (n != 0)
+			return -1;
+		if ((rc = run_state(id, &fd)) == 0)
+			close(fd);
+		return reply('Q', id, rc);
+	default:
+		return -1;
+	}
+}
+
+static int
+channel(void)
+{
+	static struct pollfd	 pfd[1 + CHAN_RUNS];
+	static int		 which[1 + CHAN_RUNS];
+	unsigned char		 hdr[SUPF_HEADER + 4];
+	char			 buf[READ_CHUNK];
+	struct supf		 in;
+	int			 i, n, status;
+	ssize_t			 got;
+
+	signal(SIGPIPE, SIG_IGN);
+	for (i = 0; i < CHAN_RUNS; i++)
+		slots[i].fd = -1;
+	supf_init(&in, SUPF_CHAN_IN_MAX);
+	supf_header('V', 4, hdr);
+	supf_put32(hdr + SUPF_HEADER, SUPF_CHAN_VERSION);
+	if (write_all(1, hdr, sizeof(hdr)) == -1)
+		return 1;
+	for (;;) {
+		pfd[0].fd = 0;
+		pfd[0].events = POLLIN;
+		n = 1;
+		for (i = 0; i < CHAN_RUNS; i++) {
+			if (slots[i].fd < 0)
+				continue;
+			pfd[n].fd = slots[i].fd;
+			pfd[n].events = POLLIN;
+			which[n++] = i;
+		}
+		if (poll(pfd, (nfds_t)n, -1) < 0) {
+			if (errno == EINTR)
+				continue;
+			return 1;
+		}
+		for (i = 1; i < n; i++) {
+			struct slot *s = &slots[which[i]];
+
+			if (pfd[i].revents == 0)
+				continue;
+			got = read(s->fd, buf, sizeof(buf));
+			if (got < 0 && errno == EINTR)
+				continue;
+			if (got > 0) {
+				if (tagged('M', s->id, buf, (size_t)got) == -1)
+					return 0;
+				continue;
+			}
+			/* The run's process closed its stream: it is ending. */
+			close(s->fd);
+			s->fd = -1;
+			status = 125;
+			if (waitpid(s->pid, &status, 0) == s->pid)
+				status = WIFEXITED(status) ? WEXITSTATUS(status) :
+				    128 + WTERMSIG(status);
+			if (reply('E', s->id, status) == -1)
+				return 0;
+		}
+		if (pfd[0].revents != 0) {
+			got = read(0, buf, sizeof(buf));
+			if (got < 0 && errno == EINTR)
+				continue;
+			if (got <= 0)
+				return 0;	/* the server left: the runs go on */
+			if (supf_feed(&in, buf, (size_t)got, chan_frame,
+			    NULL) == -1)
+				die(1, "malformed frame on the channel");
+		}
+	}
 }
 
 int
@@ -563,7 +778,9 @@ main(int argc, char **argv)
 		return kill_run(argv[2]);
 	if (argc == 3 && strcmp(argv[1], "collect") == 0)
 		return collect(argv[2]);
+	if (argc == 2 && strcmp(argv[1], "channel") == 0)
+		return channel();
 	die(125, "usage: supervisor run ID TIMEOUT MAX CHUNK... | kill ID | "
-	    "collect ID");
+	    "collect ID | channel");
 	return 125;
 }

@@ -7,10 +7,14 @@
  * engine hijacks that connection and closes it at the end. Every handle connects within CONNECT_TIMEOUT_MS so an unreachable
  * engine fails fast with a message naming DOCKER_HOST.
  */
+#include <errno.h>
+#include <poll.h>
+#include <pthread.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/socket.h>
 #include <time.h>
 
 #include <curl/curl.h>
@@ -927,5 +931,272 @@ out:
 	curl_easy_cleanup(h);
 	curl_slist_free_all(hdrs);
 	free(b.buf);
+	return ret;
+}
+
+/*
+ * A hijacked exec connection (docker_attach). libcurl connects (TLS
+ * included) in connect-only mode; the HTTP upgrade request and everything
+ * after it go through curl_easy_send and curl_easy_recv, which never
+ * block: waiting is a poll on the socket, outside the lock that
+ * serialises every call on the handle, so one thread may read while
+ * others write.
+ */
+#define ATTACH_HEAD_MAX		(16u << 10)
+#define ATTACH_SETUP_MS		10000
+
+struct docker_conn {
+	CURL		*h;
+	curl_socket_t	 sock;
+	pthread_mutex_t	 lock;
+	unsigned char	*pending;	/* read past the response head */
+	size_t		 pending_len, pending_off;
+	bool		 dead;
+};
+
+bool
+docker_stopping(void)
+{
+	return stopping();
+}
+
+static long long
+mono_ms(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (long long)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
+/* Wait for the socket up to ms; 1 ready, 0 not yet, -1 failed. */
+static int
+conn_wait(struct docker_conn *c, short events, int ms)
+{
+	struct pollfd	pfd = { .fd = c->sock, .events = events };
+	int		n;
+
+	if (ms < 0)
+		ms = 0;
+	n = poll(&pfd, 1, ms);
+	if (n < 0)
+		return errno == EINTR ? 0 : -1;
+	return n > 0 ? 1 : 0;
+}
+
+int
+docker_conn_send(struct docker_conn *c, const void *buf, size_t len,
+    long long deadline_ms, struct error *err)
+{
+	const char	*p = buf;
+	size_t		 n;
+	CURLcode	 rc;
+
+	while (len > 0) {
+		pthread_mutex_lock(&c->lock);
+		rc = c->dead ? CURLE_SEND_ERROR : curl_easy_send(c->h, p, len, &n);
+		pthread_mutex_unlock(&c->lock);
+		if (rc == CURLE_OK) {
+			p += n;
+			len -= n;
+			continue;
+		}
+		if (rc != CURLE_AGAIN)
+			return error_status(err, 502, "the exec connection "
+			    "broke: %s", curl_easy_strerror(rc));
+		if (stopping())
+			return error_status(err, 503, "the server is stopping");
+		if (mono_ms() >= deadline_ms)
+			return error_status(err, 504, "the exec connection "
+			    "took no data for too long");
+		if (conn_wait(c, POLLOUT, (int)(deadline_ms - mono_ms() > 1000 ?
+		    1000 : deadline_ms - mono_ms())) == -1)
+			return error_status(err, 502, "the exec connection "
+			    "broke");
+	}
+	return 0;
+}
+
+long
+docker_conn_recv(struct docker_conn *c, void *buf, size_t len, int wait_ms)
+{
+	size_t		n;
+	CURLcode	rc;
+	int		w;
+
+	if (c->pending_off < c->pending_len) {
+		n = c->pending_len - c->pending_off;
+		if (n > len)
+			n = len;
+		memcpy(buf, c->pending + c->pending_off, n);
+		c->pending_off += n;
+		return (long)n;
+	}
+	for (;;) {
+		pthread_mutex_lock(&c->lock);
+		rc = c->dead ? CURLE_RECV_ERROR : curl_easy_recv(c->h, buf, len, &n);
+		pthread_mutex_unlock(&c->lock);
+		if (rc == CURLE_OK)
+			return n == 0 ? -1 : (long)n;	/* 0: the engine closed it */
+		if (rc != CURLE_AGAIN)
+			return -1;
+		if (wait_ms <= 0)
+			return 0;
+		if ((w = conn_wait(c, POLLIN, wait_ms)) != 1)
+			return w;
+		wait_ms = 0;	/* ready: read once more, then answer */
+	}
+}
+
+void
+docker_conn_shutdown(struct docker_conn *c)
+{
+	pthread_mutex_lock(&c->lock);
+	if (!c->dead && c->sock != CURL_SOCKET_BAD)
+		shutdown(c->sock, SHUT_RDWR);
+	c->dead = true;
+	pthread_mutex_unlock(&c->lock);
+}
+
+void
+docker_conn_close(struct docker_conn *c)
+{
+	if (c == NULL)
+		return;
+	if (c->h != NULL)
+		curl_easy_cleanup(c->h);
+	pthread_mutex_destroy(&c->lock);
+	free(c->pending);
+	free(c);
+}
+
+/* "HTTP/1.x NNN": the status, or -1. */
+static long
+head_status(const char *p, size_t len)
+{
+	long v = 0;
+	size_t i;
+
+	if (len < 12 || memcmp(p, "HTTP/1.", 7) != 0 || p[8] != ' ')
+		return -1;
+	for (i = 9; i < 12; i++) {
+		if (p[i] < '0' || p[i] > '9')
+			return -1;
+		v = v * 10 + (p[i] - '0');
+	}
+	return v;
+}
+
+int
+docker_exec_attach(struct docker *d, const char *id, struct docker_conn **out,
+    struct error *err)
+{
+	static const char	 body[] = "{\"Detach\":false,\"Tty\":false}";
+	struct docker_conn	*c;
+	char			 errbuf[CURL_ERROR_SIZE] = "", req[512];
+	char			*head = NULL, host[300];
+	const char		*a, *e;
+	size_t			 hlen = 0, n;
+	long long		 deadline = mono_ms() + ATTACH_SETUP_MS;
+	long			 status;
+	CURLcode		 rc;
+	int			 ret = -1, w;
+
+	*out = NULL;
+	if ((c = calloc(1, sizeof(*c))) == NULL)
+		return error_set(err, "out of memory");
+	pthread_mutex_init(&c->lock, NULL);
+	c->sock = CURL_SOCKET_BAD;
+	if ((c->h = curl_easy_init()) == NULL ||
+	    (head = malloc(ATTACH_HEAD_MAX + 1)) == NULL) {
+		error_set(err, "out of memory");
+		goto out;
+	}
+	if (setup_handle(d, c->h, "/_ping", errbuf) == -1 ||
+	    curl_easy_setopt(c->h, CURLOPT_CONNECT_ONLY, 1L) != CURLE_OK) {
+		error_set(err, "cannot set up a Docker exec connection");
+		goto out;
+	}
+	if ((rc = curl_easy_perform(c->h)) != CURLE_OK) {
+		transport_error(d, c->h, rc, errbuf, err);
+		goto out;
+	}
+	if (curl_easy_getinfo(c->h, CURLINFO_ACTIVESOCKET, &c->sock) !=
+	    CURLE_OK || c->sock == CURL_SOCKET_BAD) {
+		error_set(err, "no socket for the Docker exec connection");
+		goto out;
+	}
+	/* The authority of base ("scheme://authority/v1.41"). */
+	a = strstr(d->base, "://") + 3;
+	e = strchr(a, '/');
+	snprintf(host, sizeof(host), "%.*s", (int)(e != NULL ? e - a :
+	    (long)strlen(a)), a);
+	n = (size_t)snprintf(req, sizeof(req),
+	    "POST /" API_VERSION "/exec/%s/start HTTP/1.1\r\n"
+	    "Host: %s\r\nContent-Type: application/json\r\n"
+	    "Connection: Upgrade\r\nUpgrade: tcp\r\n"
+	    "Content-Length: %zu\r\n\r\n%s", id, host, sizeof(body) - 1, body);
+	if (n >= sizeof(req)) {
+		error_set(err, "exec id too long");
+		goto out;
+	}
+	if (docker_conn_send(c, req, n, deadline, err) == -1)
+		goto out;
+	/* The response head, to its blank line; what follows is the stream. */
+	for (;;) {
+		char *end;
+		long got;
+
+		head[hlen] = '\0';
+		if ((end = strstr(head, "\r\n\r\n")) != NULL) {
+			n = (size_t)(end + 4 - head);
+			if (hlen > n) {
+				if ((c->pending = malloc(hlen - n)) == NULL) {
+					error_set(err, "out of memory");
+					goto out;
+				}
+				memcpy(c->pending, head + n, hlen - n);
+				c->pending_len = hlen - n;
+			}
+			break;
+		}
+		if (hlen == ATTACH_HEAD_MAX) {
+			error_status(err, 502, "Docker engine at %s: exec "
+			    "start answer too long", d->host);
+			goto out;
+		}
+		if (stopping()) {
+			error_status(err, 503, "the server is stopping");
+			goto out;
+		}
+		w = (int)(deadline - mono_ms());
+		if (w <= 0) {
+			error_status(err, 504, "Docker engine at %s: no answer "
+			    "to exec start within %d s", d->host,
+			    ATTACH_SETUP_MS / 1000);
+			goto out;
+		}
+		got = docker_conn_recv(c, head + hlen, ATTACH_HEAD_MAX - hlen,
+		    w > 1000 ? 1000 : w);
+		if (got < 0) {
+			error_status(err, 502, "Docker engine at %s closed the "
+			    "exec connection", d->host);
+			goto out;
+		}
+		hlen += (size_t)got;
+	}
+	status = head_status(head, hlen);
+	if (status != 101 && status != 200) {
+		error_status(err, status == 404 || status == 409 ? (int)status :
+		    502, "Docker engine refused to start the exec (HTTP %ld)",
+		    status);
+		goto out;
+	}
+	*out = c;
+	c = NULL;
+	ret = 0;
+out:
+	free(head);
+	docker_conn_close(c);
 	return ret;
 }

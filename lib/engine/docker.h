@@ -193,4 +193,41 @@ int	docker_put_stream(struct docker *, const char *path, const char *ctype,
 int	docker_upload(struct docker *, const char *path, const void *buf,
 	    size_t len, long *status, struct error *);
 
+/* The stop flag's answer now (false when none was set). */
+bool	docker_stopping(void);
+
+/*
+ * A hijacked exec connection: POST /exec/ID/start with Connection: Upgrade
+ * and Upgrade: tcp (Engine API v1.41, "Start an exec instance"; the engine
+ * answers 101 and the connection then carries raw bytes both ways: the
+ * exec's stdin one way, its multiplexed stdout and stderr, decoded with
+ * docker_frames_*, the other). Works on a unix socket, TCP and TLS alike.
+ * The exec must have been created with AttachStdin. Setting up has an
+ * absolute deadline of 10 s. 0 and *out, or -1 (err->status 404 or 409
+ * when the engine refused: no such exec, container not running).
+ *
+ * Threads: one thread may call docker_conn_recv while others call
+ * docker_conn_send (the caller serialises senders, so frames do not mix).
+ */
+struct docker_conn;
+
+int	docker_exec_attach(struct docker *, const char *id,
+	    struct docker_conn **out, struct error *);
+/*
+ * Send all len bytes, waiting for the socket until deadline_ms (monotonic
+ * milliseconds, as CLOCK_MONOTONIC) and no later; the stop flag ends it
+ * too. 0, or -1.
+ */
+int	docker_conn_send(struct docker_conn *, const void *buf, size_t len,
+	    long long deadline_ms, struct error *);
+/*
+ * Read what is there, waiting at most wait_ms for something: the count
+ * read (> 0), 0 when nothing came, -1 when the connection ended or broke.
+ */
+long	docker_conn_recv(struct docker_conn *, void *buf, size_t len,
+	    int wait_ms);
+/* Break the connection (both ways): a reader waiting in it returns soon. */
+void	docker_conn_shutdown(struct docker_conn *);
+void	docker_conn_close(struct docker_conn *);
+
 #endif

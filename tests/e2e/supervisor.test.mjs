@@ -60,6 +60,20 @@ function mcpPeaks(srv) {
   });
 }
 
+/* The engine's clock now, for docker events --since. */
+async function dockerTime() {
+  await sleep(50);
+  return (Date.now() / 1000).toFixed(3);
+}
+
+/* The engine's exec_create events on the test's container since t. */
+async function execCreates(srv, since) {
+  await sleep(300);
+  const r = await docker('events', '--since', since, '--until', (Date.now() / 1000).toFixed(3),
+    '--filter', `container=${srv.container}`, '--filter', 'type=container', '--format', '{{.Action}}');
+  return r.stdout.split('\n').filter((a) => a.startsWith('exec_create'));
+}
+
 describe('supervisor', () => {
   let srv;
   before(async () => {
@@ -75,7 +89,9 @@ describe('supervisor', () => {
     const r = await c.execute({ command: 'tr "\\0" " " < /proc/$PPID/cmdline; echo; ps -o sid= -o pgid= -p $$ | tr -s " "; echo $$' });
     await c.close();
     const out = r.structuredContent.stdout.split('\n');
-    assert.match(out[0], /^\/run\/code-sandbox\/sup-[A-Za-z0-9_-]+\/supervisor run /);
+    // Its parent is the supervisor: the channel's (a child per run) or, as
+    // the fallback, one started for this command alone.
+    assert.match(out[0], /^\/run\/code-sandbox\/sup-[A-Za-z0-9_-]+\/supervisor (run|channel) /);
     const [sid, pgid] = out[1].trim().split(' ');
     assert.equal(sid, out[2].trim(), 'the command leads its own session');
     assert.equal(pgid, out[2].trim(), 'and its own process group');
@@ -159,13 +175,71 @@ describe('supervisor', () => {
     await c.close();
   });
 
-  it('50 commands at once all get their own output', async () => {
+  it('50 commands at once all get their own output, over the channel', async () => {
     const c = await connect(srv);
+    await c.execute({ command: 'true' });	// each worker's channel is open
+    const since = await dockerTime();
     const rs = await Promise.all(Array.from({ length: 50 }, (_, i) => c.execute({ command: `echo n-${i}; printf '\\xff\\xfe' >&2` })));
     rs.forEach((r, i) => {
       assert.equal(r.structuredContent.stdout, `n-${i}\n`);
       assert.equal(r.structuredContent.stderr, '\uFFFD\uFFFD', 'non-UTF-8 bytes repaired');
     });
+    // One exec per worker process (a channel), not one per command.
+    const execs = await execCreates(srv, since);
+    assert.ok(execs.length <= srv.programPids('mcp').length + 2, `${execs.length} execs for 50 commands:\n${execs.join('\n')}`);
+    await c.close();
+  });
+
+  it('the channel carries commands: no engine exec per command; re-established after its supervisor is killed', async () => {
+    const c = await connect(srv);
+    await c.execute({ command: 'true' });
+    let since = await dockerTime();
+    for (let i = 0; i < 10; i++) {
+      const r = await c.execute({ command: `echo c-${i}` });
+      assert.equal(r.structuredContent.stdout, `c-${i}\n`);
+    }
+    let execs = await execCreates(srv, since);
+    assert.ok(execs.length <= 1, `${execs.length} execs for 10 commands:\n${execs.join('\n')}`);
+    // The channel's own process killed under a running command: the run
+    // goes on under its own process and keeps its record; the call returns
+    // its real result from there.
+    since = await dockerTime();
+    let r = await c.execute({ command: 'kill -9 "$(ps -o ppid= -p $PPID | tr -d " ")"; sleep 1; echo survived; exit 3', timeout: 30 });
+    assert.equal(r.structuredContent.exit_code, 3, resultText(r));
+    assert.equal(r.structuredContent.stdout, 'survived\n');
+    // Every supervisor process killed: the run ends with a clear state.
+    r = await c.execute({ command: 'pkill -9 -f "supervisor channel"; sleep 1; echo gone', timeout: 30 });
+    assert.ok(r.structuredContent, resultText(r));
+    assert.notEqual(r.structuredContent.stdout, 'gone\n', resultText(r));
+    // The next commands open a new channel, then use it.
+    for (let i = 0; i < 5; i++) {
+      r = await c.execute({ command: `echo again-${i}` });
+      assert.equal(r.structuredContent.stdout, `again-${i}\n`, resultText(r));
+    }
+    execs = await execCreates(srv, since);
+    assert.ok(execs.some((a) => /supervisor channel/.test(a)), execs.join('\n'));
+    assert.ok(execs.length <= 8, `${execs.length} execs:\n${execs.join('\n')}`);
+    await c.close();
+  });
+
+  it('cancellation over the channel kills the whole tree', async () => {
+    const m = mark();
+    const c = await connect(srv);
+    await c.execute({ command: 'true' });
+    const ac = new AbortController();
+    const p = c.execute({ command: `sh -c 'sleep 300 # ${m}-child' & setsid sh -c 'sleep 300 # ${m}-other' & sleep 300 # ${m}` }, { signal: ac.signal }).catch(() => 'aborted');
+    await waitFor(async () => (await dockerExec(srv, `pgrep -f ${m}-child`)).code === 0, { what: 'the command to start' });
+    const since = await dockerTime();
+    ac.abort();
+    assert.equal(await p, 'aborted');
+    await waitFor(async () => (await dockerExec(srv, `pgrep -f '${m}(-child)?$'`)).code !== 0, { timeout: 10000, what: 'the group to be killed' });
+    const runId = await runIdOf(srv, `${m}-child`);
+    const g = await getResult(srv, runId, 15);
+    assert.equal(g.structuredContent?.cancelled, true, resultText(g));
+    // The kill went over the channel: no "supervisor kill" exec.
+    const execs = await execCreates(srv, since);
+    assert.ok(!execs.some((a) => / kill /.test(a)), execs.join('\n'));
+    await dockerExec(srv, `pkill -f ${m}-other || true`);
     await c.close();
   });
 
