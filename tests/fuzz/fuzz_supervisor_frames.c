@@ -3,7 +3,9 @@
  * parser (containers/supervisor/frames.c), which reads bytes from the
  * sandbox container. The input is fed whole and again split at a point
  * taken from its first byte, with the live limit and the record limit;
- * every 'R' payload goes through supf_result_decode. Both feeds must agree.
+ * every 'R' payload goes through supf_result_decode and every tagged
+ * channel frame through supf_tag_split (also with the channel's limit).
+ * Both feeds must agree.
  *
  *   clang -g -fsanitize=fuzzer,address,undefined -Icontainers/supervisor \
  *       tests/fuzz/fuzz_supervisor_frames.c containers/supervisor/frames.c \
@@ -13,6 +15,7 @@
 #include <stddef.h>
 #include <stdint.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include "frames.h"
 #include "fuzz.h"
@@ -34,9 +37,20 @@ on_frame(void *arg, int type, const unsigned char *p, size_t len)
 	t->bytes += len;
 	for (i = 0; i < len; i++)	/* touch every byte handed out */
 		x += p[i];
-	t->bytes += x & 1;
 	if (type == 'R')
 		(void)supf_result_decode(p, len, &r);
+	else if (strchr("MEKQkqr", type) != NULL && type != 0) {
+		/* The channel's tagged frames, as the server splits them. */
+		char			 id[SUPF_ID_MAX + 1];
+		const unsigned char	*rest;
+		size_t			 n;
+
+		if (supf_tag_split(p, len, id, &rest, &n) == 0)
+			for (i = 0; i < n; i++)
+				x += rest[i];
+	} else if (type == 'V')
+		x += supf_get32(p);
+	t->bytes += x & 1;
 	return 0;
 }
 
@@ -61,13 +75,14 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 int
 LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
-	static const uint32_t	 limits[] = { SUPF_LIVE_MAX, SUPF_RECORD_MAX };
+	static const uint32_t	 limits[] = { SUPF_LIVE_MAX, SUPF_RECORD_MAX,
+				     SUPF_CHAN_OUT_MAX };
 	struct tally		 whole, split;
 	size_t			 cut, i;
 	int			 a, b;
 
 	cut = size > 0 ? data[0] % (size + 1) : 0;
-	for (i = 0; i < 2; i++) {
+	for (i = 0; i < sizeof(limits) / sizeof(limits[0]); i++) {
 		whole.frames = whole.bytes = 0;
 		split.frames = split.bytes = 0;
 		a = feed(data, size, size, limits[i], &whole);
