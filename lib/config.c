@@ -43,6 +43,8 @@ static const struct setting settings[] = {
 	  "Public origin clients use (https://sandbox.example.com, without /mcp). Default http://SANDBOX_HOST:SANDBOX_PORT; required when SANDBOX_HOST is 0.0.0.0 or ::." },
 	{ "MAX_OUTPUT_BYTES", K_LONG, "50000", 256, 10000000, OFF(max_output_bytes),
 	  "Per-stream output kept from a command; above it the middle is cut." },
+	{ "SANDBOX_CHANNEL", K_BOOL, "1", 0, 1, OFF(channel),
+	  "Run commands over one persistent channel to the supervisor per server process; 0: one engine exec per command." },
 	{ "FILE_TTL", K_LONG, "604800", 60, 315360000, OFF(file_ttl),
 	  "Seconds without change after which a top-level entry of /sandbox is removed." },
 	{ "LINK_TTL", K_LONG, "86400", 10, 31536000, OFF(link_ttl),

@@ -45,6 +45,7 @@ struct config {
 	long		 max_running_per_owner; /* SANDBOX_MAX_RUNNING_PER_OWNER */
 	long		 session_ttl;	/* SANDBOX_SESSION_TTL, idle seconds */
 	bool		 allow_key_bearer; /* SANDBOX_ALLOW_KEY_BEARER */
+	bool		 channel;	/* SANDBOX_CHANNEL */
 	long		 access_token_ttl; /* SANDBOX_ACCESS_TOKEN_TTL, seconds */
 	long		 refresh_token_ttl; /* SANDBOX_REFRESH_TOKEN_TTL, seconds */
 	long		 audit_retention; /* SANDBOX_AUDIT_RETENTION, seconds */

@@ -97,6 +97,7 @@ sandbox_open(const struct config *cfg, const char *owner, struct sandbox **out,
 	sb->pids_limit = cfg->pids_limit;
 	sb->shm_bytes = cfg->shm_bytes;
 	sb->max_output = (size_t)cfg->max_output_bytes;
+	sb->channel = cfg->channel;
 	*out = sb;
 	sb = NULL;
 	rc = 0;

@@ -27,6 +27,7 @@ struct sandbox {
 	long long	 shm_bytes;	/* /dev/shm (SANDBOX_SHM_SIZE) */
 	size_t		 max_output;
 	bool		 script_hung;	/* a script passed its deadline */
+	bool		 channel;	/* SANDBOX_CHANNEL: commands over it */
 };
 
 /* Milliseconds on the monotonic clock. */

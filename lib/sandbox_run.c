@@ -472,7 +472,7 @@ kill_run(struct sandbox *sb, const char *run_id, const char *marker,
 		const char *const sargs[] = { sup, "kill", run_id, NULL };
 
 		/* Over the channel when there is one, else an exec. */
-		if (chan_ask(sb, sup, 'k', run_id) == 0)
+		if (sb->channel && chan_ask(sb, sup, 'k', run_id) == 0)
 			return 0;
 		if (run_helper(sb, NULL, sargs, &o, &code, &e) == 0 &&
 		    code == 0)
@@ -880,7 +880,7 @@ sandbox_exec(struct sandbox *sb, const char *command, long timeout_s,
 				goto out;
 			continue;
 		}
-		if (use != NULL && !no_chan) {
+		if (use != NULL && !no_chan && sb->channel) {
 			/* The fast path: the channel, no exec of its own. */
 			crc = run_chan(&r, use, command, timeout_s, &chan_code,
 			    err);
@@ -1159,7 +1159,7 @@ sandbox_collect(struct sandbox *sb, const char *run_id, long timeout_s,
 	 * While it runs (a task polled, say), the channel answers without an
 	 * exec of its own; the record itself comes through one.
 	 */
-	switch (chan_ask(sb, sup, 'q', run_id)) {
+	switch (sb->channel ? chan_ask(sb, sup, 'q', run_id) : -1) {
 	case 3:
 		return SANDBOX_RUNNING;
 	case 4:
