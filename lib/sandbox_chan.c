@@ -29,6 +29,7 @@
 #include "log.h"
 #include "sandbox.h"
 #include "sandbox_chan.h"
+#include "sandbox_guard.h"
 #include "sandbox_int.h"
 #include "sandbox_sup.h"
 
@@ -233,6 +234,7 @@ reader(void *arg)
 	pthread_cond_broadcast(&c->changed);
 	pthread_mutex_unlock(&c->lock);
 	supf_free(&c->frames);
+	guard_stale();	/* the container may have restarted */
 	return NULL;
 }
 

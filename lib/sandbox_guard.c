@@ -52,6 +52,14 @@ static const char DISK_SCRIPT[] =
     "echo \"watchdog $size ${1:--1}\"\n";
 
 /* Shared by the threads of the process; see the header. */
+/*
+ * A container found as specified and running is trusted that long without
+ * asking the engine again (an inspect per command costs a round trip and
+ * more CPU than the rest of a command): only the engine's side changes it
+ * (the model cannot), and a container that went away meanwhile fails the
+ * exec (404, 409) or closes the channel, which calls guard_stale.
+ */
+#define FRESH_MS		2000
 static pthread_mutex_t	 mu = PTHREAD_MUTEX_INITIALIZER;
 static pthread_mutex_t	 canary_mu = PTHREAD_MUTEX_INITIALIZER; /* one canary at a time */
 static struct {
@@ -64,6 +72,8 @@ static struct {
 	long long	 fs_size, sandbox_used;
 	long long	 layer_at, layer_cost;
 	long long	 layer_used;
+	char		 fresh[128];	/* container found as specified */
+	long long	 fresh_at;	/* monotonic ms; 0: not now */
 } cache;
 
 static long long
@@ -73,6 +83,14 @@ now_ms(void)
 
 	clock_gettime(CLOCK_MONOTONIC, &ts);
 	return (long long)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
+void
+guard_stale(void)
+{
+	pthread_mutex_lock(&mu);
+	cache.fresh_at = 0;
+	pthread_mutex_unlock(&mu);
 }
 
 static void
@@ -561,13 +579,22 @@ guard_before_exec(struct sandbox *sb, struct docker *d, const struct cspec *cs,
     char **notice, struct error *err)
 {
 	struct json_object	*c = NULL;
-	enum cspec_verdict	 v;
+	enum cspec_verdict	 v = CSPEC_OK;
 	char			 diff[400], key[192], detail[200], why[300];
 	bool			 canary_due, ok, running, paused = false;
+	bool			 fresh;
 	long			 status;
 	int			 rc = -1;
 
 	*notice = NULL;
+	pthread_mutex_lock(&mu);
+	fresh = cache.fresh_at != 0 && now_ms() - cache.fresh_at < FRESH_MS &&
+	    strcmp(cache.fresh, cspec_container(cs)) == 0 &&
+	    (cspec_egress(cs) == EGRESS_OPEN || (cache.canary_ok &&
+	    now_ms() - cache.canary_at < CANARY_EVERY_MS));
+	pthread_mutex_unlock(&mu);
+	if (fresh)
+		goto disk;
 	/* Compare before starting anything: a weaker container never runs. */
 	if (inspect(d, cs, false, &status, &c, err) == -1)
 		goto out;
@@ -640,6 +667,7 @@ guard_before_exec(struct sandbox *sb, struct docker *d, const struct cspec *cs,
 		pthread_mutex_unlock(&mu);
 	}
 
+disk:
 	if (check_disk(sb, d, cs, DISK_EVERY_MS, LAYER_EVERY_MS, why,
 	    sizeof(why)) == 1) {
 		error_status(err, 507, "Refused: %s. Remove files to make room "
@@ -647,6 +675,13 @@ guard_before_exec(struct sandbox *sb, struct docker *d, const struct cspec *cs,
 		    "limit); `sandboxctl status` shows the sizes.", why,
 		    cspec_container(cs));
 		goto out;
+	}
+	if (!fresh && v == CSPEC_OK && *notice == NULL) {
+		pthread_mutex_lock(&mu);
+		snprintf(cache.fresh, sizeof(cache.fresh), "%s",
+		    cspec_container(cs));
+		cache.fresh_at = now_ms();
+		pthread_mutex_unlock(&mu);
 	}
 	rc = 0;
 out:

@@ -84,4 +84,11 @@ int	guard_recreate(struct sandbox *, struct docker *,
 void	guard_status(struct sandbox *, struct docker *, const struct cspec *,
 	    struct json_object *st);
 
+/*
+ * The container may have changed (recreated, stopped): the next
+ * guard_before_exec asks the engine again instead of trusting the verdict
+ * it reached in the last couple of seconds.
+ */
+void	guard_stale(void);
+
 #endif

@@ -876,6 +876,7 @@ sandbox_exec(struct sandbox *sb, const char *command, long timeout_s,
 		if (use == NULL && (serr.status == 404 || serr.status == 409) &&
 		    !ensured) {
 			ensured = true;
+			guard_stale();
 			if (sandbox_ensure(sb, err) == -1)
 				goto out;
 			continue;
@@ -934,6 +935,7 @@ sandbox_exec(struct sandbox *sb, const char *command, long timeout_s,
 			    capture_total(r.out) + capture_total(r.err) > 0)
 				goto out;
 			ensured = true;
+			guard_stale();
 			log_info("container %s not running (%s); ensuring it",
 			    sb->container, err->msg);
 			if (sandbox_ensure(sb, err) == -1)

@@ -133,9 +133,10 @@ sup_host_oom_count(struct sandbox *sb)
 		{ "/sys/fs/cgroup/memory/system.slice/docker-",
 		    ".scope/memory.oom_control" },
 	};
+	static int	 found = -1;	/* the layout that answered last */
 	char		 id[72], path[256];
 	long long	 v;
-	int		 i;
+	int		 i, n = (int)(sizeof(where) / sizeof(where[0])), at;
 
 	if (strncmp(docker_host(sandbox_docker(sb)), "unix://", 7) != 0)
 		return -1;
@@ -144,11 +145,23 @@ sup_host_oom_count(struct sandbox *sb)
 	pthread_mutex_unlock(&sup_lock);
 	if (id[0] == '\0')
 		return -1;
-	for (i = 0; i < (int)(sizeof(where) / sizeof(where[0])); i++) {
-		snprintf(path, sizeof(path), "%s%s%s", where[i][0], id,
-		    where[i][1]);
-		if ((v = oom_from(path)) >= 0)
+	pthread_mutex_lock(&sup_lock);
+	at = found;
+	pthread_mutex_unlock(&sup_lock);
+	/* The one that answered last first: the others fail in the same way. */
+	for (i = at >= 0 ? -1 : 0; i < n; i++) {
+		int k = i < 0 ? at : i;
+
+		if (i == at)
+			continue;
+		snprintf(path, sizeof(path), "%s%s%s", where[k][0], id,
+		    where[k][1]);
+		if ((v = oom_from(path)) >= 0) {
+			pthread_mutex_lock(&sup_lock);
+			found = k;
+			pthread_mutex_unlock(&sup_lock);
 			return v;
+		}
 	}
 	return -1;
 }
