@@ -38,8 +38,8 @@ static const char *const sql[STMT__MAX] = {
 	/* runs */
 	[STMT_RUN_INSERT] =
 	    "INSERT INTO run (id, session_hash, request_id, client_id, "
-	    "client_name, command, timeout, started, owner) "
-	    "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
+	    "client_name, command, timeout, started, owner, container_id, "
+	    "container_started) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
 	[STMT_RUN_FINISH] =
 	    "UPDATE run SET finished = ?, state = ?, exit_code = ?, "
 	    "duration_ms = ?, stdout_bytes = ?, stderr_bytes = ?, result = ? "
@@ -72,8 +72,8 @@ static const char *const sql[STMT__MAX] = {
 	    "SELECT count(*), coalesce(sum(owner = ?), 0) FROM run "
 	    "WHERE state = 'running' AND started + timeout + 60 > ?",
 	[STMT_RUN_INFO] =
-	    "SELECT state, timeout, started, cancel_requested FROM run "
-	    "WHERE id = ?",
+	    "SELECT state, timeout, started, cancel_requested, container_id, "
+	    "container_started FROM run WHERE id = ?",
 	[STMT_RUN_UNFINISHED] =
 	    "SELECT id, owner FROM run WHERE state = 'running' "
 	    "ORDER BY owner, started LIMIT ?",

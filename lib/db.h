@@ -27,7 +27,7 @@ enum db_stmt {
 	STMT_SESSION_DELETE,	/* id_hash */
 	STMT_SESSION_PRUNE,	/* min_last_used */
 	/* runs (sql/004-runs.sql) */
-	STMT_RUN_INSERT,	/* id, session_hash, request_id, client_id, client_name, command, timeout, started, owner */
+	STMT_RUN_INSERT,	/* id, session_hash, request_id, client_id, client_name, command, timeout, started, owner, container_id, container_started */
 	STMT_RUN_ERROR,		/* error, id */
 	STMT_RUN_FINISH,	/* finished, state, exit_code, duration_ms, stdout_bytes, stderr_bytes, result, id */
 	STMT_RUN_CANCEL,	/* session_hash, request_id -> id */
@@ -41,7 +41,7 @@ enum db_stmt {
 	STMT_TASK_NOTE,		/* last_line, now, id */
 	STMT_TASK_CANCEL,	/* id -> id (marks a running command) */
 	STMT_RUN_COUNT_ACTIVE,	/* client_id, now -> running, running for client_id */
-	STMT_RUN_INFO,		/* id -> state, timeout, started, cancel_requested */
+	STMT_RUN_INFO,		/* id -> state, timeout, started, cancel_requested, container_id, container_started */
 	STMT_RUN_UNFINISHED,	/* limit -> id, owner of 'running' rows, by owner */
 	/* reconciler (sql/015-reconcile.sql) */
 	STMT_RECONCILE_LEASE_TAKE, /* now, lease_until, holder, interval */

@@ -9,6 +9,7 @@
 #include "js.h"
 #include "log.h"
 #include "runs.h"
+#include "sandbox.h"
 
 /* A session is named by the hash of its id, as in the session table. */
 static void
@@ -31,14 +32,19 @@ id_text(struct json_object *id, size_t *len)
 }
 
 int
-runs_start(struct db *db, const char *run_id, const char *session_id,
-    struct json_object *request_id, const struct auth_info *who,
-    const char *command, long timeout)
+runs_start(struct db *db, struct sandbox *sb, const char *run_id,
+    const char *session_id, struct json_object *request_id,
+    const struct auth_info *who, const char *command, long timeout)
 {
 	char		 hash[CRYPTO_SHA256_HEX], cmd[RUN_COMMAND_LOG + 1];
+	char		 cid[SANDBOX_IDENT_MAX], cstart[SANDBOX_IDENT_MAX];
+	struct error	 e;
 	const char	*rid;
 	size_t		 n;
 
+	/* Usually from the last seconds' check: no engine call. */
+	if (sb == NULL || sandbox_identity(sb, true, cid, cstart, &e) == -1)
+		cid[0] = cstart[0] = '\0';
 	session_hash(session_id, hash);
 	rid = id_text(request_id, &n);
 	n = strlen(command);
@@ -50,10 +56,11 @@ runs_start(struct db *db, const char *run_id, const char *session_id,
 	}
 	memcpy(cmd, command, n);
 	cmd[n] = '\0';
-	if (db_exec(db, STMT_RUN_INSERT, "ttttttiit", run_id,
+	if (db_exec(db, STMT_RUN_INSERT, "ttttttiittt", run_id,
 	    hash[0] ? hash : NULL, rid, who->client_id,
 	    who->client_name[0] ? who->client_name : NULL, cmd,
-	    (long long)timeout, (long long)time(NULL), auth_owner(who)) != 1)
+	    (long long)timeout, (long long)time(NULL), auth_owner(who),
+	    cid[0] ? cid : NULL, cstart[0] ? cstart : NULL) != 1)
 		return -1;
 	return 0;
 }

@@ -13,14 +13,18 @@
 struct auth_info;
 struct db;
 struct json_object;
+struct sandbox;
 
 #define RUN_ID_MAX	64
 #define RUN_COMMAND_LOG	4096	/* bytes of the command kept in the row */
 
-/* Record a command that starts now. 0 or -1 (logged). */
-int	runs_start(struct db *, const char *run_id, const char *session_id,
-	    struct json_object *request_id, const struct auth_info *,
-	    const char *command, long timeout);
+/*
+ * Record a command that starts now, in sb's container (its identity,
+ * sandbox_identity, is stored with it; sb may be NULL). 0 or -1 (logged).
+ */
+int	runs_start(struct db *, struct sandbox *sb, const char *run_id,
+	    const char *session_id, struct json_object *request_id,
+	    const struct auth_info *, const char *command, long timeout);
 
 /*
  * Record how it ended: state is "exit", "timeout", "cancel", "error" or
@@ -65,7 +69,6 @@ struct json_object *runs_recent(struct db *, const char *owner, int limit);
  * is finished as lost once past its deadline, or at once when the container
  * restarted after it began ("killed with the container").
  */
-struct sandbox;
 int	runs_collect(struct db *, struct sandbox *, const char *run_id);
 
 /*

@@ -4,7 +4,8 @@
  *
  * The server's own record decides what it says: the run table's
  * cancel_requested for a cancellation, its start time and timeout for a
- * timeout, the engine's StartedAt of the container for "killed with the
+ * timeout, the container's identity stored with the run (its Id and
+ * StartedAt, sql/016) against the engine's now for "killed with the
  * container". The record in the container only gives the output, the exit
  * status and the duration.
  */
@@ -36,6 +37,8 @@ struct info {
 	long long	timeout;
 	long long	started;
 	bool		cancel;
+	char		cid[SANDBOX_IDENT_MAX];		/* "" when not stored */
+	char		cstarted[SANDBOX_IDENT_MAX];
 };
 
 static int
@@ -53,6 +56,10 @@ run_info(struct db *db, const char *run_id, struct info *in)
 		in->timeout = db_int(q, 1);
 		in->started = db_int(q, 2);
 		in->cancel = db_int(q, 3) != 0;
+		snprintf(in->cid, sizeof(in->cid), "%s",
+		    db_text(q, 4) != NULL ? db_text(q, 4) : "");
+		snprintf(in->cstarted, sizeof(in->cstarted), "%s",
+		    db_text(q, 5) != NULL ? db_text(q, 5) : "");
 		rc = 1;
 		break;
 	case DB_DONE:
@@ -93,6 +100,8 @@ runs_collect(struct db *db, struct sandbox *sb, const char *run_id)
 	struct json_object	*out;
 	struct info		 in;
 	struct error		 err;
+	char			 cid[SANDBOX_IDENT_MAX];
+	char			 cstarted[SANDBOX_IDENT_MAX];
 	const char		*state;
 	long long		 now = (long long)time(NULL), restarted;
 	bool			 running;
@@ -106,9 +115,16 @@ runs_collect(struct db *db, struct sandbox *sb, const char *run_id)
 	case SANDBOX_RUNNING:
 		return 0;
 	case SANDBOX_LOST:
-		/* Both in whole seconds: a restart in the run's second counts. */
-		if (sandbox_started_at(sb, &restarted, NULL, &err) == 0 &&
+		if (in.cid[0] != '\0' && in.cstarted[0] != '\0') {
+			/* The container it started in: is it still this one? */
+			if (sandbox_identity(sb, false, cid, cstarted, &err) == 0 &&
+			    (strcmp(cid, in.cid) != 0 ||
+			    strcmp(cstarted, in.cstarted) != 0))
+				return finish_lost(db, run_id, true) == -1 ?
+				    -1 : 1;
+		} else if (sandbox_started_at(sb, &restarted, NULL, &err) == 0 &&
 		    restarted >= in.started)
+			/* Both in whole seconds: a restart in its second counts. */
 			return finish_lost(db, run_id, true) == -1 ? -1 : 1;
 		if (now < in.started + in.timeout + LOST_GRACE_S)
 			return 0;	/* perhaps not started yet, or no supervisor */

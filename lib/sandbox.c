@@ -175,6 +175,43 @@ sandbox_call(struct sandbox *sb, const char *method, struct json_object *body,
 	return status;
 }
 
+/* A valid Id (64 hex digits) and a plausible StartedAt, copied. */
+static int
+ident_copy(const char *id, const char *at, char *idout, char *atout)
+{
+	if (id == NULL || strlen(id) != 64 || strspn(id,
+	    "0123456789abcdef") != 64 || at == NULL || strlen(at) < 10 ||
+	    strlen(at) >= SANDBOX_IDENT_MAX || strspn(at,
+	    "0123456789-:.TZ+") != strlen(at))
+		return -1;
+	memcpy(idout, id, 65);
+	memcpy(atout, at, strlen(at) + 1);
+	return 0;
+}
+
+int
+sandbox_identity(struct sandbox *sb, bool may_cache, char *id, char *started,
+    struct error *err)
+{
+	static const long	 ok[] = { 200, 0 };
+	struct json_object	*resp = NULL;
+	int			 rc = -1;
+
+	id[0] = started[0] = '\0';
+	if (may_cache && guard_identity(sb->container, id, started) == 0)
+		return 0;
+	if (sandbox_call(sb, "GET", NULL, ok, &resp, "cannot inspect the "
+	    "container", err, "/containers/%s/json", sb->container) == -1)
+		return -1;
+	if (ident_copy(js_str(resp, "Id"), js_str(js_get(resp, "State",
+	    json_type_object), "StartedAt"), id, started) == -1)
+		error_status(err, 502, "the engine gave no valid Id and StartedAt");
+	else
+		rc = 0;
+	json_object_put(resp);
+	return rc;
+}
+
 int
 sandbox_started_at(struct sandbox *sb, long long *when, bool *running,
     struct error *err)

@@ -91,6 +91,20 @@ struct docker	*sandbox_docker(struct sandbox *);
 const char	*sandbox_container(const struct sandbox *);
 
 /*
+ * Which container this is: its Id (64 hex digits) into id and its
+ * State.StartedAt as the engine wrote it into started (each
+ * SANDBOX_IDENT_MAX bytes). A re-created container has another Id, a
+ * restarted one another start time: a run stores both when it starts
+ * (runs_start) and is known to have died with its container when they
+ * changed. With may_cache, the answer of the last couple of seconds' check
+ * (sandbox_guard.c) serves when there is one, so no engine call is made
+ * per command. 0, or -1 (err status 404 when there is no container).
+ */
+#define SANDBOX_IDENT_MAX	72
+int	sandbox_identity(struct sandbox *, bool may_cache, char *id,
+	    char *started, struct error *);
+
+/*
  * When the container last started (unix seconds, the engine's clock; a
  * run that started before it died with the container) and whether it runs
  * now (running may be NULL). 0, or -1 (err status 404 when there is no

@@ -74,6 +74,7 @@ static struct {
 	long long	 layer_used;
 	char		 fresh[128];	/* container found as specified */
 	long long	 fresh_at;	/* monotonic ms; 0: not now */
+	char		 fresh_id[72], fresh_started[72];	/* its identity */
 } cache;
 
 static long long
@@ -83,6 +84,22 @@ now_ms(void)
 
 	clock_gettime(CLOCK_MONOTONIC, &ts);
 	return (long long)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
+int
+guard_identity(const char *container, char *id, char *started)
+{
+	int rc = -1;
+
+	pthread_mutex_lock(&mu);
+	if (cache.fresh_at != 0 && now_ms() - cache.fresh_at < FRESH_MS &&
+	    strcmp(cache.fresh, container) == 0 && cache.fresh_id[0] != '\0') {
+		memcpy(id, cache.fresh_id, sizeof(cache.fresh_id));
+		memcpy(started, cache.fresh_started, sizeof(cache.fresh_started));
+		rc = 0;
+	}
+	pthread_mutex_unlock(&mu);
+	return rc;
 }
 
 void
@@ -677,10 +694,22 @@ disk:
 		goto out;
 	}
 	if (!fresh && v == CSPEC_OK && *notice == NULL) {
+		const char *id = js_str_max(c, "Id", 64);
+		const char *at = js_str_max(js_get(c, "State",
+		    json_type_object), "StartedAt", 64);
+
 		pthread_mutex_lock(&mu);
 		snprintf(cache.fresh, sizeof(cache.fresh), "%s",
 		    cspec_container(cs));
 		cache.fresh_at = now_ms();
+		cache.fresh_id[0] = cache.fresh_started[0] = '\0';
+		if (id != NULL && at != NULL && strlen(id) == 64 &&
+		    strspn(id, "0123456789abcdef") == 64 &&
+		    strspn(at, "0123456789-:.TZ+") == strlen(at)) {
+			snprintf(cache.fresh_id, sizeof(cache.fresh_id), "%s", id);
+			snprintf(cache.fresh_started,
+			    sizeof(cache.fresh_started), "%s", at);
+		}
 		pthread_mutex_unlock(&mu);
 	}
 	rc = 0;

@@ -91,4 +91,10 @@ void	guard_status(struct sandbox *, struct docker *, const struct cspec *,
  */
 void	guard_stale(void);
 
+/*
+ * The Id and StartedAt (72 bytes each) of container as the check of the
+ * last couple of seconds found it. 0, or -1 when there is none that fresh.
+ */
+int	guard_identity(const char *container, char *id, char *started);
+
 #endif

@@ -517,6 +517,8 @@ struct run {
 	struct supf_result		 result;
 	char				 sup_error[256]; /* 'X', or its stderr */
 	long long			 start_wall;	/* unix seconds */
+	char				 cid[SANDBOX_IDENT_MAX];
+	char				 cstarted[SANDBOX_IDENT_MAX];
 	bool				 disk_stopped;	/* by the disk watchdog */
 	char				 disk_why[300];
 };
@@ -715,6 +717,25 @@ out:
 	return rc;
 }
 
+/*
+ * Did the run's container go away under it (re-created or restarted)? By
+ * its identity when it was known at the start, else by its start time.
+ */
+static bool
+container_changed(struct run *r)
+{
+	char		cid[SANDBOX_IDENT_MAX], cstarted[SANDBOX_IDENT_MAX];
+	long long	restarted;
+	struct error	e;
+
+	if (r->cid[0] != '\0')
+		return sandbox_identity(r->sb, false, cid, cstarted, &e) == 0 &&
+		    (strcmp(cid, r->cid) != 0 ||
+		    strcmp(cstarted, r->cstarted) != 0);
+	return sandbox_started_at(r->sb, &restarted, NULL, &e) == 0 &&
+	    restarted >= r->start_wall;
+}
+
 static void
 chan_bytes(void *arg, const char *buf, size_t len)
 {
@@ -793,12 +814,8 @@ await_record(struct run *r, long timeout_s, struct exec_result *res,
 			return 0;
 		}
 		if (rc == SANDBOX_LOST) {
-			long long restarted;
-
-			/* Its process died with no record: killed with it. */
-			if (sandbox_started_at(r->sb, &restarted, NULL, &e) == 0 &&
-			    restarted >= r->start_wall)
-				res->with_container = true;
+			/* Its process died with no record: killed with it? */
+			res->with_container = container_changed(r);
 			res->exit_code = -1;
 			return 0;
 		}
@@ -835,7 +852,7 @@ sandbox_exec(struct sandbox *sb, const char *command, long timeout_s,
 	bool			 reinstalled = false, no_chan = false;
 	bool			 via_chan = false, chan_lost = false;
 	int			 chan_code = -1, crc;
-	long long		 oom0 = -1, oom1, restarted2;
+	long long		 oom0 = -1, oom1;
 	int			 code, rc = -1;
 
 	if (err == NULL)
@@ -857,6 +874,9 @@ sandbox_exec(struct sandbox *sb, const char *command, long timeout_s,
 	if (guard_before_exec(sb, sb->docker, sb->spec, &res->notice,
 	    err) == -1)
 		goto out;
+	/* Which container it runs in: from that check, no engine call. */
+	if (sandbox_identity(sb, true, r.cid, r.cstarted, &local) == -1)
+		r.cid[0] = r.cstarted[0] = '\0';
 	if ((r.out = capture_new(sb->max_output)) == NULL ||
 	    (r.err = capture_new(sb->max_output)) == NULL) {
 		error_set(err, "out of memory");
@@ -995,16 +1015,10 @@ sandbox_exec(struct sandbox *sb, const char *command, long timeout_s,
 			    local.msg);
 			res->engine_lost = res->detached = true;
 			goto fill;
-		} else {
-			long long restarted;
-
+		} else if (container_changed(&r))
 			/* No result: the supervisor died. With the container? */
-			if (sandbox_started_at(sb, &restarted, NULL, &local) == 0 &&
-			    restarted >= r.start_wall)
-				res->with_container = true;
-		}
-		if (!r.have_result && via_chan && sandbox_started_at(sb,
-		    &restarted2, NULL, &local) == 0 && restarted2 >= r.start_wall)
+			res->with_container = true;
+		if (!r.have_result && via_chan && container_changed(&r))
 			res->with_container = true;
 		if (res->exit_code == 137 && res->duration_ms >= timeout_s * 1000)
 			res->timed_out = true;

@@ -455,7 +455,7 @@ call(struct tool_ctx *tc, struct json_object *args)
 	obs.output = on_output;
 	obs.tick = on_tick;
 	obs.arg = &w;
-	if (runs_start(tc->db, run_id, tc->session_id, tc->request_id, tc->who,
+	if (runs_start(tc->db, tc->sandbox, run_id, tc->session_id, tc->request_id, tc->who,
 	    command, timeout) == -1)
 		log_warn("run %s: not recorded", run_id);
 	/* Headers out now: proxies and clients see the call is alive. */
