@@ -13,6 +13,7 @@
 #include "js.h"
 #include "log.h"
 #include "owners.h"
+#include "sandbox.h"
 #include "sandboxes.h"
 
 #define HASH_DIGITS	12	/* 48 bits: no two owners of a server collide */
@@ -39,22 +40,23 @@ sandboxes_names(const struct config *cfg, const char *owner,
 }
 
 /*
- * One engine call on a named object; ok lists the statuses that count as
- * done (0-terminated). 0 or -1 with err.
+ * One engine call on a named object of owner's sandbox, through its
+ * sandbox handle (the one door to the engine, sandbox.h); ok lists the
+ * statuses that count as done (0-terminated). 0 or -1 with err.
  */
 static int
-engine(const struct config *cfg, const char *method, const char *path,
-    const long *ok, const char *what, struct error *err)
+engine(const struct config *cfg, const char *owner, const char *method,
+    const char *path, const long *ok, const char *what, struct error *err)
 {
-	struct docker		*dk = NULL;
+	struct sandbox		*sb = NULL;
 	struct json_object	*resp = NULL;
 	long			 status = 0;
 	int			 rc = -1;
 
-	if (docker_open(cfg->docker_host, cfg->docker_tls_verify,
-	    cfg->docker_cert_path, &dk, err) == -1)
+	if (sandbox_open(cfg, owner, &sb, err) == -1)
 		goto out;
-	if (docker_request(dk, method, path, NULL, &status, &resp, err) == -1)
+	if (docker_request(sandbox_docker(sb), method, path, NULL, &status,
+	    &resp, err) == -1)
 		goto out;
 	for (; *ok != 0; ok++)
 		if (status == *ok) {
@@ -66,7 +68,7 @@ engine(const struct config *cfg, const char *method, const char *path,
 	    docker_message(resp) != NULL ? docker_message(resp) : "");
 out:
 	json_object_put(resp);
-	docker_close(dk);
+	sandbox_close(sb);
 	return rc;
 }
 
@@ -85,7 +87,7 @@ sandboxes_stop(const struct config *cfg, struct db *db, const char *owner,
 	snprintf(path, sizeof(path), "/containers/%s/stop?t=%d", container,
 	    STOP_GRACE_S);
 	snprintf(what, sizeof(what), "stop container %s", container);
-	if (engine(cfg, "POST", path, ok, what, err) == -1)
+	if (engine(cfg, owner, "POST", path, ok, what, err) == -1)
 		return -1;
 	log_info("sandboxes: stopped container %s of %s (%s)", container, owner,
 	    reason);
@@ -108,11 +110,11 @@ sandboxes_remove(const struct config *cfg, struct db *db, const char *owner,
 	    "operator", owner);
 	snprintf(path, sizeof(path), "/containers/%s?force=1", container);
 	snprintf(what, sizeof(what), "remove container %s", container);
-	if (engine(cfg, "DELETE", path, gone, what, err) == -1)
+	if (engine(cfg, owner, "DELETE", path, gone, what, err) == -1)
 		return -1;
 	snprintf(path, sizeof(path), "/volumes/%s", volume);
 	snprintf(what, sizeof(what), "remove volume %s", volume);
-	if (engine(cfg, "DELETE", path, gone, what, err) == -1)
+	if (engine(cfg, owner, "DELETE", path, gone, what, err) == -1)
 		return -1;
 	db_exec(db, STMT_SANDBOX_DELETE, "t", owner);
 	log_info("sandboxes: removed container %s and volume %s of %s",
@@ -259,6 +261,7 @@ struct json_object *
 sandboxes_list(const struct config *cfg, struct db *db)
 {
 	struct json_object	*arr, *o;
+	struct sandbox		*sb = NULL;
 	struct docker		*dk = NULL;
 	struct db_q		*q;
 	struct error		 err;
@@ -266,9 +269,9 @@ sandboxes_list(const struct config *cfg, struct db *db)
 	enum db_step		 step;
 	size_t			 i;
 
-	if (docker_open(cfg->docker_host, cfg->docker_tls_verify,
-	    cfg->docker_cert_path, &dk, &err) == -1)
-		dk = NULL;
+	/* One handle's client asks about every container (sandbox.h). */
+	if (sandbox_open(cfg, NULL, &sb, &err) == 0)
+		dk = sandbox_docker(sb);
 	arr = json_object_new_array();
 	if (!cfg->per_person) {
 		sandboxes_names(cfg, NULL, c, v);
@@ -324,6 +327,6 @@ sandboxes_list(const struct config *cfg, struct db *db)
 		}
 	}
 out:
-	docker_close(dk);
+	sandbox_close(sb);
 	return arr;
 }
