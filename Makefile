@@ -92,12 +92,13 @@ $(BUILD)/lib/schema.o: $(BUILD)/lib/schema.c lib/schema.h
 # uploads into the container, compiled in as a byte array (lib/sandbox_sup.h)
 # so no installed copy can drift from the server. Never sanitized: it runs
 # in the container, alone.
-SUP_SRC	 = containers/supervisor/supervisor.c containers/supervisor/frames.c
+SUP_SRC	 = containers/supervisor/supervisor.c containers/supervisor/frames.c \
+	   lib/output.c
 SUP_CFLAGS = -std=c11 -D_GNU_SOURCE -Os -Wall -Wextra -Werror -Wshadow \
 	   -Wformat=2 -Wstrict-prototypes -Wmissing-prototypes -Wno-unused-parameter \
-	   -Icontainers/supervisor
+	   -Icontainers/supervisor -Ilib
 
-$(BUILD)/supervisor/supervisor: $(SUP_SRC) containers/supervisor/frames.h
+$(BUILD)/supervisor/supervisor: $(SUP_SRC) containers/supervisor/frames.h lib/output.h
 	@mkdir -p $(@D)
 	@$(if $(Q),echo "  LD      $@ (static)")
 	$(Q)$(CC) $(SUP_CFLAGS) -static -s -o $@ $(SUP_SRC)

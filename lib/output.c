@@ -120,6 +120,26 @@ capture_add(struct capture *c, const void *buf, size_t len)
 }
 
 void
+capture_parts(const struct capture *c, const unsigned char **head,
+    size_t *head_len, const unsigned char *tail[2], size_t tail_len[2])
+{
+	size_t first;
+
+	*head = c->head;
+	*head_len = c->head_len;
+	tail[0] = tail[1] = c->tail;
+	tail_len[0] = tail_len[1] = 0;
+	if (c->tail_len == 0)
+		return;
+	first = c->tail_max - c->tail_start;
+	if (first > c->tail_len)
+		first = c->tail_len;
+	tail[0] = c->tail + c->tail_start;
+	tail_len[0] = first;
+	tail_len[1] = c->tail_len - first;
+}
+
+void
 capture_skip(struct capture *c, unsigned long long n)
 {
 	if (c != NULL)

@@ -24,6 +24,14 @@ unsigned long long	 capture_total(const struct capture *);
 void			 capture_skip(struct capture *, unsigned long long n);
 
 /*
+ * The kept bytes as they are, for writing them out (the supervisor's
+ * record, containers/supervisor): the head, then the tail in at most two
+ * pieces, oldest first (a piece may be empty). Valid until the next add.
+ */
+void	capture_parts(const struct capture *, const unsigned char **head,
+	    size_t *head_len, const unsigned char *tail[2], size_t tail_len[2]);
+
+/*
  * The kept bytes as valid UTF-8 (see utf8_repair), with a line
  * "[... N bytes cut ...]" where the middle was dropped; cuts fall on
  * character boundaries. Returns a malloc'd NUL-terminated string with its

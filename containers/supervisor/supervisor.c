@@ -47,6 +47,7 @@
 #include <unistd.h>
 
 #include "frames.h"
+#include "output.h"
 
 #define RUNS		"/run/code-sandbox/runs"
 #define KEEP_S		(2 * 86400)
@@ -56,13 +57,6 @@
 #define DRAIN_MS	20	/* after the command: output still in the pipes */
 
 static int	sigchld_pipe[2] = { -1, -1 };
-
-struct cap {
-	unsigned char		*head, *tail;
-	size_t			 head_max, tail_max, head_len;
-	size_t			 tail_start, tail_len;
-	unsigned long long	 total;
-};
 
 static long long
 now_ms(void)
@@ -141,63 +135,23 @@ frame(int fd, int type, const void *buf, size_t len)
 	return len == 0 ? 0 : write_all(fd, buf, len);
 }
 
-static void
-cap_add(struct cap *c, const unsigned char *p, size_t len)
-{
-	size_t n, end;
-
-	c->total += len;
-	n = c->head_max - c->head_len;
-	if (n > len)
-		n = len;
-	memcpy(c->head + c->head_len, p, n);
-	c->head_len += n;
-	p += n;
-	len -= n;
-	if (len == 0 || c->tail_max == 0)
-		return;
-	if (len >= c->tail_max) {
-		memcpy(c->tail, p + len - c->tail_max, c->tail_max);
-		c->tail_start = 0;
-		c->tail_len = c->tail_max;
-		return;
-	}
-	while (len > 0) {
-		end = (c->tail_start + c->tail_len) % c->tail_max;
-		n = c->tail_max - end;
-		if (n > len)
-			n = len;
-		memcpy(c->tail + end, p, n);
-		p += n;
-		len -= n;
-		if (c->tail_len + n <= c->tail_max)
-			c->tail_len += n;
-		else {
-			c->tail_start = (c->tail_start + c->tail_len + n -
-			    c->tail_max) % c->tail_max;
-			c->tail_len = c->tail_max;
-		}
-	}
-}
-
-/* Head, then tail in order, as frames ht and tt. */
+/* Head, then tail in order, as frames ht and tt (lib/output.c keeps them). */
 static int
-cap_write(int fd, const struct cap *c, int ht, int tt)
+cap_write(int fd, const struct capture *c, int ht, int tt)
 {
-	unsigned char	hdr[SUPF_HEADER];
-	size_t		first;
+	const unsigned char	*head, *tail[2];
+	unsigned char		 hdr[SUPF_HEADER];
+	size_t			 hlen, tlen[2];
 
-	if (c->head_len > 0 && frame(fd, ht, c->head, c->head_len) == -1)
+	capture_parts(c, &head, &hlen, tail, tlen);
+	if (hlen > 0 && frame(fd, ht, head, hlen) == -1)
 		return -1;
-	if (c->tail_len == 0)
+	if (tlen[0] + tlen[1] == 0)
 		return 0;
-	supf_header(tt, (uint32_t)c->tail_len, hdr);
-	first = c->tail_max - c->tail_start;
-	if (first > c->tail_len)
-		first = c->tail_len;
+	supf_header(tt, (uint32_t)(tlen[0] + tlen[1]), hdr);
 	if (write_all(fd, hdr, sizeof(hdr)) == -1 ||
-	    write_all(fd, c->tail + c->tail_start, first) == -1 ||
-	    write_all(fd, c->tail, c->tail_len - first) == -1)
+	    write_all(fd, tail[0], tlen[0]) == -1 ||
+	    write_all(fd, tail[1], tlen[1]) == -1)
 		return -1;
 	return 0;
 }
@@ -317,7 +271,7 @@ drain(int fds[2], pid_t pgid, long long deadline)
 static int
 run(const char *id, long timeout, long max, int nchunks, char **chunks)
 {
-	struct cap		 out = { 0 }, err = { 0 };
+	struct capture		*out, *err;
 	struct supf_result	 res;
 	struct pollfd		 pfd[3];
 	unsigned char		 enc[SUPF_RESULT_LEN];
@@ -332,12 +286,9 @@ run(const char *id, long timeout, long max, int nchunks, char **chunks)
 	struct sigaction	 sa;
 
 	signal(SIGPIPE, SIG_IGN);
-	out.head_max = err.head_max = (size_t)max / 2;
-	out.tail_max = err.tail_max = (size_t)max - (size_t)max / 2;
-	if ((out.head = malloc(out.head_max + 1)) == NULL ||
-	    (out.tail = malloc(out.tail_max + 1)) == NULL ||
-	    (err.head = malloc(err.head_max + 1)) == NULL ||
-	    (err.tail = malloc(err.tail_max + 1)) == NULL)
+	/* The same bounds and cut as the server's (lib/output.c). */
+	if ((out = capture_new((size_t)max)) == NULL ||
+	    (err = capture_new((size_t)max)) == NULL)
 		die(125, "out of memory");
 	if (mkdir("/run/code-sandbox", 0700) == -1 && errno != EEXIST)
 		die(125, "cannot create /run/code-sandbox");
@@ -451,8 +402,7 @@ run(const char *id, long timeout, long max, int nchunks, char **chunks)
 				fds[i] = -1;
 				continue;
 			}
-			cap_add(i == 0 ? &out : &err, (unsigned char *)buf,
-			    (size_t)n);
+			capture_add(i == 0 ? out : err, buf, (size_t)n);
 			if (live && frame(1, i == 0 ? 'o' : 'e', buf,
 			    (size_t)n) == -1)
 				live = 0;	/* the reader left: keep the record */
@@ -488,8 +438,8 @@ run(const char *id, long timeout, long max, int nchunks, char **chunks)
 		res.how = deadline_kill ? SUPF_DEADLINE : SUPF_SIGNALLED;
 		res.code = WTERMSIG(status);
 	}
-	res.out_total = out.total;
-	res.err_total = err.total;
+	res.out_total = capture_total(out);
+	res.err_total = capture_total(err);
 	res.oom_after = oom_count();
 	supf_result_encode(&res, enc);
 
@@ -497,8 +447,8 @@ run(const char *id, long timeout, long max, int nchunks, char **chunks)
 	snprintf(tmp, sizeof(tmp), "%s/record.tmp", dir);
 	if ((fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC,
 	    0600)) >= 0) {
-		if (cap_write(fd, &out, 'H', 'T') == 0 &&
-		    cap_write(fd, &err, 'h', 't') == 0 &&
+		if (cap_write(fd, out, 'H', 'T') == 0 &&
+		    cap_write(fd, err, 'h', 't') == 0 &&
 		    frame(fd, 'R', enc, sizeof(enc)) == 0 && close(fd) == 0)
 			rename(tmp, path);
 		else
