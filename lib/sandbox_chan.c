@@ -305,7 +305,9 @@ out:
 	free(id);
 	if (rc == -1) {
 		teardown(c);
+		pthread_mutex_lock(&c->lock);
 		c->alive = false;
+		pthread_mutex_unlock(&c->lock);
 	}
 	return rc;
 }
@@ -320,7 +322,7 @@ chan_get(struct sandbox *sb, const char *sup)
 	char		 fresh[SUP_PATH_MAX];
 	long long	 now = sandbox_now_ms();
 	int		 i;
-	bool		 ok;
+	bool		 ok, takeover;
 
 	pthread_mutex_lock(&table_lock);
 	if (!table_ready) {
@@ -339,12 +341,20 @@ chan_get(struct sandbox *sb, const char *sup)
 	for (i = 0; i < CHAN_MAX && c == NULL; i++)
 		if (chans[i].container[0] == '\0')
 			c = &chans[i];
-	for (i = 0; i < CHAN_MAX && c == NULL; i++) {
-		pthread_mutex_lock(&chans[i].lock);
-		if (chans[i].waiters == NULL && (c == NULL ||
-		    chans[i].used_ms < c->used_ms))
-			c = &chans[i];
-		pthread_mutex_unlock(&chans[i].lock);
+	if (c == NULL) {
+		struct chan	*best = NULL;
+		long long	 best_ms = 0;
+
+		for (i = 0; i < CHAN_MAX; i++) {
+			pthread_mutex_lock(&chans[i].lock);
+			if (chans[i].waiters == NULL && (best == NULL ||
+			    chans[i].used_ms < best_ms)) {
+				best = &chans[i];
+				best_ms = chans[i].used_ms;
+			}
+			pthread_mutex_unlock(&chans[i].lock);
+		}
+		c = best;
 	}
 	if (c == NULL || strlen(name) >= sizeof(c->container)) {
 		pthread_mutex_unlock(&table_lock);
@@ -355,7 +365,8 @@ chan_get(struct sandbox *sb, const char *sup)
 	held = c;
 	pthread_mutex_lock(&held->setup);
 	pthread_mutex_lock(&c->lock);
-	if (strcmp(c->container, name) != 0) {
+	takeover = strcmp(c->container, name) != 0;
+	if (takeover) {
 		/* Taken over from another container: only when idle. */
 		if (c->waiters != NULL) {
 			pthread_mutex_unlock(&c->lock);
@@ -367,7 +378,7 @@ chan_get(struct sandbox *sb, const char *sup)
 		if (c->conn != NULL)
 			docker_conn_shutdown(c->conn);
 	}
-	ok = c->alive && strcmp(c->sup, sup) == 0;
+	ok = !takeover && c->alive && strcmp(c->sup, sup) == 0;
 	if (c->alive && !ok && c->conn != NULL)
 		docker_conn_shutdown(c->conn);	/* a new supervisor copy */
 	c->used_ms = now;

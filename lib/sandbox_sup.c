@@ -32,12 +32,48 @@
 #define BUILD_ARCH	""
 #endif
 
-/* One copy per process, shared by its threads. */
+/*
+ * One copy per process and container, shared by the process's threads
+ * (a process serves several containers with SANDBOX_SCOPE=person).
+ */
+#define SUP_SLOTS	8
+
+struct slot {
+	char	container[128];		/* "" when free */
+	char	path[SUP_PATH_MAX];	/* "" when not installed */
+	time_t	failed_at;
+	char	failure[256];
+	char	container_id[72];	/* full Id, at install */
+	time_t	used;
+};
+
 static pthread_mutex_t	 sup_lock = PTHREAD_MUTEX_INITIALIZER;
-static char		 sup_path[SUP_PATH_MAX];	/* "" when not installed */
-static time_t		 sup_failed_at;
-static char		 sup_failure[256];
-static char		 sup_container_id[72];	/* full Id, at install */
+static struct slot	 slots[SUP_SLOTS];
+
+/* The slot of sb's container, taking the least used one; sup_lock held. */
+static struct slot *
+slot_of(struct sandbox *sb)
+{
+	const char	*name = sandbox_container(sb);
+	struct slot	*s = NULL;
+	int		 i;
+
+	for (i = 0; i < SUP_SLOTS; i++)
+		if (strcmp(slots[i].container, name) == 0) {
+			s = &slots[i];
+			break;
+		}
+	if (s == NULL) {
+		s = &slots[0];
+		for (i = 1; i < SUP_SLOTS; i++)
+			if (slots[i].used < s->used)
+				s = &slots[i];
+		memset(s, 0, sizeof(*s));
+		snprintf(s->container, sizeof(s->container), "%s", name);
+	}
+	s->used = time(NULL);
+	return s;
+}
 
 /* Does the engine run this build's binaries? 0, or -1 with why. */
 static int
@@ -87,7 +123,7 @@ make_tar(const char *rel, size_t *len)
 
 /* Remember the container's full Id (hex), for its host cgroup files. */
 static void
-container_id(struct sandbox *sb)
+container_id(struct sandbox *sb, char *sup_container_id)
 {
 	static const long	 ok[] = { 200, 0 };
 	struct json_object	*resp = NULL;
@@ -135,13 +171,15 @@ sup_host_oom_count(struct sandbox *sb)
 	};
 	static int	 found = -1;	/* the layout that answered last */
 	char		 id[72], path[256];
+	struct slot	*s;
 	long long	 v;
 	int		 i, n = (int)(sizeof(where) / sizeof(where[0])), at;
 
 	if (strncmp(docker_host(sandbox_docker(sb)), "unix://", 7) != 0)
 		return -1;
 	pthread_mutex_lock(&sup_lock);
-	memcpy(id, sup_container_id, sizeof(id));
+	s = slot_of(sb);
+	memcpy(id, s->container_id, sizeof(id));
 	pthread_mutex_unlock(&sup_lock);
 	if (id[0] == '\0')
 		return -1;
@@ -168,7 +206,8 @@ sup_host_oom_count(struct sandbox *sb)
 
 /* Upload a fresh copy; its absolute path into out. */
 static int
-install(struct sandbox *sb, char *out, struct error *err)
+install(struct sandbox *sb, char *out, char *sup_container_id,
+    struct error *err)
 {
 	unsigned char	*tar = NULL;
 	char		 tok[40], rel[SUP_PATH_MAX - 1], url[300];
@@ -197,7 +236,7 @@ install(struct sandbox *sb, char *out, struct error *err)
 			err->status = SUP_REFUSED;
 		goto out;
 	}
-	container_id(sb);
+	container_id(sb, sup_container_id);
 	snprintf(out, SUP_PATH_MAX, "/%s", rel);
 	log_info("supervisor installed in container %s at %s",
 	    sandbox_container(sb), out);
@@ -210,17 +249,19 @@ out:
 int
 sup_ensure(struct sandbox *sb, char *path, struct error *err)
 {
-	int rc = -1;
+	struct slot	*s;
+	int		 rc = -1;
 
 	pthread_mutex_lock(&sup_lock);
-	if (sup_path[0] != '\0') {
-		memcpy(path, sup_path, SUP_PATH_MAX);
+	s = slot_of(sb);
+	if (s->path[0] != '\0') {
+		memcpy(path, s->path, SUP_PATH_MAX);
 		rc = 0;
-	} else if (sup_failed_at != 0 && time(NULL) - sup_failed_at < RETRY_S) {
-		error_set(err, "%s", sup_failure);
-	} else if (install(sb, sup_path, err) == 0) {
-		memcpy(path, sup_path, SUP_PATH_MAX);
-		sup_failed_at = 0;
+	} else if (s->failed_at != 0 && time(NULL) - s->failed_at < RETRY_S) {
+		error_set(err, "%s", s->failure);
+	} else if (install(sb, s->path, s->container_id, err) == 0) {
+		memcpy(path, s->path, SUP_PATH_MAX);
+		s->failed_at = 0;
 		rc = 0;
 	} else if (err->status == SUP_REFUSED) {
 		/*
@@ -232,8 +273,8 @@ sup_ensure(struct sandbox *sb, char *path, struct error *err)
 		err->status = 502;
 		log_warn("supervisor not installed, running commands without "
 		    "it: %s", err->msg);
-		snprintf(sup_failure, sizeof(sup_failure), "%.200s", err->msg);
-		sup_failed_at = time(NULL);
+		snprintf(s->failure, sizeof(s->failure), "%.200s", err->msg);
+		s->failed_at = time(NULL);
 	}
 	pthread_mutex_unlock(&sup_lock);
 	return rc;
@@ -242,8 +283,11 @@ sup_ensure(struct sandbox *sb, char *path, struct error *err)
 void
 sup_forget(const char *path)
 {
+	int i;
+
 	pthread_mutex_lock(&sup_lock);
-	if (strcmp(sup_path, path) == 0)
-		sup_path[0] = '\0';
+	for (i = 0; i < SUP_SLOTS; i++)
+		if (strcmp(slots[i].path, path) == 0)
+			slots[i].path[0] = '\0';
 	pthread_mutex_unlock(&sup_lock);
 }

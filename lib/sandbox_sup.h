@@ -3,10 +3,10 @@
  * container: its bytes, compiled in (the Makefile builds them from the
  * static program), and putting it in place.
  *
- * Each server process uploads its own copy once, through the Engine API
- * archive PUT, to a fresh random path under /run/code-sandbox; a copy
- * already in the container is never trusted (its root may have replaced
- * it). Before the first upload the engine's /version says whether the
+ * Each server process uploads its own copy once per container, through the
+ * Engine API archive PUT, to a fresh random path under /run/code-sandbox; a
+ * copy already in the container is never trusted (its root may have
+ * replaced it). Before the first upload the engine's /version says whether the
  * binary can run there (Linux on this build's architecture); when it
  * cannot, or the upload fails, the caller falls back to running commands
  * without it (sandbox_run.c), and the process asks again a minute later.

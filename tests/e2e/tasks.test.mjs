@@ -14,7 +14,7 @@ import { randomBytes } from 'node:crypto';
 import { execFile } from 'node:child_process';
 import { promisify } from 'node:util';
 import { join } from 'node:path';
-import { startServer, dockerExec, waitFor, SANITIZER_ENV } from './lib/server.mjs';
+import { startServer, docker, dockerExec, waitFor, sleep, SANITIZER_ENV } from './lib/server.mjs';
 import { http } from './lib/client.mjs';
 import { register, rawFlow } from './lib/oauth.mjs';
 
@@ -189,6 +189,18 @@ describe('MCP 2026-07-28 and Tasks over raw HTTP', () => {
       { timeout: 20000, interval: 1000, what: 'the newest line in statusMessage' },
     );
     assert.match(working.statusMessage, /Running for \d+s/);
+
+    // Polls while it runs are answered over the supervisor's channel: no
+    // engine exec per poll (each process opens its channel once).
+    await Promise.all([taskGet(srv, task.taskId), taskGet(srv, task.taskId)]);
+    await sleep(50);
+    const since = (Date.now() / 1000).toFixed(3);
+    for (let i = 0; i < 6; i++) assert.equal((await taskGet(srv, task.taskId)).json.result.status, 'working');
+    await sleep(300);
+    const ev = await docker('events', '--since', since, '--until', (Date.now() / 1000).toFixed(3),
+      '--filter', `container=${srv.container}`, '--filter', 'type=container', '--format', '{{.Action}}');
+    const execs = ev.stdout.split('\n').filter((a) => a.startsWith('exec_create'));
+    assert.ok(execs.length <= 2, `${execs.length} execs for 6 polls:\n${execs.join('\n')}`);
 
     // Another owner (a personal key, signed in through its own client): the task is not theirs to see.
     const added = await execFileP(join(srv.bin, 'sandboxctl'), ['--json', 'keys', 'add', 'other'], {
