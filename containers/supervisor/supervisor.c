@@ -51,6 +51,7 @@
 
 #define RUNS		"/run/code-sandbox/runs"
 #define KEEP_S		(2 * 86400)
+#define PRUNE_EVERY_S	60
 #define TIMEOUT_MAX	(30L * 86400)
 #define MAX_OUTPUT	(10L * 1000 * 1000)
 #define READ_CHUNK	(32 * 1024)
@@ -179,7 +180,11 @@ oom_count(void)
 	return v;
 }
 
-/* Remove records older than KEEP_S (and their folders). */
+/*
+ * Remove records older than KEEP_S (and their folders), at most once every
+ * PRUNE_EVERY_S: a stamp file's time says when it last ran, so a command
+ * costs one stat, not one per run kept.
+ */
 static void
 prune(void)
 {
@@ -189,8 +194,16 @@ prune(void)
 	DIR		*d;
 	time_t		 now = time(NULL);
 	const char	*files[] = { "record", "cmd.sh", "pgid", "lock", NULL };
-	int		 i;
+	int		 i, fd;
 
+	if (stat(RUNS "/.pruned", &st) == 0 && now - st.st_mtime >= 0 &&
+	    now - st.st_mtime < PRUNE_EVERY_S)
+		return;
+	if ((fd = open(RUNS "/.pruned", O_WRONLY | O_CREAT | O_CLOEXEC,
+	    0600)) >= 0) {
+		futimens(fd, NULL);
+		close(fd);
+	}
 	if ((d = opendir(RUNS)) == NULL)
 		return;
 	while ((de = readdir(d)) != NULL) {
