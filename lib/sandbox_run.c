@@ -793,7 +793,7 @@ static int
 await_record(struct run *r, long timeout_s, struct exec_result *res,
     struct error *err)
 {
-	struct timespec		 pause = { 0, 200 * 1000000 };
+	struct timespec		 pause = { 0, 500 * 1000000 };
 	struct exec_result	 got;
 	struct error		 e;
 	int			 rc, failures = 0;
