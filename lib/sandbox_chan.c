@@ -49,6 +49,8 @@ struct waiter {
 	unsigned char	*q;
 	size_t		 qlen, qcap;
 	bool		 ended, lost;
+	bool		 busy;		/* in its tick: it empties nothing */
+	bool		 overflow;	/* bytes were dropped */
 	int		 code;
 };
 
@@ -159,10 +161,20 @@ chan_frame(void *arg, int type, const unsigned char *p, size_t len)
 		pthread_mutex_unlock(&c->lock);
 		return 0;
 	}
-	/* Room in the caller's queue, or no caller any more. */
+	/*
+	 * Room in the caller's queue, or no caller any more. A caller in its
+	 * tick (which may itself wait for an answer on this channel: a kill)
+	 * is not waited for: its bytes are dropped, and it takes the run's
+	 * result from the record instead.
+	 */
 	while ((w = find(c, id, kind)) != NULL && w->qlen > QUEUE_MAX &&
-	    !docker_stopping())
+	    !w->busy && !docker_stopping())
 		cond_wait_until(&c->changed, &c->lock, sandbox_now_ms() + 1000);
+	if (w != NULL && (w->overflow || w->qlen > QUEUE_MAX)) {
+		w->overflow = true;
+		pthread_mutex_unlock(&c->lock);
+		return 0;
+	}
 	if (w != NULL && !w->ended) {
 		if (w->qlen + n > w->qcap) {
 			size_t		 cap = (w->qlen + n) * 2;
@@ -537,12 +549,27 @@ chan_run(struct sandbox *sb, const char *sup, const char *run_id,
 			break;
 		}
 		if (sandbox_now_ms() >= tick_at) {
+			int stop;
+
 			tick_at = sandbox_now_ms() + 1000;
-			if (cb->tick != NULL && cb->tick(cb->arg) != 0) {
+			pthread_mutex_lock(&c->lock);
+			w.busy = true;
+			pthread_cond_broadcast(&c->changed);
+			pthread_mutex_unlock(&c->lock);
+			stop = cb->tick != NULL && cb->tick(cb->arg) != 0;
+			pthread_mutex_lock(&c->lock);
+			w.busy = false;
+			pthread_mutex_unlock(&c->lock);
+			if (stop) {
 				rc = CHAN_STOPPED;
 				break;
 			}
 		}
+	}
+	if (rc == CHAN_ENDED && w.overflow) {
+		/* Its live output has a gap: the record has it whole. */
+		error_set(err, "run %s: live output dropped while busy", run_id);
+		rc = CHAN_LOST;
 	}
 	free(take);
 	waiter_remove(c, &w);

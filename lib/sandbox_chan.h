@@ -29,7 +29,12 @@ struct sandbox;
 enum chan_end {
 	CHAN_NONE = -1,		/* no channel: nothing was sent, fall back */
 	CHAN_ENDED = 0,		/* the run's stream ended; *exit_code set */
-	CHAN_LOST = 1,		/* the channel died while the run was on it */
+	/*
+	 * The channel died while the run was on it, or the run's live output
+	 * has a gap (its caller was busy in tick under a flood): its result is
+	 * in its record (sandbox_collect).
+	 */
+	CHAN_LOST = 1,
 	CHAN_STOPPED = 2,	/* tick or the stop flag ended the wait */
 };
 

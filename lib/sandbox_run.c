@@ -1,10 +1,21 @@
 /*
  * sandbox_run.c: running commands in the sandbox; see sandbox.h.
  *
- * How a command runs (sandbox_exec). Docker has no API to kill an exec and
- * aborting the HTTP stream leaves the process running, so the deadline is
- * enforced inside the container by a small bash wrapper (WRAPPER below),
- * which works the same with a remote engine:
+ * How a command runs (sandbox_exec), fastest first:
+ *   1. Over the supervisor's channel (sandbox_chan.h): one attached exec
+ *      per process carries the start, the live output and the end of every
+ *      command; no engine call per command.
+ *   2. When no channel can be had: the same supervisor (sandbox_sup.h) in
+ *      one engine exec per command ("supervisor run"). Both keep the run's
+ *      record in the container, so a result outlives the server process
+ *      and the channel (sandbox_collect).
+ *   3. When the supervisor cannot run there (another architecture, its
+ *      upload refused): the bash wrapper below.
+ *
+ * The wrapper. Docker has no API to kill an exec and aborting the HTTP
+ * stream leaves the process running, so the deadline is enforced inside
+ * the container by a small bash wrapper (WRAPPER below), which works the
+ * same with a remote engine:
  *
  *   exec Cmd: bash -c WRAPPER code-sandbox TIMEOUT RUN_ID COMMAND...
  *

@@ -243,6 +243,23 @@ describe('supervisor', () => {
     await c.close();
   });
 
+  it('a flood of output cancelled: the tree is killed within seconds and the next command runs', async () => {
+    const m = mark();
+    const c = await connect(srv);
+    const ac = new AbortController();
+    const p = c.execute({ command: `yes ${m}-flood` }, { signal: ac.signal }).catch(() => 'aborted');
+    await waitFor(async () => (await dockerExec(srv, `pgrep -f '^yes ${m}-flood'`)).code === 0, { what: 'the flood to start' });
+    await sleep(1500);
+    const t0 = Date.now();
+    ac.abort();
+    assert.equal(await p, 'aborted');
+    await waitFor(async () => (await dockerExec(srv, `pgrep -f '^yes ${m}-flood'`)).code !== 0, { timeout: 15000, what: 'the flood to be killed' });
+    assert.ok(Date.now() - t0 < 15000);
+    const r = await c.execute({ command: 'echo after-flood' });
+    assert.equal(r.structuredContent.stdout, 'after-flood\n', resultText(r));
+    await c.close();
+  });
+
   it('a command printing 1 GB: output cut to the bound, worker memory bounded', async () => {
     const c = await connect(srv);
     const before = Math.max(...mcpPeaks(srv));
