@@ -1070,20 +1070,34 @@ docker_conn_close(struct docker_conn *c)
 	free(c);
 }
 
-/* "HTTP/1.x NNN": the status, or -1. */
-static long
-head_status(const char *p, size_t len)
+long
+docker_attach_head(const char *p, size_t len, size_t *head_len)
 {
-	long v = 0;
-	size_t i;
+	long	v = 0;
+	size_t	i;
 
-	if (len < 12 || memcmp(p, "HTTP/1.", 7) != 0 || p[8] != ' ')
+	*head_len = 0;
+	/* The blank line ending the head; a NUL byte anywhere is refused. */
+	for (i = 0; i + 4 <= len; i++) {
+		if (p[i] == '\0')
+			return -1;
+		if (memcmp(p + i, "\r\n\r\n", 4) == 0) {
+			*head_len = i + 4;
+			break;
+		}
+	}
+	if (*head_len == 0)
+		return memchr(p, '\0', len) != NULL ? -1 : 0;
+	if (*head_len < 16 || memcmp(p, "HTTP/1.", 7) != 0 ||
+	    (p[7] != '0' && p[7] != '1') || p[8] != ' ')
 		return -1;
 	for (i = 9; i < 12; i++) {
 		if (p[i] < '0' || p[i] > '9')
 			return -1;
 		v = v * 10 + (p[i] - '0');
 	}
+	if (v < 100 || (p[12] != ' ' && p[12] != '\r'))
+		return -1;
 	return v;
 }
 
@@ -1144,12 +1158,14 @@ docker_exec_attach(struct docker *d, const char *id, struct docker_conn **out,
 		goto out;
 	/* The response head, to its blank line; what follows is the stream. */
 	for (;;) {
-		char *end;
 		long got;
 
-		head[hlen] = '\0';
-		if ((end = strstr(head, "\r\n\r\n")) != NULL) {
-			n = (size_t)(end + 4 - head);
+		if ((status = docker_attach_head(head, hlen, &n)) == -1) {
+			error_status(err, 502, "Docker engine at %s: malformed "
+			    "answer to exec start", d->host);
+			goto out;
+		}
+		if (status > 0) {
 			if (hlen > n) {
 				if ((c->pending = malloc(hlen - n)) == NULL) {
 					error_set(err, "out of memory");
@@ -1185,7 +1201,6 @@ docker_exec_attach(struct docker *d, const char *id, struct docker_conn **out,
 		}
 		hlen += (size_t)got;
 	}
-	status = head_status(head, hlen);
 	if (status != 101 && status != 200) {
 		error_status(err, status == 404 || status == 409 ? (int)status :
 		    502, "Docker engine refused to start the exec (HTTP %ld)",

@@ -214,6 +214,13 @@ struct docker_conn;
 int	docker_exec_attach(struct docker *, const char *id,
 	    struct docker_conn **out, struct error *);
 /*
+ * The parser of the engine's answer head there (hostile bytes): for the
+ * first len bytes of the answer, the HTTP status once its blank line has
+ * come (*head_len: the head's length, the stream follows), 0 when more is
+ * needed, -1 when malformed (no "HTTP/1.x NNN " status line, a NUL byte).
+ */
+long	docker_attach_head(const char *buf, size_t len, size_t *head_len);
+/*
  * Send all len bytes, waiting for the socket until deadline_ms (monotonic
  * milliseconds, as CLOCK_MONOTONIC) and no later; the stop flag ends it
  * too. 0, or -1.
