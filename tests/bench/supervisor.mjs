@@ -149,7 +149,8 @@ async function main() {
       await raws[0](srv.container);
     }
     const cid = JSON.parse((await execFileP('docker', ['inspect', srv.container])).stdout)[0].Id;
-    const server = () => [...srv.programPids('mcp'), srv.proc.pid, ...childPids(srv.proc.pid)];
+    // Each process once: the /mcp programs are children of the web server.
+    const server = () => [...new Set([...srv.programPids('mcp'), srv.proc.pid, ...childPids(srv.proc.pid)])];
     console.log(`supervisor benchmark: ${srv.bin}/mcp behind lighttpd, container ${srv.container}; fallback (SANDBOX_CHANNEL=0) on ${one.container}`);
     console.log(`machine: ${(await execFileP('nproc')).stdout.trim()} cores; ${REPS} interleaved repetitions of ${N} calls; median and spread (min..max) of the repetitions\n`);
     const r = { p50: [], rawP50: [], ratio: [], fb: [], fbOver: [], rate: [], rawRate: [], rateRatio: [], cpu: [], supCpu: [] };
