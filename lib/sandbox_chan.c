@@ -460,14 +460,26 @@ waiter_remove(struct chan *c, struct waiter *w)
 	free(w->q);
 }
 
-/* Send one frame: head (header and tag) then body. */
+/*
+ * Send one frame: head (header and tag) then body; a small one in one
+ * write.
+ */
 static int
 send_frame(struct chan *c, const unsigned char *head, size_t hlen,
     const void *body, size_t blen, struct error *err)
 {
+	unsigned char	one[4096];
 	long long	until = sandbox_now_ms() + SEND_MS;
 	int		rc;
 
+	if (hlen + blen <= sizeof(one)) {
+		memcpy(one, head, hlen);
+		if (blen > 0)
+			memcpy(one + hlen, body, blen);
+		head = one;
+		hlen += blen;
+		blen = 0;
+	}
 	pthread_mutex_lock(&c->send);
 	rc = c->conn == NULL ? error_set(err, "no channel") :
 	    docker_conn_send(c->conn, head, hlen, until, err);
