@@ -27,6 +27,7 @@
 #include "tools.h"
 
 #define LOST_GRACE_S	60	/* past its deadline, a run with no record is lost */
+#define BACKSTOP_S	10	/* past its deadline, a running run is killed */
 #define RECONCILE_EVERY_S 50
 #define RECONCILE_LEASE_S 300
 #define RECONCILE_MAX	50	/* runs looked at per pass */
@@ -104,6 +105,18 @@ runs_collect(struct db *db, struct sandbox *sb, const char *run_id)
 		return 1;
 	switch (sandbox_collect(sb, run_id, (long)in.timeout, &res, &err)) {
 	case SANDBOX_RUNNING:
+		/*
+		 * Past its deadline: the supervisor kills at the timeout, so
+		 * this is a backstop (as sandbox_exec's for a watched run,
+		 * which a task or handle no longer has).
+		 */
+		if (now >= in.started + in.timeout + BACKSTOP_S) {
+			log_warn("run %s still running %lld s after its "
+			    "deadline; killing it", run_id,
+			    now - in.started - in.timeout);
+			if (sandbox_kill(sb, run_id, &err) == -1)
+				log_warn("run %s: %s", run_id, err.msg);
+		}
 		return 0;
 	case SANDBOX_LOST:
 		/* Both in whole seconds: a restart in the run's second counts. */
