@@ -28,6 +28,7 @@
 
 #define LOST_GRACE_S	60	/* past its deadline, a run with no record is lost */
 #define BACKSTOP_S	10	/* past its deadline, a running run is killed */
+#define START_GRACE_S	10	/* a container start to its first commands' supervisors */
 #define RECONCILE_EVERY_S 50
 #define RECONCILE_LEASE_S 300
 #define RECONCILE_MAX	50	/* runs looked at per pass */
@@ -119,10 +120,19 @@ runs_collect(struct db *db, struct sandbox *sb, const char *run_id)
 		}
 		return 0;
 	case SANDBOX_LOST:
-		/* Both in whole seconds: a restart in the run's second counts. */
+		/*
+		 * Both in whole seconds: a restart in the run's second counts.
+		 * The row is written before the command's first exec, which
+		 * may start the container itself: a run without a record in a
+		 * container started only START_GRACE_S ago may not have
+		 * reached its supervisor yet.
+		 */
 		if (sandbox_started_at(sb, &restarted, NULL, &err) == 0 &&
-		    restarted >= in.started)
+		    restarted >= in.started) {
+			if (now < restarted + START_GRACE_S)
+				return 0;
 			return finish_lost(db, run_id, true) == -1 ? -1 : 1;
+		}
 		if (now < in.started + in.timeout + LOST_GRACE_S)
 			return 0;	/* perhaps not started yet, or no supervisor */
 		return finish_lost(db, run_id, false) == -1 ? -1 : 1;
