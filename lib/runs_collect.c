@@ -28,7 +28,7 @@
 
 #define LOST_GRACE_S	60	/* past its deadline, a run with no record is lost */
 #define BACKSTOP_S	10	/* past its deadline, a running run is killed */
-#define START_GRACE_S	10	/* a container start to its first commands' supervisors */
+#define START_GRACE_S	10	/* a new run, or a container start, to its supervisor */
 #define RECONCILE_EVERY_S 50
 #define RECONCILE_LEASE_S 300
 #define RECONCILE_MAX	50	/* runs looked at per pass */
@@ -146,8 +146,12 @@ runs_collect(struct db *db, struct sandbox *sb, const char *run_id)
 		 */
 		if (err.status == 404 || (err.status == 409 &&
 		    sandbox_started_at(sb, &restarted, &running, &err) == 0 &&
-		    !running))
+		    !running)) {
+			/* A new run's first exec may be making it now. */
+			if (now < in.started + START_GRACE_S)
+				return 0;
 			return finish_lost(db, run_id, true) == -1 ? -1 : 1;
+		}
 		log_warn("run %s: cannot collect: %s", run_id, err.msg);
 		return -1;
 	}

@@ -383,4 +383,23 @@ describe('tasks hold no worker thread', () => {
       assert.equal(g.json.result.status, 'cancelled', g.text);
     }
   });
+
+  it('a released task still times out: the supervisor kills it at its timeout, the server says timed out', async () => {
+    const m = mark();
+    const r = await modern(srv, 'tools/call', { name: 'execute', arguments: { command: `echo t-${m}; sleep 6${m}`, timeout: 5 } }, { timeout: 20000 });
+    const task = r.json.result;
+    assert.equal(task.resultType, 'task', r.text);
+    const done = await waitFor(
+      async () => {
+        const g = await taskGet(srv, task.taskId, { timeout: 10000 });
+        return g.json.result.status !== 'working' && g.json.result;
+      },
+      { timeout: 30000, interval: 1000, what: 'the task to end' },
+    );
+    assert.equal(done.status, 'completed', JSON.stringify(done));
+    assert.equal(done.result.structuredContent.timed_out, true, JSON.stringify(done));
+    assert.equal(done.result.structuredContent.stdout, `t-${m}\n`);
+    assert.equal((await containerCommands(srv)).filter((c) => c.includes(`sleep 6${m}`)).length, 0);
+    assert.equal(await sql(srv, `select handle || ' ' || state from run where id = '${task.taskId}'`), 'task timeout');
+  });
 });
