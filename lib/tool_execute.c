@@ -461,7 +461,8 @@ call(struct tool_ctx *tc, struct json_object *args)
 		    COMMAND_MAX);
 	if (get_timeout(args, tc->cfg, &timeout, why, sizeof(why)) == -1)
 		return tool_error("%s.", why);
-	if ((admit = tasks_admit(tc->db, tc->cfg, tc->sandbox, tc->who, why, sizeof(why))) == 1)
+	if ((admit = tasks_admit(tc->db, tc->cfg, tc->sandbox, tc->who, why,
+	    sizeof(why))) == 1)
 		return tool_error("Not started: %s. Wait for one to end "
 		    "(get_result) and try again.", why);
 	if (crypto_token(run_id, sizeof(run_id), 12) == -1)
