@@ -5,6 +5,8 @@
 // completed, tasks/cancel kills its tree, another owner gets -32602;
 // closing the stream before the answer kills the command; the cap on
 // commands at once; a restart of the programs mid-task keeps its result.
+// A task holds no worker thread (more tasks than threads run while other
+// requests are answered) and still ends at its timeout.
 // The official v2 client has no Tasks support yet, so
 // these requests are built by hand. Run behind lighttpd and Caddy.
 
