@@ -257,9 +257,8 @@ count_running(struct db *db, const char *owner, long long *all,
 	return rc;
 }
 
-/* Finish the owner's tasks and handles whose commands have ended. */
-static void
-collect_released(struct db *db, struct sandbox *sb, const char *owner,
+void
+tasks_collect_released(struct db *db, struct sandbox *sb, const char *owner,
     long long max)
 {
 	struct db_q	*q;
@@ -288,7 +287,7 @@ tasks_admit(struct db *db, const struct config *cfg, struct sandbox *sb,
 		return -1;
 	if (sb != NULL && mine > 0 && (all >= cfg->max_running ||
 	    mine >= cfg->max_running_per_owner)) {
-		collect_released(db, sb, owner, mine);
+		tasks_collect_released(db, sb, owner, mine);
 		if (count_running(db, owner, &all, &mine) == -1)
 			return -1;
 	}

@@ -52,6 +52,14 @@ int	tasks_update(struct db *, const struct auth_info *, const char *task_id,
 	    char *why, size_t n);
 
 /*
+ * Finish up to max of owner's tasks and handles (runs no worker watches)
+ * whose commands have ended, from the supervisor's records in sb
+ * (runs_collect), oldest first.
+ */
+void	tasks_collect_released(struct db *, struct sandbox *, const char *owner,
+	    long long max);
+
+/*
  * The cap on commands running at once (SANDBOX_MAX_RUNNING overall,
  * SANDBOX_MAX_RUNNING_PER_OWNER per owner), counted as the run table's
  * running rows: tasks and handles hold no worker, so threads do not
