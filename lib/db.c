@@ -77,6 +77,9 @@ static const char *const sql[STMT__MAX] = {
 	[STMT_RUN_UNFINISHED] =
 	    "SELECT id, owner FROM run WHERE state = 'running' "
 	    "ORDER BY owner, started LIMIT ?",
+	[STMT_RUN_RELEASED] =
+	    "SELECT id FROM run WHERE state = 'running' AND owner = ? "
+	    "AND handle IS NOT NULL ORDER BY started LIMIT ?",
 	[STMT_RECONCILE_LEASE_TAKE] =
 	    "UPDATE reconcile_lease SET last_run = ?1, lease_until = ?2, "
 	    "holder = ?3 WHERE id = 1 AND lease_until <= ?1 "

@@ -43,6 +43,8 @@ enum db_stmt {
 	STMT_RUN_COUNT_ACTIVE,	/* client_id, now -> running, running for client_id */
 	STMT_RUN_INFO,		/* id -> state, timeout, started, cancel_requested, container_id, container_started */
 	STMT_RUN_UNFINISHED,	/* limit -> id, owner of 'running' rows, by owner */
+	STMT_RUN_RELEASED,	/* owner, limit -> id of owner's 'running' tasks
+				   and handles, oldest first */
 	/* reconciler (sql/015-reconcile.sql) */
 	STMT_RECONCILE_LEASE_TAKE, /* now, lease_until, holder, interval */
 	STMT_RECONCILE_LEASE_RELEASE, /* holder */

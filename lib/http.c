@@ -16,6 +16,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
+#include <poll.h>
 #include <pthread.h>
 #include <signal.h>
 #include <stdarg.h>
@@ -500,9 +501,24 @@ http_end(struct http_req *r)
 	r->in = r->out = NULL;
 }
 
+/*
+ * Besides a failed write, a web server that closed the FastCGI connection
+ * (both ways: POLLHUP) has dropped the request: lighttpd does so as soon
+ * as the client goes, Caddy once a write to the client failed. Seen here
+ * without waiting for a write of our own to fail.
+ */
 bool
 http_gone(struct http_req *r)
 {
+	struct pollfd p;
+
+	if (!r->gone && r->fcgx.out != NULL && r->fcgx.ipcFd >= 0) {
+		p.fd = r->fcgx.ipcFd;
+		p.events = 0;
+		p.revents = 0;
+		if (poll(&p, 1, 0) == 1 && (p.revents & (POLLHUP | POLLERR)))
+			r->gone = true;
+	}
 	return r->gone;
 }
 

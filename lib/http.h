@@ -104,7 +104,7 @@ int	http_flush(struct http_req *);
  * it the request has no headers or body and every write fails (gone).
  */
 void	http_end(struct http_req *);
-/* Has the client gone (a write or flush failed)? */
+/* Has the client gone (a write or flush failed, or the web server closed the connection)? */
 bool	http_gone(struct http_req *);
 /* Have status and headers been sent? */
 bool	http_started(struct http_req *);

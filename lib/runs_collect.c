@@ -28,6 +28,8 @@
 #include "tools.h"
 
 #define LOST_GRACE_S	60	/* past its deadline, a run with no record is lost */
+#define BACKSTOP_S	10	/* past its deadline, a running run is killed */
+#define START_GRACE_S	10	/* a new run, or a container start, to its supervisor */
 #define RECONCILE_EVERY_S 50
 #define RECONCILE_LEASE_S 300
 #define RECONCILE_MAX	50	/* runs looked at per pass */
@@ -113,19 +115,45 @@ runs_collect(struct db *db, struct sandbox *sb, const char *run_id)
 		return 1;
 	switch (sandbox_collect(sb, run_id, (long)in.timeout, &res, &err)) {
 	case SANDBOX_RUNNING:
+		/*
+		 * Past its deadline: the supervisor kills at the timeout, so
+		 * this is a backstop (as sandbox_exec's for a watched run,
+		 * which a task or handle no longer has).
+		 */
+		if (now >= in.started + in.timeout + BACKSTOP_S) {
+			log_warn("run %s still running %lld s after its "
+			    "deadline; killing it", run_id,
+			    now - in.started - in.timeout);
+			if (sandbox_kill(sb, run_id, &err) == -1)
+				log_warn("run %s: %s", run_id, err.msg);
+		}
 		return 0;
 	case SANDBOX_LOST:
+		/*
+		 * The container it started in: is it still this one? Rows
+		 * from before sql/016 compare clocks, both in whole seconds
+		 * (a restart in the run's second counts). The row is written
+		 * before the command's first exec, which may start the
+		 * container itself: a run without a record in a container
+		 * started only START_GRACE_S ago may not have reached its
+		 * supervisor yet.
+		 */
 		if (in.cid[0] != '\0' && in.cstarted[0] != '\0') {
-			/* The container it started in: is it still this one? */
 			if (sandbox_identity(sb, false, cid, cstarted, &err) == 0 &&
 			    (strcmp(cid, in.cid) != 0 ||
-			    strcmp(cstarted, in.cstarted) != 0))
+			    strcmp(cstarted, in.cstarted) != 0)) {
+				if (sandbox_started_at(sb, &restarted, NULL,
+				    &err) == 0 && now < restarted + START_GRACE_S)
+					return 0;
 				return finish_lost(db, run_id, true) == -1 ?
 				    -1 : 1;
+			}
 		} else if (sandbox_started_at(sb, &restarted, NULL, &err) == 0 &&
-		    restarted >= in.started)
-			/* Both in whole seconds: a restart in its second counts. */
+		    restarted >= in.started) {
+			if (now < restarted + START_GRACE_S)
+				return 0;
 			return finish_lost(db, run_id, true) == -1 ? -1 : 1;
+		}
 		if (now < in.started + in.timeout + LOST_GRACE_S)
 			return 0;	/* perhaps not started yet, or no supervisor */
 		return finish_lost(db, run_id, false) == -1 ? -1 : 1;
@@ -139,8 +167,12 @@ runs_collect(struct db *db, struct sandbox *sb, const char *run_id)
 		 */
 		if (err.status == 404 || (err.status == 409 &&
 		    sandbox_started_at(sb, &restarted, &running, &err) == 0 &&
-		    !running))
+		    !running)) {
+			/* A new run's first exec may be making it now. */
+			if (now < in.started + START_GRACE_S)
+				return 0;
 			return finish_lost(db, run_id, true) == -1 ? -1 : 1;
+		}
 		log_warn("run %s: cannot collect: %s", run_id, err.msg);
 		return -1;
 	}

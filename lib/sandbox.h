@@ -23,14 +23,23 @@ struct config;
 struct json_object;
 struct sandbox;
 
+/* What an exec_observer's tick answers. */
+#define EXEC_TICK_GO_ON		0
+#define EXEC_TICK_STOP		1
+#define EXEC_TICK_RELEASE	2
+
 /* Called while a command runs; any member may be NULL. */
 struct exec_observer {
 	/* New output (stream 1 stdout, 2 stderr) as it arrives, raw bytes. */
 	void	(*output)(void *arg, int stream, const char *buf, size_t len);
 	/*
-	 * About once a second while the command runs. Non-zero stops reading
-	 * (the server is stopping): the command goes on in the container and
-	 * the result says detached.
+	 * About once a second while the command runs (more often after
+	 * docker_set_tick on the handle's client). EXEC_TICK_STOP stops
+	 * reading (the server is stopping): the command goes on in the
+	 * container and the result says detached. EXEC_TICK_RELEASE stops
+	 * reading only when the supervisor runs the command and keeps its
+	 * record (the result says detached and supervised; runs_collect
+	 * finishes it later); otherwise reading goes on.
 	 */
 	int	(*tick)(void *arg);
 	void	*arg;

@@ -518,7 +518,7 @@ chan_run(struct sandbox *sb, const char *sup, const char *run_id,
 		waiter_remove(c, &w);
 		return CHAN_NONE;
 	}
-	tick_at = sandbox_now_ms() + 1000;
+	tick_at = sandbox_now_ms() + docker_tick_ms(sb->docker);
 	for (;;) {
 		bool ended, lost;
 
@@ -563,7 +563,7 @@ chan_run(struct sandbox *sb, const char *sup, const char *run_id,
 		if (sandbox_now_ms() >= tick_at) {
 			int stop;
 
-			tick_at = sandbox_now_ms() + 1000;
+			tick_at = sandbox_now_ms() + docker_tick_ms(sb->docker);
 			pthread_mutex_lock(&c->lock);
 			w.busy = true;
 			pthread_cond_broadcast(&c->changed);

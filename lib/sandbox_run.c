@@ -607,9 +607,14 @@ run_tick(void *arg)
 	struct run	*r = arg;
 	struct error	 e;
 	long long	 late = sandbox_now_ms() - r->deadline_ms;
+	int		 t;
 
-	if (r->obs != NULL && r->obs->tick != NULL &&
-	    r->obs->tick(r->obs->arg) != 0) {
+	t = r->obs != NULL && r->obs->tick != NULL ?
+	    r->obs->tick(r->obs->arg) : EXEC_TICK_GO_ON;
+	/* Released: the supervisor's record keeps the result, if there is one. */
+	if (t == EXEC_TICK_RELEASE && !(r->sup && r->started))
+		t = EXEC_TICK_GO_ON;
+	if (t != EXEC_TICK_GO_ON) {
 		r->detached = true;
 		return 1;
 	}

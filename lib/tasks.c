@@ -14,6 +14,7 @@
 #include "tasks.h"
 
 #define LINE_MAX_BYTES	200
+#define ADMIT_COLLECT_MAX 64	/* runs collected at the cap, at most */
 
 /* ISO 8601 in UTC ("2026-07-28T10:30:00Z"). */
 static void
@@ -156,7 +157,7 @@ tasks_get(struct db *db, const struct config *cfg, const struct auth_info *who,
 	if (strcmp(state, "running") == 0) {
 		status = "working";
 		snprintf(msg, sizeof(msg), "Running for %llds.%s%s",
-		    now - created, db_null(q, 6) ? "" : " Latest output: ",
+		    now - created, db_null(q, 6) ? "" : " Latest output seen: ",
 		    db_null(q, 6) ? "" : db_text(q, 6));
 	} else if (text == NULL) {
 		/* Finished and its result dropped after TASK_KEEP_S: gone. */
@@ -236,32 +237,70 @@ tasks_update(struct db *db, const struct auth_info *who, const char *task_id,
 	return 1;
 }
 
-int
-tasks_admit(struct db *db, const struct config *cfg,
-    const struct auth_info *who, char *why, size_t n)
+/* Running rows: all, and the owner's. 0 or -1. */
+static int
+count_running(struct db *db, const char *owner, long long *all,
+    long long *mine)
 {
 	struct db_q	*q;
-	long long	 all, mine;
 	int		 rc = -1;
 
-	if ((q = db_query(db, STMT_RUN_COUNT_ACTIVE, "ti", auth_owner(who),
+	if ((q = db_query(db, STMT_RUN_COUNT_ACTIVE, "ti", owner,
 	    (long long)time(NULL))) == NULL)
 		return -1;
 	if (db_step(q) == DB_ROW) {
-		all = db_int(q, 0);
-		mine = db_int(q, 1);
+		*all = db_int(q, 0);
+		*mine = db_int(q, 1);
 		rc = 0;
-		if (all >= cfg->max_running) {
-			snprintf(why, n, "%lld commands are already running on "
-			    "this server (the limit, SANDBOX_MAX_RUNNING)", all);
-			rc = 1;
-		} else if (mine >= cfg->max_running_per_owner) {
-			snprintf(why, n, "%lld of your commands are already "
-			    "running (the limit per person, "
-			    "SANDBOX_MAX_RUNNING_PER_OWNER)", mine);
-			rc = 1;
-		}
 	}
 	db_done(q);
 	return rc;
+}
+
+void
+tasks_collect_released(struct db *db, struct sandbox *sb, const char *owner,
+    long long max)
+{
+	struct db_q	*q;
+	char		 ids[ADMIT_COLLECT_MAX][RUN_ID_MAX + 1];
+	int		 n = 0, i;
+
+	if (max > ADMIT_COLLECT_MAX)
+		max = ADMIT_COLLECT_MAX;
+	if ((q = db_query(db, STMT_RUN_RELEASED, "ti", owner, max)) == NULL)
+		return;
+	while (n < max && db_step(q) == DB_ROW)
+		snprintf(ids[n++], sizeof(ids[0]), "%s", db_text(q, 0));
+	db_done(q);
+	for (i = 0; i < n; i++)
+		runs_collect(db, sb, ids[i]);
+}
+
+int
+tasks_admit(struct db *db, const struct config *cfg, struct sandbox *sb,
+    const struct auth_info *who, char *why, size_t n)
+{
+	const char	*owner = auth_owner(who);
+	long long	 all, mine;
+
+	if (count_running(db, owner, &all, &mine) == -1)
+		return -1;
+	if (sb != NULL && mine > 0 && (all >= cfg->max_running ||
+	    mine >= cfg->max_running_per_owner)) {
+		tasks_collect_released(db, sb, owner, mine);
+		if (count_running(db, owner, &all, &mine) == -1)
+			return -1;
+	}
+	if (all >= cfg->max_running) {
+		snprintf(why, n, "%lld commands are already running on this "
+		    "server (the limit, SANDBOX_MAX_RUNNING)", all);
+		return 1;
+	}
+	if (mine >= cfg->max_running_per_owner) {
+		snprintf(why, n, "%lld of your commands are already running "
+		    "(the limit per person, SANDBOX_MAX_RUNNING_PER_OWNER)",
+		    mine);
+		return 1;
+	}
+	return 0;
 }

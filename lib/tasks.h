@@ -20,6 +20,7 @@ struct auth_info;
 struct config;
 struct db;
 struct json_object;
+struct sandbox;
 
 #define TASK_POLL_MS	2000		/* pollIntervalMs */
 #define TASK_KEEP_S	86400		/* a finished task's result is kept a day */
@@ -51,11 +52,23 @@ int	tasks_update(struct db *, const struct auth_info *, const char *task_id,
 	    char *why, size_t n);
 
 /*
- * The cap on commands running at once (SANDBOX_MAX_RUNNING overall,
- * SANDBOX_MAX_RUNNING_PER_OWNER per owner). 0 when one more may start,
- * 1 when not (why says which limit), -1 on error (allowed).
+ * Finish up to max of owner's tasks and handles (runs no worker watches)
+ * whose commands have ended, from the supervisor's records in sb
+ * (runs_collect), oldest first.
  */
-int	tasks_admit(struct db *, const struct config *, const struct auth_info *,
-	    char *why, size_t n);
+void	tasks_collect_released(struct db *, struct sandbox *, const char *owner,
+	    long long max);
+
+/*
+ * The cap on commands running at once (SANDBOX_MAX_RUNNING overall,
+ * SANDBOX_MAX_RUNNING_PER_OWNER per owner), counted as the run table's
+ * running rows: tasks and handles hold no worker, so threads do not
+ * bound them. At the cap, the owner's tasks and handles are first
+ * collected from sb (their commands may have ended since anyone asked;
+ * sb may be NULL). 0 when one more may start, 1 when not (why says which
+ * limit), -1 on error (allowed).
+ */
+int	tasks_admit(struct db *, const struct config *, struct sandbox *,
+	    const struct auth_info *, char *why, size_t n);
 
 #endif

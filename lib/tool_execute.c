@@ -15,6 +15,7 @@
 #include "auth.h"
 #include "config.h"
 #include "crypto.h"
+#include "docker.h"
 #include "http.h"
 #include "js.h"
 #include "log.h"
@@ -30,7 +31,14 @@
 #define PROGRESS_LINES	3	/* lines of output in a progress message */
 #define PROGRESS_MESSAGE_MAX 400
 #define PROGRESS_EVERY_MS 1000	/* progress at most about once a second */
-#define CLOSE_CHECK_MS	500	/* 2026: a keep-alive at every tick notices a closed stream */
+/*
+ * 2026, until the answer: a tick and a keep-alive this often. A web server
+ * that notices a client gone only when a write to it fails (Caddy: the
+ * second or third write after the close) so passes the close on within a
+ * second, and http_gone sees its closed connection at the next tick.
+ */
+#define CLOSE_CHECK_MS	250
+#define CANCEL_CHECK_MS	1000	/* the run table's cancellation mark, this often */
 #define NOTE_EVERY_MS	3000	/* a task's newest output line, stored this often */
 
 static struct json_object *
@@ -136,6 +144,7 @@ struct watch {
 	long long	 started;		/* ms, monotonic */
 	long long	 last_progress;		/* ms, monotonic */
 	long long	 last_note;		/* ms: a task's newest line stored */
+	long long	 last_cancel_check;	/* ms */
 	long long	 progress;
 	char		 recent[PROGRESS_KEEP];	/* newest output bytes */
 	size_t		 recent_len;
@@ -156,6 +165,7 @@ now_ms(void)
 }
 
 static char	*recent_lines(const struct watch *);
+static void	 note_line(struct watch *, long long);
 
 /* Send a progress notification now, with the newest lines if any are new. */
 static void
@@ -256,6 +266,9 @@ hand_off(struct watch *w)
 		res = tool_result(text, sc, false);
 	}
 	w->handed = true;
+	/* The newest line now: a released worker sees no more output. */
+	w->last_note = 0;
+	note_line(w, now_ms());
 	tool_answer(tc, res);
 }
 
@@ -301,21 +314,30 @@ on_tick(void *arg)
 
 	/* Stopping: stop reading; the command goes on in the container. */
 	if (http_stopping())
-		return 1;
-	if (!w->cancel_seen && runs_cancel_requested(tc->db, w->run_id)) {
-		w->cancel_seen = true;
-		if (sandbox_kill(tc->sandbox, w->run_id, &err) == -1)
-			log_warn("cancel run %s: %s", w->run_id, err.msg);
+		return EXEC_TICK_STOP;
+	if (!w->cancel_seen && now - w->last_cancel_check >= CANCEL_CHECK_MS) {
+		w->last_cancel_check = now;
+		if (runs_cancel_requested(tc->db, w->run_id)) {
+			w->cancel_seen = true;
+			if (sandbox_kill(tc->sandbox, w->run_id, &err) == -1)
+				log_warn("cancel run %s: %s", w->run_id, err.msg);
+		}
 	}
+	/*
+	 * Answered with a task or handle: the worker lets go, and the run
+	 * goes on under the supervisor, whose record tasks/get, get_result
+	 * or the reconciler collect (runs_collect); tasks/cancel kills it
+	 * itself. A run without a supervisor is watched to its end here.
+	 */
 	if (w->handed) {
 		note_line(w, now);
-		return 0;
+		return EXEC_TICK_RELEASE;
 	}
 	/* A client that went away: 2025 lets the command go on. */
 	if (tool_client_gone(tc)) {
 		if (stateless)
 			drop(w);
-		return 0;
+		return EXEC_TICK_GO_ON;
 	}
 	if (tc->chan.streams &&
 	    ((w->fresh && now - w->last_progress >= PROGRESS_EVERY_MS / 2) ||
@@ -325,11 +347,11 @@ on_tick(void *arg)
 	    tc->cfg->ping_interval * 1000) == -1) {
 		if (stateless)
 			drop(w);
-		return 0;
+		return EXEC_TICK_GO_ON;
 	}
 	if (stateless && now - w->started >= tc->cfg->inline_wait * 1000)
 		hand_off(w);
-	return 0;
+	return w->handed ? EXEC_TICK_RELEASE : EXEC_TICK_GO_ON;
 }
 
 /* The text shown to a model: the same facts as structuredContent. */
@@ -412,7 +434,7 @@ call(struct tool_ctx *tc, struct json_object *args)
 	struct json_object	*out;
 	const char		*command, *state;
 	char			 why[256], run_id[32];
-	int			 admit;
+	int			 admit, rc;
 	long			 timeout;
 	struct json_object	*v;
 
@@ -439,7 +461,8 @@ call(struct tool_ctx *tc, struct json_object *args)
 		    COMMAND_MAX);
 	if (get_timeout(args, tc->cfg, &timeout, why, sizeof(why)) == -1)
 		return tool_error("%s.", why);
-	if ((admit = tasks_admit(tc->db, tc->cfg, tc->who, why, sizeof(why))) == 1)
+	if ((admit = tasks_admit(tc->db, tc->cfg, tc->sandbox, tc->who, why,
+	    sizeof(why))) == 1)
 		return tool_error("Not started: %s. Wait for one to end "
 		    "(get_result) and try again.", why);
 	if (crypto_token(run_id, sizeof(run_id), 12) == -1)
@@ -460,8 +483,13 @@ call(struct tool_ctx *tc, struct json_object *args)
 		log_warn("run %s: not recorded", run_id);
 	/* Headers out now: proxies and clients see the call is alive. */
 	tool_alive(tc, tc->cfg->ping_interval * 1000);
-	if (sandbox_exec(tc->sandbox, command, timeout, run_id, &obs, &res,
-	    &err) == -1) {
+	/* 2026: a closed stream cancels; ticks often enough to notice it soon. */
+	if (tc->mode.stateless && tc->chan.streams)
+		docker_set_tick(sandbox_docker(tc->sandbox), CLOSE_CHECK_MS);
+	rc = sandbox_exec(tc->sandbox, command, timeout, run_id, &obs, &res,
+	    &err);
+	docker_set_tick(sandbox_docker(tc->sandbox), 0);
+	if (rc == -1) {
 		out = tool_error("The command could not run: %s", err.msg);
 		log_warn("run %s: could not run: %s", run_id, err.msg);
 		runs_finish(tc->db, run_id, "error", -1, 0, 0, 0, out);

@@ -14,6 +14,7 @@
 #include "http.h"
 #include "js.h"
 #include "runs.h"
+#include "tasks.h"
 #include "tools.h"
 
 #define WAIT_DEFAULT	60
@@ -73,10 +74,17 @@ wait_cap(const struct config *cfg)
 static struct json_object *
 list_recent(struct tool_ctx *tc)
 {
-	struct json_object	*runs = runs_recent(tc->db, auth_owner(tc->who), RECENT), *sc;
+	struct json_object	*runs, *sc;
 	char			*text = NULL;
-	size_t			 i, n = json_object_array_length(runs), len;
+	size_t			 i, n, len;
 	FILE			*f;
+
+	/* Tasks and handles no worker watches: their states as they are now. */
+	if (tc->sandbox != NULL)
+		tasks_collect_released(tc->db, tc->sandbox, auth_owner(tc->who),
+		    RECENT);
+	runs = runs_recent(tc->db, auth_owner(tc->who), RECENT);
+	n = json_object_array_length(runs);
 
 	if ((f = open_memstream(&text, &len)) == NULL) {
 		json_object_put(runs);

@@ -35,6 +35,7 @@ struct docker {
 	char	*socket;	/* unix socket path, or NULL for TCP */
 	char	*ca, *cert, *key; /* TLS client files, or NULL */
 	CURL	*api;		/* JSON calls; created on first use */
+	long	 tick_ms;	/* exec streams' tick; 0: TICK_MS */
 };
 
 /* A response body growing up to a fixed maximum. */
@@ -468,6 +469,7 @@ struct stream {
 	bool				 stopped;
 	bool				 bad_stream;
 	struct timespec			 last_tick;
+	long				 tick_ms;
 };
 
 static void
@@ -537,7 +539,7 @@ stream_run(struct stream *s)
 			break;
 		if (running == 0)
 			break;
-		wait = TICK_MS - ms_since(&s->last_tick);
+		wait = s->tick_ms - ms_since(&s->last_tick);
 		if (wait <= 0) {
 			clock_gettime(CLOCK_MONOTONIC, &s->last_tick);
 			if ((s->cb->tick != NULL &&
@@ -545,7 +547,7 @@ stream_run(struct stream *s)
 				s->stopped = true;
 				break;
 			}
-			wait = TICK_MS;
+			wait = s->tick_ms;
 		}
 		if (curl_multi_poll(m, NULL, 0, (int)wait, NULL) != CURLM_OK)
 			break;
@@ -556,6 +558,18 @@ stream_run(struct stream *s)
 	curl_multi_remove_handle(m, s->h);
 	curl_multi_cleanup(m);
 	return rc;
+}
+
+void
+docker_set_tick(struct docker *d, long ms)
+{
+	d->tick_ms = ms > 0 ? ms : 0;
+}
+
+long
+docker_tick_ms(const struct docker *d)
+{
+	return d->tick_ms > 0 ? d->tick_ms : TICK_MS;
 }
 
 int
@@ -575,6 +589,7 @@ docker_exec_start(struct docker *d, const char *id,
 	*stopped = false;
 	memset(&s, 0, sizeof(s));
 	s.cb = cb;
+	s.tick_ms = d->tick_ms > 0 ? d->tick_ms : TICK_MS;
 	s.error_body.max = ERROR_BODY_MAX;
 	docker_frames_init(&s.frames);
 	clock_gettime(CLOCK_MONOTONIC, &s.last_tick);

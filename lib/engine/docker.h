@@ -94,6 +94,15 @@ struct docker_exec_cb {
 };
 
 /*
+ * Ticks of this client's exec streams every ms milliseconds from now on
+ * (0: about once a second, the default), for a caller that must act sooner
+ * than that, such as noticing a client that went away.
+ */
+void	docker_set_tick(struct docker *, long ms);
+/* The tick now in force, in milliseconds (for streams read elsewhere). */
+long	docker_tick_ms(const struct docker *);
+
+/*
  * POST /exec/id/start (attached, no TTY) and read the multiplexed stream
  * until the engine closes it, with no overall time limit (the caller's tick
  * decides). Output of stream 0 is reported as 1, of stream 3 (engine

@@ -26,7 +26,8 @@
 # own container. tests/bench/run.sh NAME... runs only those parts (bench,
 # dl, up, streaming, eras, teams, lean, supervisor: commands under the
 # supervisor against the Engine API floor, interleaved,
-# tests/bench/supervisor.mjs).
+# tests/bench/supervisor.mjs; close: a closed 2026 stream to its command
+# killed, behind lighttpd and Caddy, tests/bench/close.mjs).
 set -eu
 
 top=$(cd "$(dirname "$0")/../.." && pwd)
@@ -39,7 +40,7 @@ if ! command -v wrk >/dev/null 2>&1; then
 	}
 fi
 [ -d tests/e2e/node_modules ] || tests/setup/packages.sh
-[ $# -gt 0 ] || set -- bench dl up streaming eras teams lean supervisor
+[ $# -gt 0 ] || set -- bench dl up streaming eras teams lean supervisor close
 rc=0
 for part in "$@"; do
 	[ -f "tests/bench/$part.mjs" ] || { echo "bench: no tests/bench/$part.mjs" >&2; rc=1; continue; }
