@@ -51,7 +51,7 @@ async function curl(args) {
   return { code: Number(code), bytes: Number(bytes), seconds: Number(seconds) };
 }
 
-const srv = await startServer({ name: 'bench-dl', binDir: process.env.CS_BIN ?? 'build/bin' });
+const srv = await startServer({ name: 'bench-dl', binDir: process.env.CS_BIN ?? 'build/bin', mcpProcs: null });
 let mcp;
 try {
   mcp = await connect(srv);
