@@ -675,16 +675,19 @@ req_reset(struct http_req *r)
 	r->started = r->gone = r->ended = false;
 }
 
+/*
+ * What is still buffered is not flushed here: FCGX_Finish_r (FastCGI) or
+ * serve_cgi does it, so a response that fits libfcgi's buffer leaves in
+ * one write with the end-of-stream and FCGI_END_REQUEST records. The web
+ * server has the whole answer at once, and does not close the connection
+ * (having read Content-Length bytes) before the end records come.
+ */
 static void
 run_handler(struct serve_ctx *ctx, struct http_req *r)
 {
 	ctx->handler(r, ctx->arg);
-	if (!r->ended) {
-		if (!r->started)
-			http_send_error(r, 500, "The handler sent no response.");
-		if (!r->gone)
-			FCGX_FFlush(r->out);
-	}
+	if (!r->ended && !r->started)
+		http_send_error(r, 500, "The handler sent no response.");
 	req_reset(r);
 }
 
