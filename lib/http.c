@@ -48,6 +48,7 @@ struct http_req {
 	bool		 started;
 	bool		 gone;
 	bool		 ended;		/* handed back early (http_end) */
+	bool		 direct;	/* large writes began (put_direct) */
 	char		*body;
 	char		*path;
 };
@@ -406,8 +407,21 @@ http_header_add(struct http_req *r, const char *name, const char *value)
  * write of the caller's (a download's pieces are tens of KiB), and fewer,
  * larger records for the web server to parse, rather than one of each per
  * 8 KiB. Smaller writes (headers, SSE events) still go through the buffer.
+ *
+ * The connection's send buffer is then made small (DIRECT_SNDBUF): lighttpd
+ * (1.4, http_chunk.c) keeps at most 64 KiB of a response in memory and
+ * writes whatever it appends past that to a temporary file, then sends from
+ * the file; and once the newest data is in a file, what follows goes there
+ * too. It reads up to 64 KiB less what it holds, and appends each record
+ * it completes, so a large send buffer lets a read complete more than the
+ * window and a whole download goes through temporary files. With 32 KiB
+ * asked (the kernel doubles it) each read stays within the window: the body
+ * stays in memory (measured with 300 MB: 35 temporary files rather than
+ * 2556, and about 40% less of lighttpd's CPU per GB). A bigger buffer
+ * spills again; a smaller one doubles lighttpd's reads.
  */
 #define DIRECT_MIN	8192
+#define DIRECT_SNDBUF	32768
 #define RECORD_MAX	65535
 #define RECORDS_PER_CALL 8
 #define FCGI_STDOUT_TYPE 6
@@ -420,6 +434,13 @@ put_direct(struct http_req *r, const char *p, size_t len)
 
 	if (FCGX_FFlush(r->out) != 0)
 		return -1;
+	if (!r->direct) {
+		int sz = DIRECT_SNDBUF;
+
+		r->direct = true;
+		(void)setsockopt(r->fcgx.ipcFd, SOL_SOCKET, SO_SNDBUF, &sz,
+		    sizeof(sz));
+	}
 	while (len > 0) {
 		size_t	 i, n = 0, k;
 		int	 niov = 0, first = 0;
@@ -672,7 +693,7 @@ req_reset(struct http_req *r)
 	free(r->path);
 	r->body = r->path = NULL;
 	r->status = 200;
-	r->started = r->gone = r->ended = false;
+	r->started = r->gone = r->ended = r->direct = false;
 }
 
 /*
