@@ -20,7 +20,7 @@
 # Environment:
 #   CS_BIN            folder with the programs (absolute)
 #   CS_RUN            runtime folder (absolute; created if missing)
-#   CS_MCP_PROCS      processes for /mcp (default 2)
+#   CS_MCP_PROCS      processes for /mcp (default 1)
 #   CS_SOCKET_GROUP   group that may use the sockets (when Caddy runs as
 #                     another user; needs root)
 #   CS_STOP_TIMEOUT   seconds the programs get to exit on stop (default 20),
@@ -43,7 +43,7 @@ case "$CS_BIN$CS_RUN" in
 esac
 case "$CS_BIN" in /*) ;; *) CS_BIN=$(pwd)/$CS_BIN ;; esac
 case "$CS_RUN" in /*) ;; *) CS_RUN=$(pwd)/$CS_RUN ;; esac
-CS_MCP_PROCS=${CS_MCP_PROCS:-2}
+CS_MCP_PROCS=${CS_MCP_PROCS:-1}
 CS_STOP_TIMEOUT=${CS_STOP_TIMEOUT:-20}
 CS_PROGRAMS_LOG=$CS_RUN/programs.log
 export CS_BIN CS_RUN CS_PROGRAMS_LOG

@@ -9,5 +9,5 @@
 int
 main(void)
 {
-	return app_main("authorize", oauth_authorize);
+	return app_main_net("authorize", oauth_authorize);
 }

@@ -9,5 +9,5 @@
 int
 main(void)
 {
-	return app_main("dl", dl_handle);
+	return app_main_net("dl", dl_handle);
 }

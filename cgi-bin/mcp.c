@@ -426,5 +426,5 @@ handle(struct http_req *r, const struct config *cfg, struct db *db)
 int
 main(void)
 {
-	return app_main("mcp", handle);
+	return app_main_net("mcp", handle);
 }

@@ -9,5 +9,5 @@
 int
 main(void)
 {
-	return app_main("up", upload_handle);
+	return app_main_net("up", upload_handle);
 }

@@ -1,12 +1,13 @@
-/* app.c: see app.h. */
+/*
+ * app.c: see app.h. Nothing here reaches libcurl: a program that never
+ * calls the engine or fetches a URL is linked without it (app_net.c).
+ */
 #include <malloc.h>
 #include <stdio.h>
 
 #include "app.h"
-#include "cleanup.h"
 #include "config.h"
 #include "db.h"
-#include "docker.h"
 #include "error.h"
 #include "http.h"
 #include "log.h"
@@ -32,7 +33,7 @@ dispatch(struct http_req *r, void *arg)
 }
 
 int
-app_main(const char *name, app_handler handler)
+app_run(const char *name, app_handler handler, const struct app_net *net)
 {
 	struct config	*cfg;
 	struct error	 err;
@@ -44,7 +45,7 @@ app_main(const char *name, app_handler handler)
 		fprintf(stderr, "%s: %s\n", name, err.msg);
 		return 1;
 	}
-	if (docker_global_init() == -1) {
+	if (net != NULL && net->init() == -1) {
 		fprintf(stderr, "%s: cannot initialise libcurl\n", name);
 		config_free(cfg);
 		return 1;
@@ -56,14 +57,18 @@ app_main(const char *name, app_handler handler)
 	 */
 	mallopt(M_ARENA_MAX, (int)cfg->malloc_arenas);
 	db_set_cache_kib(cfg->db_cache_kib);
-	/* No call into the engine keeps a worker from honouring SIGTERM. */
-	docker_set_stop(http_stopping);
 	a.cfg = cfg;
 	a.handler = handler;
 	http_set_body_deadline((int)cfg->body_deadline);
 	rc = http_serve(dispatch, &a, (int)cfg->threads);
-	cleanup_shutdown();	/* a background clean-up pass uses cfg and libcurl */
-	docker_global_cleanup();
+	if (net != NULL)
+		net->fini();
 	config_free(cfg);
 	return rc;
+}
+
+int
+app_main(const char *name, app_handler handler)
+{
+	return app_run(name, handler, NULL);
 }

@@ -26,7 +26,7 @@ static const char *const sql[STMT__MAX] = {
 	    "created, last_used, owner) VALUES (?, ?, ?, ?, ?, ?)",
 	/* Another owner's session is unknown (sql/012-owners.sql). */
 	[STMT_SESSION_GET] =
-	    "SELECT protocol_version FROM session "
+	    "SELECT protocol_version, last_used FROM session "
 	    "WHERE id_hash = ? AND last_used >= ? AND owner = ?",
 	[STMT_SESSION_TOUCH] =
 	    "UPDATE session SET last_used = ? WHERE id_hash = ? AND last_used < ?",
@@ -160,8 +160,8 @@ static const char *const sql[STMT__MAX] = {
 	    "g.client_id, g.scope, g.resource FROM oauth_token t "
 	    "JOIN oauth_grant g ON g.id = t.grant_id WHERE t.token_hash = ?",
 	[STMT_TOKEN_AUTH] =
-	    "SELECT t.expires, g.id, g.resource, c.client_id, c.name, g.owner "
-	    "FROM oauth_token t JOIN oauth_grant g ON g.id = t.grant_id "
+	    "SELECT t.expires, g.id, g.resource, c.client_id, c.name, g.owner, "
+	    "g.last_used FROM oauth_token t JOIN oauth_grant g ON g.id = t.grant_id "
 	    "JOIN oauth_client c ON c.client_id = g.client_id "
 	    "WHERE t.token_hash = ? AND t.kind = 'access'",
 	[STMT_TOKEN_ROTATE] =

@@ -22,7 +22,8 @@
 enum db_stmt {
 	/* sessions (MCP transport "Session Management") */
 	STMT_SESSION_INSERT,	/* id_hash, protocol_version, client_info, now, now, owner */
-	STMT_SESSION_GET,	/* id_hash, min_last_used, owner -> protocol_version */
+	STMT_SESSION_GET,	/* id_hash, min_last_used, owner -> protocol_version,
+				   last_used */
 	STMT_SESSION_TOUCH,	/* now, id_hash */
 	STMT_SESSION_DELETE,	/* id_hash */
 	STMT_SESSION_PRUNE,	/* min_last_used */
@@ -81,7 +82,8 @@ enum db_stmt {
 	STMT_TOKEN_GET,		/* token_hash -> kind, grant_id, expires, rotated,
 				   grace_used, client_id, scope, resource */
 	STMT_TOKEN_AUTH,	/* token_hash -> expires, grant_id, resource,
-				   client_id, client name, owner (access tokens only) */
+				   client_id, client name, owner, the grant's
+				   last_used (access tokens only) */
 	STMT_TOKEN_ROTATE,	/* now, token_hash */
 	STMT_TOKEN_GRACE,	/* token_hash */
 	STMT_TOKEN_CHILD_ROTATED, /* parent -> count of its refresh tokens used */

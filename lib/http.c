@@ -26,6 +26,7 @@
 #include <string.h>
 #include <sys/socket.h>
 #include <sys/time.h>
+#include <sys/uio.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -48,6 +49,7 @@ struct http_req {
 	bool		 started;
 	bool		 gone;
 	bool		 ended;		/* handed back early (http_end) */
+	bool		 direct;	/* large writes began (put_direct) */
 	char		*body;
 	char		*path;
 };
@@ -398,6 +400,89 @@ http_header_add(struct http_req *r, const char *name, const char *value)
 	r->nheaders++;
 }
 
+/*
+ * Large writes over FastCGI skip libfcgi's 8 KiB stream buffer: what it
+ * holds is flushed, then the bytes go out as FCGI_STDOUT records of up to
+ * 64 KiB each (FastCGI 1.0 §3.3: a 16-bit content length), several records
+ * to a writev call, straight from the caller's buffer: one system call per
+ * write of the caller's (a download's pieces are tens of KiB), and fewer,
+ * larger records for the web server to parse, rather than one of each per
+ * 8 KiB. Smaller writes (headers, SSE events) still go through the buffer.
+ *
+ * The connection's send buffer is then made small (DIRECT_SNDBUF): lighttpd
+ * (1.4, http_chunk.c) keeps at most 64 KiB of a response in memory and
+ * writes whatever it appends past that to a temporary file, then sends from
+ * the file; and once the newest data is in a file, what follows goes there
+ * too. It reads up to 64 KiB less what it holds, and appends each record
+ * it completes, so a large send buffer lets a read complete more than the
+ * window and a whole download goes through temporary files. With 32 KiB
+ * asked (the kernel doubles it) each read stays within the window: the body
+ * stays in memory (measured with 300 MB: 35 temporary files rather than
+ * 2556, and about 40% less of lighttpd's CPU per GB). A bigger buffer
+ * spills again; a smaller one doubles lighttpd's reads.
+ */
+#define DIRECT_MIN	8192
+#define DIRECT_SNDBUF	32768
+#define RECORD_MAX	65535
+#define RECORDS_PER_CALL 8
+#define FCGI_STDOUT_TYPE 6
+
+static int
+put_direct(struct http_req *r, const char *p, size_t len)
+{
+	unsigned char	 hdr[RECORDS_PER_CALL][8];
+	struct iovec	 iov[RECORDS_PER_CALL * 2];
+
+	if (FCGX_FFlush(r->out) != 0)
+		return -1;
+	if (!r->direct) {
+		int sz = DIRECT_SNDBUF;
+
+		r->direct = true;
+		(void)setsockopt(r->fcgx.ipcFd, SOL_SOCKET, SO_SNDBUF, &sz,
+		    sizeof(sz));
+	}
+	while (len > 0) {
+		size_t	 i, n = 0, k;
+		int	 niov = 0, first = 0;
+		ssize_t	 w;
+
+		for (i = 0; i < RECORDS_PER_CALL && n < len; i++) {
+			k = len - n > RECORD_MAX ? RECORD_MAX : len - n;
+			hdr[i][0] = 1;				/* FCGI_VERSION_1 */
+			hdr[i][1] = FCGI_STDOUT_TYPE;
+			hdr[i][2] = (unsigned char)((r->fcgx.requestId >> 8) & 0xff);
+			hdr[i][3] = (unsigned char)(r->fcgx.requestId & 0xff);
+			hdr[i][4] = (unsigned char)(k >> 8);
+			hdr[i][5] = (unsigned char)(k & 0xff);
+			hdr[i][6] = 0;				/* no padding */
+			hdr[i][7] = 0;
+			iov[niov].iov_base = hdr[i];
+			iov[niov++].iov_len = 8;
+			iov[niov].iov_base = (void *)(p + n);
+			iov[niov++].iov_len = k;
+			n += k;
+		}
+		/* All of these records, resuming after a short write. */
+		while (first < niov) {
+			w = writev(r->fcgx.ipcFd, iov + first, niov - first);
+			if (w == -1 && errno == EINTR)
+				continue;
+			if (w <= 0)
+				return -1;
+			while (first < niov && (size_t)w >= iov[first].iov_len)
+				w -= (ssize_t)iov[first++].iov_len;
+			if (first < niov) {
+				iov[first].iov_base = (char *)iov[first].iov_base + w;
+				iov[first].iov_len -= (size_t)w;
+			}
+		}
+		p += n;
+		len -= n;
+	}
+	return 0;
+}
+
 static int
 put(struct http_req *r, const void *buf, size_t len)
 {
@@ -405,6 +490,14 @@ put(struct http_req *r, const void *buf, size_t len)
 
 	if (r->gone)
 		return -1;
+	if (len >= DIRECT_MIN && r->out != NULL && r->out == r->fcgx.out &&
+	    r->fcgx.ipcFd >= 0) {
+		if (put_direct(r, p, len) == -1) {
+			r->gone = true;
+			return -1;
+		}
+		return 0;
+	}
 	while (len > 0) {
 		int chunk = len > 65536 ? 65536 : (int)len;
 
@@ -616,19 +709,22 @@ req_reset(struct http_req *r)
 	free(r->path);
 	r->body = r->path = NULL;
 	r->status = 200;
-	r->started = r->gone = r->ended = false;
+	r->started = r->gone = r->ended = r->direct = false;
 }
 
+/*
+ * What is still buffered is not flushed here: FCGX_Finish_r (FastCGI) or
+ * serve_cgi does it, so a response that fits libfcgi's buffer leaves in
+ * one write with the end-of-stream and FCGI_END_REQUEST records. The web
+ * server has the whole answer at once, and does not close the connection
+ * (having read Content-Length bytes) before the end records come.
+ */
 static void
 run_handler(struct serve_ctx *ctx, struct http_req *r)
 {
 	ctx->handler(r, ctx->arg);
-	if (!r->ended) {
-		if (!r->started)
-			http_send_error(r, 500, "The handler sent no response.");
-		if (!r->gone)
-			FCGX_FFlush(r->out);
-	}
+	if (!r->ended && !r->started)
+		http_send_error(r, 500, "The handler sent no response.");
 	req_reset(r);
 }
 

@@ -45,16 +45,36 @@ session_lookup(struct db *db, const char *id, long ttl, const char *owner,
     char *version, size_t vsz)
 {
 	char		 hash[CRYPTO_SHA256_HEX];
-	long long	 now = (long long)time(NULL);
+	struct db_q	*q;
+	const char	*v;
+	long long	 now = (long long)time(NULL), last = now;
 	int		 rc;
 
 	if (!session_id_valid(id))
 		return 0;
 	crypto_sha256_hex(id, strlen(id), hash);
-	rc = db_get_text(db, STMT_SESSION_GET, version, vsz, "tit", hash,
-	    now - ttl, owner);
-	if (rc == 1)
-		db_exec(db, STMT_SESSION_TOUCH, "iti", now, hash, now - TOUCH_EVERY);
+	if ((q = db_query(db, STMT_SESSION_GET, "tit", hash, now - ttl,
+	    owner)) == NULL)
+		return -1;
+	switch (db_step(q)) {
+	case DB_ROW:
+		v = db_text(q, 0);
+		snprintf(version, vsz, "%s", v != NULL ? v : "");
+		last = db_int(q, 1);
+		rc = 1;
+		break;
+	case DB_DONE:
+		rc = 0;
+		break;
+	default:
+		rc = -1;
+		break;
+	}
+	db_done(q);
+	/* A write only when the touch is due: most requests stay reads. */
+	if (rc == 1 && last < now - TOUCH_EVERY)
+		db_exec(db, STMT_SESSION_TOUCH, "iti", now, hash,
+		    now - TOUCH_EVERY);
 	return rc;
 }
 

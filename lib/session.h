@@ -25,7 +25,8 @@ int	session_create(struct db *, long ttl, const char *protocol_version,
 	    struct error *);
 
 /*
- * Look a session of owner up and mark it used. Returns 1 and copies its
+ * Look a session of owner up and mark it used (last_used rewritten at most
+ * once a minute: most lookups write nothing). Returns 1 and copies its
  * negotiated version into version (size vsz), 0 when unknown, expired or
  * another owner's, -1 on error.
  */

@@ -13,7 +13,10 @@
 //      CGI, against the CPU per request of the FastCGI processes.
 //
 //   BENCH_REPS (default 5) repetitions, BENCH_SECONDS (default 5) of load
-//   per measurement, BENCH_CGI (default 40) CGI requests.
+//   per measurement, BENCH_CGI (default 40) CGI requests. BENCH_BASE_BIN:
+//   a second build's programs (say, the previous commit's build/bin) served
+//   the same way and measured in the same rounds, interleaved, for a
+//   before/after in one run.
 
 import { execFile, spawn } from 'node:child_process';
 import { readFileSync, writeFileSync, rmSync, mkdtempSync } from 'node:fs';
@@ -160,7 +163,8 @@ function childCpuMs() {
 
 async function main() {
   const load0 = loadavg();
-  const srv = await startServer({ name: 'bench-lean', binDir: process.env.CS_BIN ?? 'build/bin' });
+  const srv = await startServer({ name: 'bench-lean', binDir: process.env.CS_BIN ?? 'build/bin', mcpProcs: null });
+  const baseSrv = process.env.BENCH_BASE_BIN ? await startServer({ name: 'bench-lean-base', binDir: process.env.BENCH_BASE_BIN, mcpProcs: null }) : null;
   let ref;
   const dir = mkdtempSync(join(tmpdir(), 'cs-bench-'));
   try {
@@ -168,6 +172,18 @@ async function main() {
     const { tokens } = await rawFlow(srv, client);
     const token = tokens.access_token;
     const sess = await openSession({ ...srv, key: token });
+    let base = null;
+    if (baseSrv) {
+      const bclient = (await register(baseSrv, CLAUDE_REGISTRATION)).json;
+      const btoken = (await rawFlow(baseSrv, bclient)).tokens.access_token;
+      const bsess = await openSession({ ...baseSrv, key: btoken });
+      base = {
+        label: 'base build',
+        url: baseSrv.mcpUrl,
+        pids: () => [baseSrv.proc.pid, ...baseSrv.programPids(null)],
+        scripts: { 'tools/list': script(dir, 'f.lua', 'tools/list', btoken, bsess), ping: script(dir, 'g.lua', 'ping', btoken, bsess) },
+      };
+    }
     ref = await startReference(srv.container);
     const refSess = await openSession(ref.srvLike);
 
@@ -185,22 +201,27 @@ async function main() {
     };
     await sleep(500);
     const idle = Object.fromEntries(ours.pids().map((p) => [p, mem(p)]));
+    const baseIdle = base ? base.pids().reduce((t, p) => t + mem(p).pss, 0) : 0;
     const refIdle = mem(ref.proc.pid);
 
     console.log(`code-sandbox lean benchmark: lighttpd + ${srv.bin} (default settings) against the Node reference (tests/bench/reference/server.mjs, @modelcontextprotocol/sdk v1)`);
     console.log(`machine: ${(await execFileP('nproc')).stdout.trim()} cores, load average ${load0.map((x) => x.toFixed(2)).join(' ')} at the start; ${REPS} repetitions, interleaved, ${SECONDS} s each`);
     console.log(`load: wrk -t 2 -c 8 -d ${SECONDS}s --latency -s SCRIPT URL (POST, Authorization: Bearer <OAuth access token>, Mcp-Session-Id, MCP-Protocol-Version)\n`);
 
-    const res = { ours: { 'tools/list': [], ping: [] }, node: { 'tools/list': [], ping: [] } };
+    const res = { ours: { 'tools/list': [], ping: [] }, node: { 'tools/list': [], ping: [] }, base: { 'tools/list': [], ping: [] } };
     const rss = {};
     let loaded = null;
     let refLoaded = null;
+    let baseLoaded = 0;
+    if (base) console.log(`base build (BENCH_BASE_BIN): ${process.env.BENCH_BASE_BIN}, measured in the same rounds\n`);
     for (let i = 0; i < REPS; i++) {
       for (const method of ['tools/list', 'ping']) {
-        const order = i % 2 ? [node, ours] : [ours, node];
+        const all = base ? [ours, node, base] : [ours, node];
+        const order = all.map((_, k) => all[(k + i) % all.length]);
         for (const t of order) {
           const r = await load(t, method, method === 'tools/list');
-          (t === ours ? res.ours : res.node)[method].push(r);
+          (t === ours ? res.ours : t === node ? res.node : res.base)[method].push(r);
+          if (r.during && t === base) baseLoaded = Object.values(r.during).reduce((x, m) => x + m.pss, 0);
           if (r.during && t === ours) {
             loaded = r.during;
             for (const [p, m] of Object.entries(r.during)) (rss[p] ??= []).push(m.rss);
@@ -218,7 +239,13 @@ async function main() {
       console.log(`   Node reference: rate ${spread(n.map((r) => r.rate), (x) => x.toFixed(0))} req/s; p99 ${spread(n.map((r) => r.p99))} ms; server CPU ${spread(n.map((r) => r.cpu), (x) => x.toFixed(3))} ms/request`);
       const ratios = o.map((r, i) => r.cpu / n[i].cpu);
       console.log(`   CPU per request, ours / Node, per repetition: ${ratios.map((x) => x.toFixed(3)).join(', ')}; ${spread(ratios, (x) => x.toFixed(3))}`);
-      console.log(`   rate, ours / Node: ${spread(o.map((r, i) => r.rate / n[i].rate))}\n`);
+      console.log(`   rate, ours / Node: ${spread(o.map((r, i) => r.rate / n[i].rate))}`);
+      const b = res.base[method];
+      if (b.length) {
+        console.log(`   base build:     rate ${spread(b.map((r) => r.rate), (x) => x.toFixed(0))} req/s; p99 ${spread(b.map((r) => r.p99))} ms; server CPU ${spread(b.map((r) => r.cpu), (x) => x.toFixed(3))} ms/request`);
+        console.log(`   CPU per request, ours / base build: ${spread(o.map((r, i) => r.cpu / b[i].cpu), (x) => x.toFixed(3))}`);
+      }
+      console.log('');
     }
 
     console.log('3. memory (PSS from /proc/PID/smaps_rollup; under load: halfway through a tools/list run of the last repetition)');
@@ -232,6 +259,7 @@ async function main() {
       console.log(`   ${name(p).padEnd(10)} pid ${String(p).padEnd(7)} PSS idle ${mib(a.pss).padStart(5)} MiB, under load ${mib(b.pss).padStart(5)} MiB; threads ${a.threads} -> ${b.threads}; RSS under load per repetition ${(rss[p] ?? []).map(mib).join(', ')} MiB`);
     }
     console.log(`   lighttpd + every program: PSS idle ${mib(ti)} MiB, under load ${mib(tl)} MiB (target at most 21 MiB)`);
+    if (base) console.log(`   base build, lighttpd + every program: PSS idle ${mib(baseIdle)} MiB, under load ${mib(baseLoaded)} MiB`);
     console.log(`   Node reference: PSS idle ${mib(refIdle.pss)} MiB, under load ${mib(refLoaded?.pss ?? 0)} MiB; RSS under load ${mib(refLoaded?.rss ?? 0)} MiB; ratio of PSS under load, Node / ours: ${((refLoaded?.pss ?? 0) / tl).toFixed(1)}x\n`);
 
     // 4. plain CGI against FastCGI.
@@ -248,11 +276,12 @@ async function main() {
   } finally {
     rmSync(dir, { recursive: true, force: true });
     if (ref) ref.proc.kill('SIGTERM');
+    if (baseSrv) await baseSrv.stop();
     await srv.stop();
   }
 
   // 5. Caddy's own memory, reported separately.
-  const cs = await startServer({ name: 'bench-lean-caddy', web: 'caddy', binDir: process.env.CS_BIN ?? 'build/bin' });
+  const cs = await startServer({ name: 'bench-lean-caddy', web: 'caddy', binDir: process.env.CS_BIN ?? 'build/bin', mcpProcs: null });
   try {
     const sess = await openSession(cs);
     const cdir = mkdtempSync(join(tmpdir(), 'cs-bench-'));

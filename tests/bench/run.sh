@@ -6,7 +6,8 @@
 #      against `docker exec`;
 #   2. tools/list requests per second at concurrency 8 (wrk);
 #   3. the /mcp workers' peak RSS while a command prints 1 GB;
-# then tests/bench/dl.mjs (download links against the Docker archive API)
+# then tests/bench/dl.mjs (download links against the Docker archive API,
+# behind lighttpd and Caddy, CPU per GB of each)
 # tests/bench/up.mjs (upload links against the Docker archive PUT, behind
 # lighttpd and Caddy, with the up program's peak RSS)
 # and tests/bench/streaming.mjs, behind lighttpd and behind Caddy:

@@ -1,7 +1,9 @@
 // The settings that size a program's threads are honoured: threads start on
 // demand (an idle program keeps one worker), never more than SANDBOX_THREADS
 // serve at once, and requests beyond that wait their turn and are answered.
-// (SANDBOX_DB_CACHE: tests/unit/test_db_cache.c.)
+// (SANDBOX_DB_CACHE: tests/unit/test_db_cache.c.) CS_MCP_PROCS sizes the
+// /mcp processes (one by default), and only the programs that use libcurl
+// load it.
 
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
@@ -53,5 +55,37 @@ test('threads start on demand and stay within SANDBOX_THREADS', async () => {
     assert.equal(srv.sanitizerReports(), '');
   } finally {
     await srv.stop();
+  }
+});
+
+// cmdline of a program's process: its name.
+function progName(pid) {
+  try {
+    return readFileSync(`/proc/${pid}/cmdline`, 'utf8').split('\0')[0].split('/').pop();
+  } catch {
+    return '';
+  }
+}
+
+test('one /mcp process by default, CS_MCP_PROCS more; libcurl only in the programs that use it', async () => {
+  const one = await startServer({ name: 'lean-procs', mcpProcs: null });
+  try {
+    assert.equal(one.programPids('mcp').length, 1, 'one /mcp process at the default');
+    // Loaded libraries: what the program's own memory pays for.
+    const curl = {};
+    for (const p of one.programPids(null)) {
+      curl[progName(p)] = /libcurl\.so/.test(readFileSync(`/proc/${p}/maps`, 'utf8'));
+    }
+    for (const n of ['wellknown', 'token', 'register']) assert.equal(curl[n], false, `${n} does not load libcurl`);
+    for (const n of ['mcp', 'dl', 'up', 'authorize']) assert.equal(curl[n], true, `${n} loads libcurl`);
+    assert.equal(one.sanitizerReports(), '');
+  } finally {
+    await one.stop();
+  }
+  const three = await startServer({ name: 'lean-procs3', mcpProcs: 3 });
+  try {
+    assert.equal(three.programPids('mcp').length, 3, 'CS_MCP_PROCS=3: three /mcp processes');
+  } finally {
+    await three.stop();
   }
 });

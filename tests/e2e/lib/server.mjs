@@ -147,7 +147,10 @@ export function cmdline(pid) {
  */
 export const WEB = process.env.CS_WEB || 'lighttpd';
 
-export async function startServer({ name = 'test', settings = {}, env = {}, binDir, web = WEB } = {}) {
+// mcpProcs: /mcp processes (CS_MCP_PROCS); the tests run two, so that a
+// session is seen to be shared between processes; null leaves the web
+// server's default (one), as the benchmarks measure it.
+export async function startServer({ name = 'test', settings = {}, env = {}, binDir, web = WEB, mcpProcs = 2 } = {}) {
   if (web !== 'lighttpd' && web !== 'caddy') throw new Error(`unknown web server ${web}`);
   const bin = resolve(TOP, binDir ?? process.env.CS_BIN ?? 'build/san/bin');
   if (!existsSync(join(bin, 'mcp'))) {
@@ -259,6 +262,7 @@ export async function startServer({ name = 'test', settings = {}, env = {}, binD
       SANDBOX_ENV_FILE: envFile,
       SANDBOX_HOST: srv.host,
       SANDBOX_PORT: String(srv.port),
+      ...(mcpProcs ? { CS_MCP_PROCS: String(mcpProcs) } : {}),
       ...SANITIZER_ENV,
       ...env,
     };
