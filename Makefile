@@ -101,7 +101,7 @@ SUP_CFLAGS = -std=c11 -D_GNU_SOURCE -Os -Wall -Wextra -Werror -Wshadow \
 	   -Wformat=2 -Wstrict-prototypes -Wmissing-prototypes -Wno-unused-parameter \
 	   -Icontainers/supervisor -Ilib
 
-$(BUILD)/supervisor/supervisor: $(SUP_SRC) containers/supervisor/frames.h lib/output.h
+$(BUILD)/supervisor/supervisor: $(SUP_SRC) containers/supervisor/frames.h lib/output.h lib/clock.h
 	@mkdir -p $(@D)
 	@$(if $(Q),echo "  LD      $@ (static)")
 	$(Q)$(CC) $(SUP_CFLAGS) -static -s -o $@ $(SUP_SRC)

@@ -16,6 +16,7 @@
 
 #include "config.h"
 #include "netpolicy.h"
+#include "clock.h"
 
 #define RULES_MAX	(4u << 20)	/* bytes of iptables -S read */
 #define RULES_DEADLINE_MS 5000
@@ -256,15 +257,6 @@ netpolicy_rules_in(const char *text, const char *bridge, char *detail,
 	return 1;
 }
 
-static long long
-mono_ms(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (long long)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
-}
-
 int
 netpolicy_rules_present(const char *bridge, char *detail, size_t n)
 {
@@ -274,7 +266,7 @@ netpolicy_rules_present(const char *bridge, char *detail, size_t n)
 	char		*buf = NULL;
 	size_t		 len = 0;
 	ssize_t		 r;
-	long long	 end = mono_ms() + RULES_DEADLINE_MS;
+	long long	 end = clock_ms() + RULES_DEADLINE_MS;
 	pid_t		 pid = -1;
 	int		 fds[2] = { -1, -1 }, st, rc = -1, left;
 
@@ -304,7 +296,7 @@ netpolicy_rules_present(const char *bridge, char *detail, size_t n)
 	pfd.fd = fds[0];
 	pfd.events = POLLIN;
 	for (;;) {
-		if ((left = (int)(end - mono_ms())) <= 0) {
+		if ((left = (int)(end - clock_ms())) <= 0) {
 			snprintf(detail, n, "cannot tell: iptables did not answer "
 			    "within %d ms", RULES_DEADLINE_MS);
 			goto out;

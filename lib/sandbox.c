@@ -23,15 +23,6 @@
 #include "sandboxes.h"
 #include "sandbox_guard.h"
 
-long long
-sandbox_now_ms(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (long long)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
-}
-
 /* A Docker object name safe to put in a URL path: [A-Za-z0-9_.-]. */
 static bool
 valid_name(const char *s)

@@ -32,6 +32,7 @@
 #include "sandbox_guard.h"
 #include "sandbox_int.h"
 #include "sandbox_sup.h"
+#include "clock.h"
 
 #define CHAN_MAX	4		/* containers with a channel at once */
 #define READY_MS	5000		/* from the exec's start to 'V' */
@@ -169,7 +170,7 @@ chan_frame(void *arg, int type, const unsigned char *p, size_t len)
 	 */
 	while ((w = find(c, id, kind)) != NULL && w->qlen > QUEUE_MAX &&
 	    !w->busy && !docker_stopping())
-		cond_wait_until(&c->changed, &c->lock, sandbox_now_ms() + 1000);
+		cond_wait_until(&c->changed, &c->lock, clock_ms() + 1000);
 	if (w != NULL && (w->overflow || w->qlen > QUEUE_MAX)) {
 		w->overflow = true;
 		pthread_mutex_unlock(&c->lock);
@@ -299,9 +300,9 @@ establish(struct chan *c, struct sandbox *sb, const char *sup,
 		goto out;
 	}
 	c->has_reader = true;
-	until = sandbox_now_ms() + READY_MS;
+	until = clock_ms() + READY_MS;
 	pthread_mutex_lock(&c->lock);
-	while (c->alive && !c->ready && sandbox_now_ms() < until)
+	while (c->alive && !c->ready && clock_ms() < until)
 		cond_wait_until(&c->changed, &c->lock, until);
 	rc = c->alive && c->ready ? 0 : -1;
 	pthread_mutex_unlock(&c->lock);
@@ -332,7 +333,7 @@ chan_get(struct sandbox *sb, const char *sup)
 	struct chan	*c = NULL, *held;
 	struct error	 e;
 	char		 fresh[SUP_PATH_MAX];
-	long long	 now = sandbox_now_ms();
+	long long	 now = clock_ms();
 	int		 i;
 	bool		 ok, takeover;
 
@@ -414,7 +415,7 @@ chan_get(struct sandbox *sb, const char *sup)
 			if (!c->alive) {
 				log_warn("container %s: no supervisor channel, "
 				    "one exec per command: %s", name, e.msg);
-				c->failed_ms = sandbox_now_ms();
+				c->failed_ms = clock_ms();
 				c = NULL;
 			} else
 				c->failed_ms = 0;
@@ -469,7 +470,7 @@ send_frame(struct chan *c, const unsigned char *head, size_t hlen,
     const void *body, size_t blen, struct error *err)
 {
 	unsigned char	one[4096];
-	long long	until = sandbox_now_ms() + SEND_MS;
+	long long	until = clock_ms() + SEND_MS;
 	int		rc;
 
 	if (hlen + blen <= sizeof(one)) {
@@ -518,13 +519,13 @@ chan_run(struct sandbox *sb, const char *sup, const char *run_id,
 		waiter_remove(c, &w);
 		return CHAN_NONE;
 	}
-	tick_at = sandbox_now_ms() + docker_tick_ms(sb->docker);
+	tick_at = clock_ms() + docker_tick_ms(sb->docker);
 	for (;;) {
 		bool ended, lost;
 
 		pthread_mutex_lock(&c->lock);
 		while (w.qlen == 0 && !w.ended && !w.lost &&
-		    sandbox_now_ms() < tick_at)
+		    clock_ms() < tick_at)
 			cond_wait_until(&w.cond, &c->lock, tick_at);
 		/*
 		 * Take the queue whole and give the reader the buffer emptied
@@ -560,10 +561,10 @@ chan_run(struct sandbox *sb, const char *sup, const char *run_id,
 			rc = CHAN_LOST;
 			break;
 		}
-		if (sandbox_now_ms() >= tick_at) {
+		if (clock_ms() >= tick_at) {
 			int stop;
 
-			tick_at = sandbox_now_ms() + docker_tick_ms(sb->docker);
+			tick_at = clock_ms() + docker_tick_ms(sb->docker);
 			pthread_mutex_lock(&c->lock);
 			w.busy = true;
 			pthread_cond_broadcast(&c->changed);
@@ -605,13 +606,13 @@ chan_ask(struct sandbox *sb, const char *sup, int type, const char *run_id)
 	    waiter_add(c, &w, run_id, type) == -1)
 		return -1;
 	if (send_frame(c, head, hlen, NULL, 0, &e) == 0) {
-		until = sandbox_now_ms() + ASK_MS;
+		until = clock_ms() + ASK_MS;
 		pthread_mutex_lock(&c->lock);
 		while (!w.ended && !w.lost && !docker_stopping() &&
-		    sandbox_now_ms() < until)
+		    clock_ms() < until)
 			cond_wait_until(&w.cond, &c->lock,
-			    sandbox_now_ms() + 1000 < until ?
-			    sandbox_now_ms() + 1000 : until);
+			    clock_ms() + 1000 < until ?
+			    clock_ms() + 1000 : until);
 		if (w.ended)
 			rc = w.code;
 		else if (!w.lost && c->conn != NULL) {

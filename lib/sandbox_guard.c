@@ -20,6 +20,7 @@
 #include "netpolicy.h"
 #include "sandbox.h"
 #include "sandbox_guard.h"
+#include "clock.h"
 
 #define CANARY_EVERY_MS		60000	/* re-run the canary after this */
 #define DISK_EVERY_MS		30000	/* between commands */
@@ -77,22 +78,13 @@ static struct {
 	char		 fresh_id[72], fresh_started[72];	/* its identity */
 } cache;
 
-static long long
-now_ms(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (long long)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
-}
-
 int
 guard_identity(const char *container, char *id, char *started)
 {
 	int rc = -1;
 
 	pthread_mutex_lock(&mu);
-	if (cache.fresh_at != 0 && now_ms() - cache.fresh_at < FRESH_MS &&
+	if (cache.fresh_at != 0 && clock_ms() - cache.fresh_at < FRESH_MS &&
 	    strcmp(cache.fresh, container) == 0 && cache.fresh_id[0] != '\0') {
 		memcpy(id, cache.fresh_id, sizeof(cache.fresh_id));
 		memcpy(started, cache.fresh_started, sizeof(cache.fresh_started));
@@ -350,7 +342,7 @@ check_disk(struct sandbox *sb, struct docker *d, const struct cspec *cs,
 	/* Another process saw a limit passed: its verdict holds here too. */
 	shared_over = access(cspec_over_file(cs), F_OK) == 0;
 	pthread_mutex_lock(&mu);
-	t = now_ms();
+	t = clock_ms();
 	/* Over a limit: sample each time, so removing files lifts it at once. */
 	need_disk = cache.disk_at == 0 || t - cache.disk_at >=
 	    (every > SLOW_FACTOR * cache.disk_cost ? every :
@@ -369,10 +361,10 @@ check_disk(struct sandbox *sb, struct docker *d, const struct cspec *cs,
 	pthread_mutex_unlock(&mu);
 
 	if (need_disk) {
-		at = now_ms();
+		at = clock_ms();
 		if (sample_disk(sb, cs, &watch, &fs, &used) == 0) {
 			sampled++;
-			cost = now_ms() - at;
+			cost = clock_ms() - at;
 			pthread_mutex_lock(&mu);
 			cache.disk_watch = watch;
 			cache.fs_size = fs;
@@ -387,10 +379,10 @@ check_disk(struct sandbox *sb, struct docker *d, const struct cspec *cs,
 		}
 	}
 	if (need_layer) {
-		at = now_ms();
+		at = clock_ms();
 		if (sample_layer(d, cs, &layer) == 0) {
 			sampled++;
-			cost = now_ms() - at;
+			cost = clock_ms() - at;
 			pthread_mutex_lock(&mu);
 			cache.layer_used = layer;
 			cache.layer_cost = cost;
@@ -552,7 +544,7 @@ canary_verdict(struct sandbox *sb, const struct cspec *cs,
 	pthread_mutex_lock(&mu);
 	cache_use(key);
 	had = cache.canary_at != 0;
-	due = !had || now_ms() - cache.canary_at >= CANARY_EVERY_MS ||
+	due = !had || clock_ms() - cache.canary_at >= CANARY_EVERY_MS ||
 	    !cache.canary_ok;
 	*ok = cache.canary_ok;
 	snprintf(detail, n, "%s", cache.canary_detail);
@@ -578,7 +570,7 @@ canary_verdict(struct sandbox *sb, const struct cspec *cs,
 	}
 	*ok = r == 1;
 	pthread_mutex_lock(&mu);
-	cache.canary_at = now_ms();
+	cache.canary_at = clock_ms();
 	cache.canary_ok = *ok;
 	snprintf(cache.canary_detail, sizeof(cache.canary_detail), "%s",
 	    detail);
@@ -605,10 +597,10 @@ guard_before_exec(struct sandbox *sb, struct docker *d, const struct cspec *cs,
 
 	*notice = NULL;
 	pthread_mutex_lock(&mu);
-	fresh = cache.fresh_at != 0 && now_ms() - cache.fresh_at < FRESH_MS &&
+	fresh = cache.fresh_at != 0 && clock_ms() - cache.fresh_at < FRESH_MS &&
 	    strcmp(cache.fresh, cspec_container(cs)) == 0 &&
 	    (cspec_egress(cs) == EGRESS_OPEN || (cache.canary_ok &&
-	    now_ms() - cache.canary_at < CANARY_EVERY_MS));
+	    clock_ms() - cache.canary_at < CANARY_EVERY_MS));
 	pthread_mutex_unlock(&mu);
 	if (fresh)
 		goto disk;
@@ -659,7 +651,7 @@ guard_before_exec(struct sandbox *sb, struct docker *d, const struct cspec *cs,
 		pthread_mutex_lock(&mu);
 		cache_use(key);
 		canary_due = cache.canary_at == 0 ||
-		    now_ms() - cache.canary_at >= CANARY_EVERY_MS ||
+		    clock_ms() - cache.canary_at >= CANARY_EVERY_MS ||
 		    !cache.canary_ok;
 		ok = cache.canary_ok;
 		snprintf(detail, sizeof(detail), "%s", cache.canary_detail);
@@ -701,7 +693,7 @@ disk:
 		pthread_mutex_lock(&mu);
 		snprintf(cache.fresh, sizeof(cache.fresh), "%s",
 		    cspec_container(cs));
-		cache.fresh_at = now_ms();
+		cache.fresh_at = clock_ms();
 		cache.fresh_id[0] = cache.fresh_started[0] = '\0';
 		if (id != NULL && at != NULL && strlen(id) == 64 &&
 		    strspn(id, "0123456789abcdef") == 64 &&

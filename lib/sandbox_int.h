@@ -30,9 +30,6 @@ struct sandbox {
 	bool		 channel;	/* SANDBOX_CHANNEL: commands over it */
 };
 
-/* Milliseconds on the monotonic clock. */
-long long	sandbox_now_ms(void);
-
 /* A run id, interpolated into paths in the container: [A-Za-z0-9_-]{1,64}. */
 bool		sandbox_valid_run_id(const char *);
 

@@ -68,6 +68,7 @@
 #include "sandbox_int.h"
 #include "sandbox_sup.h"
 #include "frames.h"
+#include "clock.h"
 
 #define RUN_DIR		"/run/code-sandbox"
 #define TIMEOUT_MAX	(30L * 86400)
@@ -262,7 +263,7 @@ exec_wait_exit(struct sandbox *sb, const char *id, int *exit_code,
     struct error *err)
 {
 	struct timespec	 pause = { 0, 5 * 1000000 };
-	long long	 until = sandbox_now_ms() + 2000;
+	long long	 until = clock_ms() + 2000;
 	bool		 running;
 
 	for (;;) {
@@ -270,7 +271,7 @@ exec_wait_exit(struct sandbox *sb, const char *id, int *exit_code,
 			return -1;
 		if (!running)
 			return 0;
-		if (sandbox_now_ms() >= until)
+		if (clock_ms() >= until)
 			break;
 		nanosleep(&pause, NULL);
 		if (pause.tv_nsec < 80 * 1000000)
@@ -293,7 +294,7 @@ small_tick(void *arg)
 {
 	struct small_out *o = arg;
 
-	return sandbox_now_ms() >= o->deadline_ms;
+	return clock_ms() >= o->deadline_ms;
 }
 
 static void
@@ -372,7 +373,7 @@ run_helper(struct sandbox *sb, const char *script, const char *const args[],
 
 	o->len = 0;
 	o->buf[0] = '\0';
-	o->deadline_ms = sandbox_now_ms() + HELPER_MS;
+	o->deadline_ms = clock_ms() + HELPER_MS;
 	if (script == NULL) {
 		struct json_object	*cmd = sandbox_str_array(args);
 		int			 rc;
@@ -427,7 +428,7 @@ script_tick(void *arg)
 {
 	struct script_out *o = arg;
 
-	return sandbox_now_ms() >= o->deadline_ms ||
+	return clock_ms() >= o->deadline_ms ||
 	    (o->cancel != NULL && o->cancel(o->arg));
 }
 
@@ -437,7 +438,7 @@ sandbox_script(struct sandbox *sb, const char *script, const char *const args[],
     long deadline_s, int *exit_code, struct error *err)
 {
 	struct script_out	 o = { out, 0, outsz, false, cancel, arg,
-				     sandbox_now_ms() + deadline_s * 1000 };
+				     clock_ms() + deadline_s * 1000 };
 	struct docker_exec_cb	 cb = { script_output, script_tick, &o };
 	bool			 stopped;
 
@@ -447,7 +448,7 @@ sandbox_script(struct sandbox *sb, const char *script, const char *const args[],
 	out[0] = '\0';
 	if (run_script(sb, script, args, &cb, &stopped, exit_code, err) == -1)
 		return -1;
-	if (stopped && sandbox_now_ms() >= o.deadline_ms) {
+	if (stopped && clock_ms() >= o.deadline_ms) {
 		sb->script_hung = true;
 		return error_status(err, 504, "a script in the sandbox did not "
 		    "finish within %ld s (is /bin/bash intact?)", deadline_s);
@@ -606,7 +607,7 @@ run_tick(void *arg)
 {
 	struct run	*r = arg;
 	struct error	 e;
-	long long	 late = sandbox_now_ms() - r->deadline_ms;
+	long long	 late = clock_ms() - r->deadline_ms;
 	int		 t;
 
 	t = r->obs != NULL && r->obs->tick != NULL ?
@@ -722,7 +723,7 @@ run_once(struct run *r, const char *sup, const char *command, long timeout_s,
 		return error_set(err, "out of memory");
 	if (exec_create(r->sb, cmd, true, id, err) == -1)
 		goto out;
-	r->start_ms = sandbox_now_ms();
+	r->start_ms = clock_ms();
 	r->start_wall = (long long)time(NULL);
 	r->deadline_ms = r->start_ms + timeout_s * 1000;
 	if (docker_exec_start(r->sb->docker, *id, &cb, stopped, err) == -1)
@@ -770,7 +771,7 @@ run_chan(struct run *r, const char *sup, const char *command, long timeout_s,
 	r->sup_error[0] = '\0';
 	supf_free(&r->frames);
 	supf_init(&r->frames, SUPF_LIVE_MAX);
-	r->start_ms = sandbox_now_ms();
+	r->start_ms = clock_ms();
 	r->start_wall = (long long)time(NULL);
 	r->deadline_ms = r->start_ms + timeout_s * 1000;
 	return chan_run(r->sb, sup, r->run_id, timeout_s, r->sb->max_output,
@@ -789,7 +790,7 @@ run_known(struct sandbox *sb, const char *sup, const char *run_id)
 	bool			 stopped;
 	int			 code = -1;
 
-	o.deadline_ms = sandbox_now_ms() + HELPER_MS;
+	o.deadline_ms = clock_ms() + HELPER_MS;
 	if ((cmd = sandbox_str_array(argv)) == NULL)
 		return true;
 	if (run_cmd(sb, cmd, &cb, &stopped, &code, &e) == -1 || stopped)
@@ -991,7 +992,7 @@ sandbox_exec(struct sandbox *sb, const char *command, long timeout_s,
 		log_warn("run %s: the supervisor did not start (%s); "
 		    "uploading it again", run_id, r.sup_error);
 	}
-	res->duration_ms = sandbox_now_ms() - r.start_ms;
+	res->duration_ms = clock_ms() - r.start_ms;
 	if (stopped && !r.backstop_stopped)
 		r.detached = true;	/* the stop flag, seen by the client */
 	res->supervised = r.sup && (r.started || chan_lost);
@@ -999,7 +1000,7 @@ sandbox_exec(struct sandbox *sb, const char *command, long timeout_s,
 		if (await_record(&r, timeout_s, res, err) == -1)
 			goto out;
 		if (res->out.text == NULL)
-			res->duration_ms = sandbox_now_ms() - r.start_ms;
+			res->duration_ms = clock_ms() - r.start_ms;
 		if (res->exit_code == 137 && res->duration_ms >= timeout_s * 1000)
 			res->timed_out = true;
 		if (res->out.text != NULL)
@@ -1148,7 +1149,7 @@ record_tick(void *arg)
 {
 	struct record *rec = arg;
 
-	return sandbox_now_ms() >= rec->deadline_ms;
+	return clock_ms() >= rec->deadline_ms;
 }
 
 /* A capture holding a record's head and tail of a stream of total bytes. */
@@ -1202,7 +1203,7 @@ sandbox_collect(struct sandbox *sb, const char *run_id, long timeout_s,
 	}
 	/* Each part is at most half the limit; a little slack for others'. */
 	supf_init(&rec.frames, (uint32_t)(sb->max_output + 16));
-	rec.deadline_ms = sandbox_now_ms() + COLLECT_MS;
+	rec.deadline_ms = clock_ms() + COLLECT_MS;
 	argv[0] = sup;
 	argv[1] = "collect";
 	argv[2] = run_id;

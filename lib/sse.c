@@ -6,6 +6,7 @@
 #include "http.h"
 #include "js.h"
 #include "sse.h"
+#include "clock.h"
 
 #define SSE_HEADERS	4
 
@@ -19,15 +20,6 @@ struct sse {
 	size_t		 nheaders;
 };
 
-static long long
-now_ms(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (long long)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
-}
-
 struct sse *
 sse_new(struct http_req *req, bool json_ok, bool sse_ok)
 {
@@ -38,7 +30,7 @@ sse_new(struct http_req *req, bool json_ok, bool sse_ok)
 	s->req = req;
 	s->json_ok = json_ok;
 	s->sse_ok = sse_ok;
-	s->last_comment = now_ms();
+	s->last_comment = clock_ms();
 	return s;
 }
 
@@ -148,7 +140,7 @@ sse_comment(struct sse *s, const char *text)
 	    (text != NULL && (http_puts(s->req, " ") == -1 ||
 	    http_puts(s->req, text) == -1)) || http_puts(s->req, "\n\n") == -1)
 		return -1;
-	s->last_comment = now_ms();
+	s->last_comment = clock_ms();
 	return http_flush(s->req);
 }
 
@@ -163,7 +155,7 @@ sse_keepalive(struct sse *s, long interval_ms, const char *text)
 		return 0;
 	if (sse_begin(s) == -1)
 		return -1;
-	if (now_ms() - s->last_comment < interval_ms)
+	if (clock_ms() - s->last_comment < interval_ms)
 		return 0;
 	return sse_comment(s, text);
 }

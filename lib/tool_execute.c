@@ -24,6 +24,7 @@
 #include "sandbox.h"
 #include "tasks.h"
 #include "tools.h"
+#include "clock.h"
 
 #define COMMAND_MAX	(256 * 1024)
 #define DEFAULT_TIMEOUT	3600
@@ -155,15 +156,6 @@ struct watch {
 	bool		 dropped;		/* 2026: the client closed the stream: cancelled */
 };
 
-static long long
-now_ms(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (long long)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
-}
-
 static char	*recent_lines(const struct watch *);
 static void	 note_line(struct watch *, long long);
 
@@ -207,7 +199,7 @@ on_output(void *arg, int stream, const char *buf, size_t len)
 	if (w->handed)
 		return;
 	/* Output after a quiet second goes out at once; more waits for a tick. */
-	if ((now = now_ms()) - w->last_progress >= PROGRESS_EVERY_MS)
+	if ((now = clock_ms()) - w->last_progress >= PROGRESS_EVERY_MS)
 		send_progress(w, now);
 }
 
@@ -239,7 +231,7 @@ hand_off(struct watch *w)
 	struct tool_ctx		*tc = w->tc;
 	struct json_object	*res = NULL, *sc;
 	char			 text[512];
-	long long		 secs = (now_ms() - w->started) / 1000;
+	long long		 secs = (clock_ms() - w->started) / 1000;
 
 	if (tc->mode.tasks) {
 		snprintf(text, sizeof(text), "Running for %llds (run_id %s).",
@@ -268,7 +260,7 @@ hand_off(struct watch *w)
 	w->handed = true;
 	/* The newest line now: a released worker sees no more output. */
 	w->last_note = 0;
-	note_line(w, now_ms());
+	note_line(w, clock_ms());
 	tool_answer(tc, res);
 }
 
@@ -309,7 +301,7 @@ on_tick(void *arg)
 	struct watch		*w = arg;
 	struct tool_ctx		*tc = w->tc;
 	struct error		 err;
-	long long		 now = now_ms();
+	long long		 now = clock_ms();
 	bool			 stateless = tc->mode.stateless;
 
 	/* Stopping: stop reading; the command goes on in the container. */
@@ -471,7 +463,7 @@ call(struct tool_ctx *tc, struct json_object *args)
 	memset(&w, 0, sizeof(w));
 	w.tc = tc;
 	w.run_id = run_id;
-	w.started = now_ms();
+	w.started = clock_ms();
 	/* The first output goes out at once. */
 	w.last_progress = w.started - PROGRESS_EVERY_MS;
 	memset(&obs, 0, sizeof(obs));

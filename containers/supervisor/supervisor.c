@@ -48,6 +48,7 @@
 
 #include "frames.h"
 #include "output.h"
+#include "clock.h"
 
 #define RUNS		"/run/code-sandbox/runs"
 #define KEEP_S		(2 * 86400)
@@ -58,15 +59,6 @@
 #define DRAIN_MS	20	/* after the command: output still in the pipes */
 
 static int	sigchld_pipe[2] = { -1, -1 };
-
-static long long
-now_ms(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (long long)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
-}
 
 static void
 die(int code, const char *msg)
@@ -262,14 +254,14 @@ drain(int fds[2], pid_t pgid, long long deadline)
 			pfd[i].events = POLLIN;
 			nopen += fds[i] >= 0;
 		}
-		if (!killed && now_ms() >= deadline) {
+		if (!killed && clock_ms() >= deadline) {
 			kill(-pgid, SIGKILL);
 			killed = true;
 		}
 		if (nopen == 0 && (killed || kill(-pgid, 0) == -1))
 			_exit(0);
-		wait = killed ? 1000 : (int)(deadline - now_ms() < 1000 ?
-		    deadline - now_ms() : 1000);
+		wait = killed ? 1000 : (int)(deadline - clock_ms() < 1000 ?
+		    deadline - clock_ms() : 1000);
 		if (poll(pfd, 2, wait < 0 ? 0 : wait) < 0 && errno != EINTR)
 			_exit(1);
 		for (i = 0; i < 2; i++)
@@ -346,7 +338,7 @@ run(const char *id, long timeout, long max, int nchunks, char **chunks)
 	res.oom_before = oom_count();
 	if (frame(1, 'S', NULL, 0) == -1)
 		live = 0;
-	start = now_ms();
+	start = clock_ms();
 	deadline = start + timeout * 1000;
 	if ((pid = fork()) == -1)
 		die(125, "cannot fork");
@@ -378,7 +370,7 @@ run(const char *id, long timeout, long max, int nchunks, char **chunks)
 	}
 
 	for (;;) {
-		long long now = now_ms();
+		long long now = clock_ms();
 
 		if (!exited && now >= deadline && !deadline_kill) {
 			kill(-pid, SIGKILL);
@@ -425,8 +417,8 @@ run(const char *id, long timeout, long max, int nchunks, char **chunks)
 				;
 		if (!exited && waitpid(pid, &status, WNOHANG) == pid) {
 			exited = true;
-			res.duration_ms = (unsigned long long)(now_ms() - start);
-			drain_end = now_ms() + DRAIN_MS;
+			res.duration_ms = (unsigned long long)(clock_ms() - start);
+			drain_end = clock_ms() + DRAIN_MS;
 			unlink(path);	/* the pgid file: nothing to kill now */
 		}
 	}

@@ -22,6 +22,7 @@
 
 #include "docker.h"
 #include "js.h"
+#include "clock.h"
 
 #define API_VERSION		"v1.41"
 #define CONNECT_TIMEOUT_MS	5000L
@@ -975,15 +976,6 @@ docker_stopping(void)
 	return stopping();
 }
 
-static long long
-mono_ms(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (long long)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
-}
-
 /* Wait for the socket up to ms; 1 ready, 0 not yet, -1 failed. */
 static int
 conn_wait(struct docker_conn *c, short events, int ms)
@@ -1021,11 +1013,11 @@ docker_conn_send(struct docker_conn *c, const void *buf, size_t len,
 			    "broke: %s", curl_easy_strerror(rc));
 		if (stopping())
 			return error_status(err, 503, "the server is stopping");
-		if (mono_ms() >= deadline_ms)
+		if (clock_ms() >= deadline_ms)
 			return error_status(err, 504, "the exec connection "
 			    "took no data for too long");
-		if (conn_wait(c, POLLOUT, (int)(deadline_ms - mono_ms() > 1000 ?
-		    1000 : deadline_ms - mono_ms())) == -1)
+		if (conn_wait(c, POLLOUT, (int)(deadline_ms - clock_ms() > 1000 ?
+		    1000 : deadline_ms - clock_ms())) == -1)
 			return error_status(err, 502, "the exec connection "
 			    "broke");
 	}
@@ -1126,7 +1118,7 @@ docker_exec_attach(struct docker *d, const char *id, struct docker_conn **out,
 	char			*head = NULL, host[300];
 	const char		*a, *e;
 	size_t			 hlen = 0, n;
-	long long		 deadline = mono_ms() + ATTACH_SETUP_MS;
+	long long		 deadline = clock_ms() + ATTACH_SETUP_MS;
 	long			 status;
 	CURLcode		 rc;
 	int			 ret = -1, w;
@@ -1200,7 +1192,7 @@ docker_exec_attach(struct docker *d, const char *id, struct docker_conn **out,
 			error_status(err, 503, "the server is stopping");
 			goto out;
 		}
-		w = (int)(deadline - mono_ms());
+		w = (int)(deadline - clock_ms());
 		if (w <= 0) {
 			error_status(err, 504, "Docker engine at %s: no answer "
 			    "to exec start within %d s", d->host,
