@@ -176,13 +176,14 @@ test('names with ../ and newline are sanitised; NUL and bad escapes refused', as
     assert.ok(r.body.includes(`/sandbox/names/${want} `), `${sent}: ${r.body}`);
     stored.push(want);
   }
-  // Strict decoding: a NUL or a malformed escape is a clear 400 (from the
-  // program, or from a web server that refuses the URL first), never a
-  // name guessed at; nothing is stored.
-  for (const [sent, why] of [['a%00b', /NUL byte \(%00\)/], ['bad%zz.txt', /two hexadecimal digits/], ['cut%4', /two hexadecimal digits/]]) {
+  // Strict decoding: a NUL or a malformed escape is a clear 400, never a
+  // name guessed at; nothing is stored. A web server may refuse such a URL
+  // itself with its own 400 (lighttpd %00; Caddy, Go's URL parser, all
+  // three); whatever reaches the program gets its message.
+  for (const [sent, why, lighttpdPasses] of [['a%00b', /NUL byte \(%00\)/, false], ['bad%zz.txt', /two hexadecimal digits/, true], ['cut%4', /two hexadecimal digits/, true]]) {
     const r = await curlPut(f, `${s.url}${sent}`);
     assert.equal(r.status, 400, `${sent}: ${r.body}`);
-    if (!/<html/i.test(r.body)) assert.match(r.body, why, sent);
+    if ((lighttpdPasses && srv.web === 'lighttpd') || /The file name/.test(r.body)) assert.match(r.body, why, `${sent}: ${r.body}`);
   }
   const want = stored.sort().join('|') + '|';
   assert.equal(await sh('ls -A /sandbox/names | LC_ALL=C sort | tr "\\n" "|"'), want);
