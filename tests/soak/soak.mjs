@@ -243,13 +243,35 @@ function sample(minute) {
   const load = loadavg().map((x) => x.toFixed(1)).join(' ');
   console.log(`minute ${minute}: load ${load} actions=${done} errors=${errs} inflight=${inflight} | ${line}`);
 }
+// The engine is shared: a restart of dockerd during the run (by anyone)
+// fails the Docker-backed calls in flight with "cannot reach the Docker
+// engine"; it is reported so such errors are not taken for the server's.
+const enginePid = () => {
+  try {
+    return readFileSync('/var/run/docker.pid', 'utf8').trim();
+  } catch {
+    return null;
+  }
+};
+const engineAtStart = enginePid();
+let engineChanges = 0;
+let engineLast = engineAtStart;
 const start = Date.now();
 const end = start + MINUTES * 60000;
 sample(0);
+const engineWatch = setInterval(() => {
+  const now = enginePid();
+  if (now !== engineLast) {
+    engineChanges++;
+    console.log(`soak: the Docker engine restarted at ${Math.round((Date.now() - start) / 1000)} s (dockerd ${engineLast} -> ${now})`);
+    engineLast = now;
+  }
+}, 2000);
 const ticker = setInterval(() => sample(Math.round((Date.now() - start) / 60000)), 60000);
 const loops = Array.from({ length: CLIENTS }, (_, i) => clientLoop(srv, i, end));
 await Promise.all(loops);
 clearInterval(ticker);
+clearInterval(engineWatch);
 sample(`end (${((Date.now() - start) / 60000).toFixed(1)})`);
 // Cancelled commands end on the server a few seconds after their client
 // went: then the programs are idle.
@@ -305,5 +327,6 @@ if (reports) console.log(`soak: sanitizer reports:\n${reports}`);
 await srv.stop({ keepDir: !!process.env.CS_KEEP_TEST_DIRS });
 const totalErr = Object.values(counts).reduce((a, c) => a + c.err, 0);
 console.log(`soak: ${web}: ${totalErr} errors (${totalErr - timeouts} answered with an error, ${timeouts} not answered in time), ` +
-  `${inflight} unfinished, ${flat ? 'flat' : 'NOT flat'}`);
+  `${inflight} unfinished, ${flat ? 'flat' : 'NOT flat'}` +
+  (engineChanges ? `; the Docker engine restarted ${engineChanges} time(s) during the run (not by this run): run it again on a quiet engine` : ''));
 process.exit(totalErr === 0 && inflight === 0 && flat && !reports ? 0 : 1);
