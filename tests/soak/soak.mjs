@@ -175,7 +175,7 @@ async function action(srv, conn, oauthClient, i, kind) {
     }
     case 'share + download': {
       const w = await conn.execute({ command: `mkdir -p /sandbox/soak && echo file-${i} > /sandbox/soak/f${i}.txt` });
-      if (w.structuredContent?.exit_code !== 0) throw new Error('write failed');
+      if (w.structuredContent?.exit_code !== 0) throw new Error(`write failed: ${JSON.stringify(w).slice(0, 200)}`);
       const s = await c.callTool({ name: 'share_file', arguments: { path: `/sandbox/soak/f${i}.txt` } }, undefined, { timeout: ACTION_TIMEOUT });
       const url = s.structuredContent?.url;
       if (!url) throw new Error(`share_file: ${JSON.stringify(s).slice(0, 200)}`);
@@ -187,7 +187,7 @@ async function action(srv, conn, oauthClient, i, kind) {
     case 'get_result': {
       const r = await conn.execute({ command: `echo r${i}` });
       const id = r.structuredContent?.run_id;
-      if (!id) throw new Error('no run_id');
+      if (!id) throw new Error(`no run_id: ${JSON.stringify(r).slice(0, 200)}`);
       const g = await c.callTool({ name: 'get_result', arguments: { run_id: id } }, undefined, { timeout: ACTION_TIMEOUT });
       if (g.isError || !JSON.stringify(g).includes(`r${i}`)) throw new Error(`get_result: ${JSON.stringify(g).slice(0, 200)}`);
       return;
