@@ -40,44 +40,6 @@ rpc_fail(struct http_req *r, int status, struct json_object *id, int code,
 	json_object_put(e);
 }
 
-/*
- * Origin (transports "Security Warning", DNS rebinding): a browser origin
- * must be the public URL's origin, one listed in SANDBOX_ALLOWED_ORIGINS, or
- * a loopback origin when the server itself is bound to loopback. Requests
- * without Origin (server-side clients) pass.
- */
-static bool
-origin_allowed(const struct config *cfg, const char *origin)
-{
-	const char	*p, *host;
-	size_t		 n = strlen(origin);
-
-	if (strcasecmp(origin, cfg->public_origin) == 0)
-		return true;
-	if (n == 0)
-		return false;
-	for (p = cfg->allowed_origins; *p != '\0'; p += strcspn(p, " ")) {
-		p += strspn(p, " ");
-		if (*p != '\0' && strlen(p) >= n && strncasecmp(p, origin, n) == 0 &&
-		    (p[n] == ' ' || p[n] == '\0'))
-			return true;
-	}
-	if (!config_host_is_loopback(cfg))
-		return false;
-	if (strncmp(origin, "http://", 7) == 0)
-		host = origin + 7;
-	else if (strncmp(origin, "https://", 8) == 0)
-		host = origin + 8;
-	else
-		return false;
-	n = strcspn(host, ":");
-	if (host[n] != '\0' && host[n] != ':')
-		return false;
-	return (n == 9 && strncasecmp(host, "localhost", 9) == 0) ||
-	    (n == 9 && strncmp(host, "127.0.0.1", 9) == 0) ||
-	    (n == 5 && strncmp(host, "[::1]", 5) == 0);
-}
-
 /* Does an Accept header list type (or a wildcard covering it)? */
 static bool
 accepts(const char *accept, const char *type)
@@ -403,7 +365,7 @@ handle(struct http_req *r, const struct config *cfg, struct db *db)
 		http_send_error(r, 404, "Not found.");
 		return;
 	}
-	if (origin != NULL && !origin_allowed(cfg, origin)) {
+	if (origin != NULL && !config_origin_allowed(cfg, origin)) {
 		log_refusal(LOG_REFUSE_ORIGIN, cfg->public_origin, origin);
 		http_send_error(r, 403, "Origin not allowed.");
 		return;

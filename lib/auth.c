@@ -20,6 +20,7 @@
 #include "db.h"
 #include "http.h"
 #include "log.h"
+#include "oauth.h"
 
 /* Longest Authorization header value looked at (tokens are ~50 bytes). */
 #define BEARER_MAX	4096
@@ -47,46 +48,36 @@ static int
 token_lookup(const struct config *cfg, struct db *db, const char *tok,
     struct auth_info *who)
 {
-	char		 hash[CRYPTO_SHA256_HEX];
-	struct db_q	*q;
-	long long	 now = (long long)time(NULL), grant = 0, used = now;
-	int		 rc = 0;
+	struct oauth_access_row	 t;
+	char			 hash[CRYPTO_SHA256_HEX];
+	long long		 now = (long long)time(NULL);
+	int			 rc;
 
 	crypto_sha256_hex(tok, strlen(tok), hash);
-	if ((q = db_query(db, STMT_TOKEN_AUTH, "t", hash)) == NULL)
-		return -1;
-	switch (db_step(q)) {
-	case DB_ERROR:
-		rc = -1;
-		break;
-	case DB_DONE:
-		break;
-	case DB_ROW:
-		/* RFC 6750 §3.1 invalid_token: expired, or for another resource. */
-		if (db_int(q, 0) <= now)
-			break;
-		if (strcmp(db_text(q, 2), cfg->mcp_url) != 0) {
-			log_refusal(LOG_REFUSE_AUDIENCE, cfg->mcp_url,
-			    db_text(q, 2));
-			break;
-		}
-		grant = db_int(q, 1);
-		used = db_int(q, 6);
-		snprintf(who->client_id, sizeof(who->client_id), "%s", db_text(q, 3));
-		snprintf(who->client_name, sizeof(who->client_name), "%s",
-		    db_text(q, 4) != NULL ? db_text(q, 4) : "");
-		snprintf(who->owner, sizeof(who->owner), "%s",
-		    db_text(q, 5) != NULL ? db_text(q, 5) : OWNER_OPERATOR);
-		rc = 1;
-		break;
+	if ((rc = oauth_access_load(db, hash, &t)) != 1)
+		goto out;
+	/* RFC 6750 §3.1 invalid_token: expired, or for another resource. */
+	rc = 0;
+	if (t.expires <= now)
+		goto out;
+	if (strcmp(t.resource, cfg->mcp_url) != 0) {
+		log_refusal(LOG_REFUSE_AUDIENCE, cfg->mcp_url, t.resource);
+		goto out;
 	}
-	db_done(q);
+	snprintf(who->client_id, sizeof(who->client_id), "%s", t.client_id);
+	snprintf(who->client_name, sizeof(who->client_name), "%s",
+	    t.client_name != NULL ? t.client_name : "");
+	snprintf(who->owner, sizeof(who->owner), "%s",
+	    t.owner != NULL ? t.owner : OWNER_OPERATOR);
+	rc = 1;
 	/*
 	 * For operators (oauth_live_grants.last_used), at most once a minute;
 	 * the write only when due, so most requests stay reads.
 	 */
-	if (rc == 1 && used < now - 60)
-		db_exec(db, STMT_GRANT_TOUCH, "iii", now, grant, now - 60);
+	if (t.last_used < now - 60)
+		db_exec(db, STMT_GRANT_TOUCH, "iii", now, t.grant_id, now - 60);
+out:
+	oauth_access_clear(&t);
 	return rc;
 }
 

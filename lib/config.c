@@ -17,6 +17,7 @@
 #include "clientaddr.h"
 #include "config.h"
 #include "netpolicy.h"
+#include "url.h"
 
 enum kind { K_STR, K_SECRET, K_URL, K_LONG, K_SIZE, K_CPUS, K_BOOL, K_PATH,
 	K_DOCKER_HOST, K_NAME, K_ADDRS, K_HEADER, K_WARN_REFUSE };
@@ -39,7 +40,7 @@ static const struct setting settings[] = {
 	  "Address the web server listens on." },
 	{ "SANDBOX_PORT", K_LONG, "8891", 1, 65535, OFF(port),
 	  "Port the web server listens on." },
-	{ "SANDBOX_PUBLIC_URL", K_URL, "", 0, 2048, OFF(public_url),
+	{ "SANDBOX_PUBLIC_URL", K_URL, "", 0, URL_MAX, OFF(public_url),
 	  "Public origin clients use (https://sandbox.example.com, without /mcp). Default http://SANDBOX_HOST:SANDBOX_PORT; required when SANDBOX_HOST is 0.0.0.0 or ::." },
 	{ "MAX_OUTPUT_BYTES", K_LONG, "50000", 256, 10000000, OFF(max_output_bytes),
 	  "Per-stream output kept from a command; above it the middle is cut." },
@@ -385,31 +386,6 @@ printable(const char *s)
 	return true;
 }
 
-/*
- * SANDBOX_PUBLIC_URL must be an origin (RFC 6454 §4: scheme, host, port):
- * the metadata, issuer, audience and links append their own paths to it,
- * so "https://host/mcp" would advertise /mcp/mcp. A single trailing slash
- * is allowed. Returns 0, or -1 with the reason in err (the value cut short).
- */
-static int
-check_public_origin(const char *s, struct error *err)
-{
-	const char	*auth, *p;
-	char		 shown[96];
-
-	auth = strstr(s, "://");
-	auth = (auth == NULL) ? s : auth + 3;
-	p = auth + strcspn(auth, "/?#");
-	if (*p == '\0' || strcmp(p, "/") == 0)
-		return 0;
-	snprintf(shown, sizeof(shown), "%.80s", s);
-	return error_set(err, "SANDBOX_PUBLIC_URL: must be an origin "
-	    "(scheme://host[:port]) without a path, query or fragment, got %s%s; "
-	    "set SANDBOX_PUBLIC_URL=%.*s (clients then use %.*s/mcp)",
-	    shown, strlen(s) > 80 ? "..." : "", (int)(p - s > 80 ? 80 : p - s),
-	    s, (int)(p - s > 80 ? 80 : p - s), s);
-}
-
 /* A wildcard listen address: every interface, no name clients could use. */
 static bool
 host_is_wildcard(const char *h)
@@ -419,40 +395,35 @@ host_is_wildcard(const char *h)
 }
 
 /*
- * Validate an absolute http(s) URL with no query or fragment and strip a
- * trailing slash. Sets *origin to scheme://authority.
+ * SANDBOX_PUBLIC_URL: an absolute http(s) URL (url.h) that is an origin
+ * (RFC 6454 §4: scheme, host, port): the metadata, issuer, audience and
+ * links append their own paths to it, so "https://host/mcp" would advertise
+ * /mcp/mcp. A single trailing slash is allowed and dropped. Sets *url to
+ * scheme://authority. Returns 0, or -1 with the reason in err (the value
+ * cut short).
  */
 static int
-parse_public_url(const char *s, char **url, char **origin)
+parse_public_url(const char *name, const char *s, char **url,
+    struct error *err)
 {
-	const char	*auth, *p;
-	size_t		 len;
+	struct url	 u;
+	char		 shown[96];
+	int		 n;
 
-	if (strncmp(s, "https://", 8) == 0)
-		auth = s + 8;
-	else if (strncmp(s, "http://", 7) == 0)
-		auth = s + 7;
-	else
-		return -1;
-	if (*auth == '\0' || *auth == '/')
-		return -1;
-	for (p = s; *p != '\0'; p++)
-		if (!isgraph((unsigned char)*p) || *p == '?' || *p == '#' ||
-		    *p == '"' || *p == '<' || *p == '>' || *p == '\\')
-			return -1;
-	len = strlen(s);
-	while (len > 0 && s[len - 1] == '/')
-		len--;
-	if ((*url = strndup(s, len)) == NULL)
-		return -1;
-	p = strchr(auth, '/');
-	len = (p == NULL) ? strlen(s) : (size_t)(p - s);
-	if (memchr(auth, '@', len - (size_t)(auth - s)) != NULL ||
-	    (*origin = strndup(s, len)) == NULL) {
-		free(*url);
-		*url = NULL;
-		return -1;
+	if (url_split(s, &u) == -1 || strpbrk(u.rest, "?#") != NULL)
+		return error_set(err, "%s: expected an absolute http(s) URL "
+		    "without query, fragment or user info", name);
+	n = (int)(u.rest - s);
+	if (*u.rest != '\0' && strcmp(u.rest, "/") != 0) {
+		snprintf(shown, sizeof(shown), "%.80s", s);
+		return error_set(err, "%s: must be an origin "
+		    "(scheme://host[:port]) without a path, query or fragment, "
+		    "got %s%s; set %s=%.*s (clients then use %.*s/mcp)", name,
+		    shown, strlen(s) > 80 ? "..." : "", name, n > 80 ? 80 : n, s,
+		    n > 80 ? 80 : n, s);
 	}
+	if ((*url = strndup(s, (size_t)n)) == NULL)
+		return error_set(err, "out of memory");
 	return 0;
 }
 
@@ -554,13 +525,14 @@ apply(struct config *c, const struct setting *s, const char *v,
 	case K_URL:
 		if (len == 0)
 			return 0;	/* derived from host and port below */
-		if (len > (size_t)s->max || parse_public_url(v, &str, &origin) == -1)
+		if (len > (size_t)s->max)
 			return error_set(err, "%s: expected an absolute http(s) URL "
 			    "without query, fragment or user info", s->name);
-		if (check_public_origin(v, err) == -1) {
-			free(str);
-			free(origin);
+		if (parse_public_url(s->name, v, &str, err) == -1)
 			return -1;
+		if ((origin = strdup(str)) == NULL) {
+			free(str);
+			return error_set(err, "out of memory");
 		}
 		c->public_url = str;
 		c->public_origin = origin;
@@ -734,4 +706,25 @@ config_host_is_loopback(const struct config *c)
 {
 	return strcmp(c->host, "localhost") == 0 ||
 	    strncmp(c->host, "127.", 4) == 0 || strcmp(c->host, "::1") == 0;
+}
+
+bool
+config_origin_allowed(const struct config *c, const char *origin)
+{
+	struct url	 u;
+	const char	*p;
+	size_t		 n = strlen(origin);
+
+	if (n == 0)
+		return false;
+	if (strcasecmp(origin, c->public_origin) == 0)
+		return true;
+	for (p = c->allowed_origins; *p != '\0'; p += strcspn(p, " ")) {
+		p += strspn(p, " ");
+		if (*p != '\0' && strlen(p) >= n && strncasecmp(p, origin, n) == 0 &&
+		    (p[n] == ' ' || p[n] == '\0'))
+			return true;
+	}
+	return config_host_is_loopback(c) && url_split_origin(origin, &u) == 0 &&
+	    url_host_is_loopback(&u);
 }

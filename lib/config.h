@@ -87,6 +87,16 @@ void	config_free(struct config *);
 /* Is the server bound to a loopback address (SANDBOX_HOST)? */
 bool	config_host_is_loopback(const struct config *);
 
+/*
+ * The Origin check (MCP transports, "Security Warning": DNS rebinding): may
+ * a browser page of origin (an Origin header's value) call the server? Yes
+ * for the public URL's origin, one listed in SANDBOX_ALLOWED_ORIGINS (both
+ * compared without case), or a loopback origin (url.h) when the server
+ * itself is bound to loopback. Anything that is not an http(s) origin
+ * ("null", a path after the host, a bad port) is refused.
+ */
+bool	config_origin_allowed(const struct config *, const char *origin);
+
 /* Iterate over the settings table for documentation: returns 0 past the end. */
 int	config_describe(int i, const char **name, const char **def, const char **help);
 

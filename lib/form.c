@@ -26,30 +26,36 @@ form_hexval(int c)
 	return -1;
 }
 
+int
+form_decode_char(const char *s, size_t len, size_t *i, bool plus_is_space)
+{
+	unsigned char	 c = (unsigned char)s[*i];
+	int		 hi, lo;
+
+	if (c == '%') {
+		if (len - *i < 3 ||
+		    (hi = form_hexval((unsigned char)s[*i + 1])) < 0 ||
+		    (lo = form_hexval((unsigned char)s[*i + 2])) < 0)
+			return -1;
+		*i += 3;
+		return hi << 4 | lo;
+	}
+	(*i)++;
+	return c == '+' && plus_is_space ? ' ' : c;
+}
+
 long
 form_decode(const char *s, size_t len, bool plus_is_space, char *out,
     size_t outsz)
 {
-	size_t	 i, o = 0;
-	int	 hi, lo;
-	char	 c;
+	size_t	 i = 0, o = 0;
+	int	 c;
 
-	for (i = 0; i < len; i++) {
-		c = s[i];
-		if (c == '+' && plus_is_space)
-			c = ' ';
-		else if (c == '%') {
-			if (i + 2 >= len)
-				return -1;
-			if ((hi = form_hexval((unsigned char)s[i + 1])) < 0 ||
-			    (lo = form_hexval((unsigned char)s[i + 2])) < 0)
-				return -1;
-			c = (char)(hi << 4 | lo);
-			i += 2;
-		}
-		if (c == '\0' || o + 1 >= outsz)
+	while (i < len) {
+		if ((c = form_decode_char(s, len, &i, plus_is_space)) <= 0 ||
+		    o + 1 >= outsz)
 			return -1;
-		out[o++] = c;
+		out[o++] = (char)c;
 	}
 	if (o >= outsz)
 		return -1;

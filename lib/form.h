@@ -36,9 +36,20 @@ long		 form_encode_keep(const char *s, const char *keep, char *out,
 int		 form_hexval(int c);
 
 /*
- * Percent-decode s[0..len) into out (size outsz), NUL-terminated; '+' is a
- * space when plus_is_space. Returns the length, or -1 on a bad escape, a NUL
- * or a result that does not fit.
+ * The one percent-decoder (RFC 3986 §2.1), for forms, query strings, URLs
+ * and upload names: the character of s[0..len) at *i, which must be below
+ * len: a '%' and two hexadecimal digits, '+' as a space when
+ * plus_is_space, or the byte itself. Moves *i past it. Returns the byte
+ * (0 to 255; 0 for "%00" or a NUL byte, which callers refuse), or -1 on a
+ * malformed escape ('%' without two hexadecimal digits after it).
+ */
+int		 form_decode_char(const char *s, size_t len, size_t *i,
+		    bool plus_is_space);
+
+/*
+ * Percent-decode s[0..len) into out (size outsz), NUL-terminated, with
+ * form_decode_char. Returns the length, or -1 on a bad escape, a NUL or a
+ * result that does not fit.
  */
 long		 form_decode(const char *s, size_t len, bool plus_is_space,
 		    char *out, size_t outsz);

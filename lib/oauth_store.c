@@ -3,7 +3,8 @@
  * as typed records: every column of these tables that the programs read is
  * read here, by name, next to the statement that returns it (the SQL is in
  * db.c's table). The endpoints (oauth.c, oauth_authorize.c, oauth_token.c)
- * use these and never read a column by number.
+ * and the bearer check of /mcp (auth.c) use these and never read a column
+ * by number.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -255,6 +256,45 @@ oauth_token_load(struct db *db, const char *token_hash, struct oauth_token_row *
 	db_done(q);
 	if (rc != 1)
 		oauth_token_clear(t);
+	return rc;
+}
+
+void
+oauth_access_clear(struct oauth_access_row *a)
+{
+	free(a->resource);
+	free(a->client_id);
+	free(a->client_name);
+	free(a->owner);
+	memset(a, 0, sizeof(*a));
+}
+
+int
+oauth_access_load(struct db *db, const char *token_hash,
+    struct oauth_access_row *a)
+{
+	struct db_q	*q;
+	bool		 oom = false;
+	int		 rc;
+
+	memset(a, 0, sizeof(*a));
+	/* STMT_TOKEN_AUTH: expires, grant_id, resource, client_id, client
+	   name, owner, the grant's last_used. */
+	q = db_query(db, STMT_TOKEN_AUTH, "t", token_hash);
+	if ((rc = first_row(q)) == 1) {
+		a->expires = db_int(q, 0);
+		a->grant_id = db_int(q, 1);
+		a->resource = col_dup(q, 2, &oom);
+		a->client_id = col_dup(q, 3, &oom);
+		a->client_name = col_dup(q, 4, &oom);
+		a->owner = col_dup(q, 5, &oom);
+		a->last_used = db_int(q, 6);
+		if (oom || a->resource == NULL || a->client_id == NULL)
+			rc = -1;
+	}
+	db_done(q);
+	if (rc != 1)
+		oauth_access_clear(a);
 	return rc;
 }
 

@@ -66,26 +66,28 @@ struct src {
 
 /* Names. */
 
-size_t
-upload_name(const char *in, size_t len, bool percent, char *out)
+long
+upload_name(const char *in, size_t len, bool percent, char *out,
+    struct error *err)
 {
 	unsigned char	 b[UPLOAD_NAME_MAX * 3 + 4];
-	size_t		 n = 0, i, o = 0, k, need;
+	size_t		 n = 0, i = 0, o = 0, k, need;
 	unsigned	 c, cp;
+	int		 d;
 
-	/* Decode (a bad escape stays as it is); cut what cannot fit anyway. */
-	for (i = 0; i < len && n < sizeof(b); i++) {
-		c = (unsigned char)in[i];
-		if (percent && c == '%' && i + 2 < len) {
-			int hi = form_hexval((unsigned char)in[i + 1]);
-			int lo = form_hexval((unsigned char)in[i + 2]);
-
-			if (hi >= 0 && lo >= 0) {
-				c = (unsigned)(hi << 4 | lo);
-				i += 2;
-			}
-		}
-		b[n++] = (unsigned char)c;
+	/* Decode all of it (strict); keep what can fit anyway. */
+	while (i < len) {
+		if (!percent)
+			d = (unsigned char)in[i++];
+		else if ((d = form_decode_char(in, len, &i, false)) < 0)
+			return error_status(err, 400, "The file name has a '%%' "
+			    "that is not followed by two hexadecimal digits "
+			    "(write a %% sign as %%25).");
+		if (d == 0)
+			return error_status(err, 400, "The file name holds a "
+			    "NUL byte%s.", percent ? " (%00)" : "");
+		if (n < sizeof(b))
+			b[n++] = (unsigned char)d;
 	}
 	for (i = 0; i < n;) {
 		c = b[i];
@@ -139,7 +141,7 @@ upload_name(const char *in, size_t len, bool percent, char *out)
 		o = 6;
 	}
 	out[o] = '\0';
-	return o;
+	return (long)o;
 }
 
 /* Audit (sql/010-uploads.sql). */
@@ -417,9 +419,10 @@ do_put(struct up *u)
 		    "curl -T FILE LINK/NAME");
 		return;
 	}
-	upload_name(u->url.name, u->url.name_len, true, name);
 	audit = audit_begin(u, u->url.name, u->url.name_len);
 	left = u->row.max_bytes - u->row.used_bytes;
+	if (upload_name(u->url.name, u->url.name_len, true, name, &err) == -1)
+		goto fail;
 
 	if ((cl = http_content_length(u->r, &len)) == -1) {
 		error_status(&err, 400, "The Content-Length is malformed.");
@@ -538,7 +541,9 @@ part_begin(void *arg, const struct multipart_part *p)
 	sp = &fs->files[fs->nfiles];
 	memset(sp, 0, sizeof(*sp));
 	snprintf(sp->sent, sizeof(sp->sent), "%s", p->filename);
-	upload_name(p->filename, strlen(p->filename), false, sp->name);
+	if (upload_name(p->filename, strlen(p->filename), false, sp->name,
+	    &fs->err) == -1)
+		return -1;
 	if ((sp->f = spool_open(fs->u->cfg)) == NULL) {
 		error_status(&fs->err, 500, "cannot open a spool file in %s: %s",
 		    fs->u->cfg->spool_dir, strerror(errno));

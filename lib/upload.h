@@ -44,6 +44,7 @@
 #include <stddef.h>
 
 struct config;
+struct error;
 struct db;
 struct http_req;
 
@@ -55,14 +56,17 @@ void	upload_handle(struct http_req *, const struct config *, struct db *);
 
 /*
  * The name a file is stored under, from the name it was sent with
- * (in[0..len), which may hold any bytes, NUL included; percent-decoded
- * first when percent is set, as in a URL): '/', '\\', control characters
- * (NUL and newline among them) and bytes that are not valid UTF-8 become
- * '_', a leading '.' becomes '_' (no hidden files, never "." or ".."), the
- * result is cut to UPLOAD_NAME_MAX bytes on a character boundary, and an
- * empty name becomes "upload". Writes it NUL-terminated to out (at least
+ * (in[0..len); percent-decoded first with form_decode_char when percent is
+ * set, as in a URL). Strict decoding: a NUL byte, "%00", or a '%' without
+ * two hexadecimal digits after it refuses the name (-1, err says which, with
+ * status 400). Then it is sanitised: '/', '\\', other control characters
+ * (newline among them) and bytes that are not valid UTF-8 become '_', a
+ * leading '.' becomes '_' (no hidden files, never "." or ".."), the result
+ * is cut to UPLOAD_NAME_MAX bytes on a character boundary, and an empty
+ * name becomes "upload". Writes it NUL-terminated to out (at least
  * UPLOAD_NAME_MAX + 1 bytes) and returns its length.
  */
-size_t	upload_name(const char *in, size_t len, bool percent, char *out);
+long	upload_name(const char *in, size_t len, bool percent, char *out,
+	    struct error *err);
 
 #endif

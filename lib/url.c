@@ -3,6 +3,7 @@
 #include <string.h>
 #include <strings.h>
 
+#include "form.h"
 #include "url.h"
 
 bool
@@ -23,9 +24,12 @@ url_split(const char *s, struct url *u)
 	for (i = 0; i < n; i++) {
 		if (!url_char((unsigned char)s[i]))
 			return -1;
-		if (s[i] == '%' && (!isxdigit((unsigned char)s[i + 1]) ||
-		    !isxdigit((unsigned char)s[i + 2])))
-			return -1;
+		if (s[i] == '%') {
+			size_t j = i;
+
+			if (form_decode_char(s, n, &j, false) < 0)
+				return -1;
+		}
 	}
 	if (strncmp(s, "https://", 8) == 0) {
 		u->https = true;
@@ -75,6 +79,14 @@ url_split(const char *s, struct url *u)
 			return -1;
 	}
 	u->rest = end;
+	return 0;
+}
+
+int
+url_split_origin(const char *s, struct url *u)
+{
+	if (url_split(s, u) == -1 || *u->rest != '\0')
+		return -1;
 	return 0;
 }
 

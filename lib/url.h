@@ -1,6 +1,7 @@
 /*
  * url.h: the one parser of absolute http(s) URLs from outside (redirect
- * URIs, Client ID Metadata Document URLs), with the one loopback check.
+ * URIs, Client ID Metadata Document URLs, Origin headers) and of the
+ * public URL setting, with the one loopback check.
  *
  * Strict on purpose (RFC 3986 §3 without user info): printable URI
  * characters only, well-formed percent escapes, a host of letters, digits,
@@ -35,6 +36,13 @@ bool	url_char(unsigned char c);
  * character outside RFC 3986, or longer than URL_MAX.
  */
 int	url_split(const char *s, struct url *u);
+
+/*
+ * Split an origin (RFC 6454 §6.2: scheme "://" host [":" port], nothing
+ * after, as browsers send it in Origin) of an http(s) URL into u. Returns
+ * 0, or -1 when s is not one (url_split's rules, and u->rest empty).
+ */
+int	url_split_origin(const char *s, struct url *u);
 
 /* RFC 8252 §7.3 and §8.3: "localhost", 127.0.0.0/8 literals, [::1]. */
 bool	url_host_is_loopback(const struct url *u);

@@ -25,6 +25,6 @@ LLVMFuzzerTestOneInput(const uint8_t *d, size_t n)
 	memcpy(path, d, n);
 	path[n] = '\0';
 	if (uplinks_parse(path, &u, &err) == 0)
-		upload_name(u.name, u.name_len, true, name);
+		(void)upload_name(u.name, u.name_len, true, name, NULL);
 	return 0;
 }

@@ -1,5 +1,6 @@
 /*
- * URLs from outside (lib/url.c and the redirect URI rules of lib/oauth.c):
+ * URLs from outside (lib/url.c: URLs and Origin values, and the redirect
+ * URI rules of lib/oauth.c):
  * the input before the first NUL is a registered redirect URI, the rest
  * the one a request names.
  */
@@ -20,6 +21,9 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		(void)url_host_is_loopback(&u);
 		(void)url_host_in_list(&u, "claude.ai claude.com");
 	}
+	if (url_split_origin(reg, &u) == 0 && (*u.rest != '\0' ||
+	    url_split(reg, &u) != 0))
+		abort();
 	if (oauth_redirect_valid(reg, why, sizeof(why)))
 		(void)oauth_redirect_origin(reg, origin, sizeof(origin), host,
 		    sizeof(host));

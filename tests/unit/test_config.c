@@ -74,6 +74,79 @@ main(void)
 	CHECK(load(&c, &e) == 0 && strcmp(c->public_url, "https://x.example:8443") == 0,
 	    "public URL with only a trailing slash accepted");
 	config_free(c);
+	{
+		/* One URL parser (url.h) for the public URL. */
+		static const char *const bad[] = {
+			"https://x.example?q", "https://x.example/#f",
+			"https://x.example//", "https://x.example:0",
+			"https://x.example:65536", "https://x.example:",
+			"https://x example", "https://x.example/%zz",
+			"https://", "https:///path", "http://[::1", "x.example",
+		};
+		size_t i;
+		int refused = 0;
+
+		for (i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+			setenv("SANDBOX_PUBLIC_URL", bad[i], 1);
+			if (load(&c, &e) == -1 && strstr(e.msg, "SANDBOX_PUBLIC_URL") != NULL)
+				refused++;
+			else
+				config_free(c);
+		}
+		CHECK(refused == (int)i, "public URL: query, fragment, two slashes, "
+		    "bad ports, spaces, bad escapes and missing hosts refused");
+		setenv("SANDBOX_PUBLIC_URL", "https://x.example?q", 1);
+		CHECK(load(&c, &e) == -1 && strstr(e.msg, "without query") != NULL,
+		    "public URL with a query: the URL message, not the origin one");
+	}
+	setenv("SANDBOX_PUBLIC_URL", "http://[::1]:8891", 1);
+	CHECK(load(&c, &e) == 0 && strcmp(c->public_url, "http://[::1]:8891") == 0 &&
+	    strcmp(c->public_origin, "http://[::1]:8891") == 0,
+	    "public URL: an IPv6 literal with a port");
+	config_free(c);
+	unsetenv("SANDBOX_PUBLIC_URL");
+
+	/* The Origin check (config_origin_allowed). */
+	setenv("SANDBOX_HOST", "127.0.0.1", 1);
+	setenv("SANDBOX_PUBLIC_URL", "https://sb.example.com", 1);
+	setenv("SANDBOX_ALLOWED_ORIGINS", "https://a.example  http://b.example:8080", 1);
+	if (load(&c, &e) == 0) {
+		CHECK(config_origin_allowed(c, "https://sb.example.com") &&
+		    config_origin_allowed(c, "HTTPS://SB.example.com"),
+		    "origin: the public origin, without case");
+		CHECK(config_origin_allowed(c, "https://a.example") &&
+		    config_origin_allowed(c, "http://b.example:8080") &&
+		    !config_origin_allowed(c, "http://b.example") &&
+		    !config_origin_allowed(c, "https://a.exampl") &&
+		    !config_origin_allowed(c, "https://a.example.evil"),
+		    "origin: SANDBOX_ALLOWED_ORIGINS entries, whole");
+		CHECK(config_origin_allowed(c, "http://localhost:3000") &&
+		    config_origin_allowed(c, "http://127.0.0.1") &&
+		    config_origin_allowed(c, "https://[::1]:8443") &&
+		    config_origin_allowed(c, "http://[::1]"),
+		    "origin: loopback origins on a loopback server, IPv6 included");
+		CHECK(!config_origin_allowed(c, "null") &&
+		    !config_origin_allowed(c, "") &&
+		    !config_origin_allowed(c, "http://127.0.0.1.evil.example") &&
+		    !config_origin_allowed(c, "http://localhost/x") &&
+		    !config_origin_allowed(c, "http://localhost:99999") &&
+		    !config_origin_allowed(c, "http://user@localhost") &&
+		    !config_origin_allowed(c, "ftp://localhost") &&
+		    !config_origin_allowed(c, "https://evil.example"),
+		    "origin: null, foreign hosts, paths, bad ports, user info refused");
+		config_free(c);
+	} else
+		CHECK(0, "origin: settings load");
+	setenv("SANDBOX_HOST", "0.0.0.0", 1);
+	if (load(&c, &e) == 0) {
+		CHECK(!config_origin_allowed(c, "http://localhost:3000") &&
+		    config_origin_allowed(c, "https://sb.example.com"),
+		    "origin: loopback origins refused when the server is not on loopback");
+		config_free(c);
+	} else
+		CHECK(0, "origin: settings load on 0.0.0.0");
+	unsetenv("SANDBOX_HOST");
+	unsetenv("SANDBOX_ALLOWED_ORIGINS");
 	unsetenv("SANDBOX_PUBLIC_URL");
 
 	/* The file's SANDBOX_PUBLIC_URL hidden: a wildcard host needs one. */

@@ -118,28 +118,59 @@ test_multipart(void)
 static void
 test_names(void)
 {
-	char out[UPLOAD_NAME_MAX + 1], big[600];
+	char		 out[UPLOAD_NAME_MAX + 1], big[600];
+	struct error	 e;
+	size_t		 i;
+	static const char *const bad_escapes[] = {
+		"%zz", "a%", "a%4", "%4g.txt", "%%41", "x%G0",
+	};
+	int		 refused = 0;
 
-	upload_name("../../etc/passwd", 16, false, out);
+	upload_name("../../etc/passwd", 16, false, out, NULL);
 	CHECK(strcmp(out, "_._.._etc_passwd") == 0, "name: slashes and a leading dot");
-	upload_name("a\0b\nc", 5, false, out);
-	CHECK(strcmp(out, "a_b_c") == 0, "name: NUL and newline");
-	upload_name("a%00b%0Ac%2F..%zz", 17, true, out);
-	CHECK(strcmp(out, "a_b_c_..%zz") == 0, "name: percent-decoded, bad escape kept");
-	upload_name("", 0, true, out);
+	upload_name("a\001b\nc", 5, false, out, NULL);
+	CHECK(strcmp(out, "a_b_c") == 0, "name: control characters and newline");
+	CHECK(upload_name("a%0Ab%2Fc%5C..%25", 17, true, out, NULL) == 9 &&
+	    strcmp(out, "a_b_c_..%") == 0, "name: percent-decoded, then sanitised");
+	CHECK(upload_name("a%2fb", 5, false, out, NULL) == 5 &&
+	    strcmp(out, "a%2fb") == 0, "name: a form's name is not percent-decoded");
+	upload_name("", 0, true, out, NULL);
 	CHECK(strcmp(out, "upload") == 0, "name: empty");
-	upload_name("..", 2, false, out);
+	upload_name("..", 2, false, out, NULL);
 	CHECK(strcmp(out, "_.") == 0, "name: never ..");
-	upload_name("\xc3\xa9t\xc3\xa9\xff\xc3", 7, false, out);
+	upload_name("\xc3\xa9t\xc3\xa9\xff\xc3", 7, false, out, NULL);
 	CHECK(strcmp(out, "\xc3\xa9t\xc3\xa9__") == 0, "name: UTF-8 kept, bad bytes replaced");
 	memset(big, 'x', sizeof(big));
 	big[197] = '\xe2', big[198] = '\x82', big[199] = '\xac';	/* a 3-byte character */
-	CHECK(upload_name(big, sizeof(big), false, out) == UPLOAD_NAME_MAX &&
+	CHECK(upload_name(big, sizeof(big), false, out, NULL) == UPLOAD_NAME_MAX &&
 	    strlen(out) == UPLOAD_NAME_MAX, "name: cut to the maximum");
 	memset(big, 'x', sizeof(big));
 	big[198] = '\xe2', big[199] = '\x82', big[200] = '\xac';
-	CHECK(upload_name(big, sizeof(big), false, out) == 198,
+	CHECK(upload_name(big, sizeof(big), false, out, NULL) == 198,
 	    "name: cut on a character boundary");
+
+	/* Strict: a bad escape or a NUL refuses the name (400). */
+	for (i = 0; i < sizeof(bad_escapes) / sizeof(bad_escapes[0]); i++) {
+		error_clear(&e);
+		if (upload_name(bad_escapes[i], strlen(bad_escapes[i]), true, out,
+		    &e) == -1 && e.status == 400 &&
+		    strstr(e.msg, "two hexadecimal digits") != NULL)
+			refused++;
+	}
+	CHECK(refused == (int)i, "name: malformed percent escapes refused with 400");
+	error_clear(&e);
+	CHECK(upload_name("a%00b", 5, true, out, &e) == -1 && e.status == 400 &&
+	    strstr(e.msg, "NUL byte (%00)") != NULL, "name: %00 refused with 400");
+	error_clear(&e);
+	CHECK(upload_name("a\0b", 3, false, out, &e) == -1 && e.status == 400 &&
+	    strstr(e.msg, "NUL byte") != NULL, "name: a NUL byte refused with 400");
+	memset(big, 'x', sizeof(big));
+	big[590] = '%', big[591] = 'z';
+	CHECK(upload_name(big, sizeof(big), true, out, NULL) == -1,
+	    "name: a bad escape past the length cut is still refused");
+	big[590] = '%', big[591] = '4', big[592] = '1';
+	CHECK(upload_name(big, sizeof(big), true, out, NULL) == UPLOAD_NAME_MAX,
+	    "name: a long well-formed name is cut");
 }
 
 struct got {
