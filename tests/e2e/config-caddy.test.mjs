@@ -84,7 +84,7 @@ test('Caddyfile: valid for caddy, and formatted as caddy fmt would', () => {
 
 test('run-programs.sh starts the programs lighttpd.conf routes', () => {
   const conf = readFileSync(join(TOP, 'lighttpd.conf'), 'utf8');
-  const lighttpd = new Set([...conf.matchAll(/\/[a-z.-]*\/?:([a-z]+):\d/g)].map((m) => m[1]));
+  const lighttpd = new Set([...conf.matchAll(/\/[a-z.-]*\/?:([a-z]+):(?:\d|\$m)/g)].map((m) => m[1]));
   const sh = readFileSync(join(TOP, 'caddy/run-programs.sh'), 'utf8');
   const programs = new Set(/^PROGRAMS="([^"]*)"/m.exec(sh)[1].split(/\s+/));
   assert.ok(lighttpd.size >= 6, [...lighttpd].join(' '));
