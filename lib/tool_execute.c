@@ -488,8 +488,10 @@ call(struct tool_ctx *tc, struct json_object *args)
 		runs_set_error(tc->db, run_id, err.msg);
 		return out;
 	}
-	if (!res.killed && (w.cancel_seen || runs_cancel_requested(tc->db, run_id)))
-		res.killed = !res.detached && res.exit_code == 137;
+	/* Killed (137) by a cancellation: the run table says so, not the exit. */
+	if (!res.killed && !res.detached && res.exit_code == 137 &&
+	    (w.cancel_seen || runs_cancel_requested(tc->db, run_id)))
+		res.killed = true;
 
 	if ((out = tool_execute_result(&res, timeout, run_id, &state)) == NULL) {
 		exec_result_free(&res);
