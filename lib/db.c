@@ -644,36 +644,40 @@ db_last_id(struct db *db)
 	return sqlite3_last_insert_rowid(db->h);
 }
 
+/* A PRAGMA's one integer: 0 with *v, or -1 when it cannot be read. */
+static int
+pragma_int(struct db *db, const char *pragma, long long *v)
+{
+	sqlite3_stmt	*st;
+	int		 rc = -1;
+
+	if (sqlite3_prepare_v2(db->h, pragma, -1, &st, NULL) != SQLITE_OK)
+		return -1;
+	if (sqlite3_step(st) == SQLITE_ROW) {
+		*v = sqlite3_column_int64(st, 0);
+		rc = 0;
+	}
+	sqlite3_finalize(st);
+	return rc;
+}
+
 int
 db_version(struct db *db)
 {
-	sqlite3_stmt	*st;
-	int		 v = -1;
+	long long	v;
 
-	if (sqlite3_prepare_v2(db->h, "PRAGMA user_version", -1, &st, NULL) != SQLITE_OK)
-		return -1;
-	if (sqlite3_step(st) == SQLITE_ROW)
-		v = sqlite3_column_int(st, 0);
-	sqlite3_finalize(st);
-	return v;
+	return pragma_int(db, "PRAGMA user_version", &v) == 0 ? (int)v : -1;
 }
 
 long
 db_cache_kib(struct db *db)
 {
-	sqlite3_stmt	*st;
-	long		 v = -1;
+	long long	c;
 
-	if (sqlite3_prepare_v2(db->h, "PRAGMA cache_size", -1, &st, NULL) != SQLITE_OK)
+	if (pragma_int(db, "PRAGMA cache_size", &c) == -1)
 		return -1;
 	/* Negative: KiB; positive: pages (of 4096 bytes here). */
-	if (sqlite3_step(st) == SQLITE_ROW) {
-		long long c = sqlite3_column_int64(st, 0);
-
-		v = c < 0 ? (long)-c : (long)(c * 4);
-	}
-	sqlite3_finalize(st);
-	return v;
+	return c < 0 ? (long)-c : (long)(c * 4);
 }
 
 /*
