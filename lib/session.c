@@ -41,8 +41,8 @@ session_create(struct db *db, long ttl, const char *version,
 }
 
 int
-session_lookup(struct db *db, const char *id, long ttl, const char *owner,
-    char *version, size_t vsz)
+session_find(struct db *db, const char *id, long ttl, const char *owner,
+    char *version, size_t vsz, bool *touch)
 {
 	char		 hash[CRYPTO_SHA256_HEX];
 	struct db_q	*q;
@@ -50,6 +50,7 @@ session_lookup(struct db *db, const char *id, long ttl, const char *owner,
 	long long	 now = (long long)time(NULL), last = now;
 	int		 rc;
 
+	*touch = false;
 	if (!session_id_valid(id))
 		return 0;
 	crypto_sha256_hex(id, strlen(id), hash);
@@ -72,9 +73,30 @@ session_lookup(struct db *db, const char *id, long ttl, const char *owner,
 	}
 	db_done(q);
 	/* A write only when the touch is due: most requests stay reads. */
-	if (rc == 1 && last < now - TOUCH_EVERY)
-		db_exec(db, STMT_SESSION_TOUCH, "iti", now, hash,
-		    now - TOUCH_EVERY);
+	*touch = rc == 1 && last < now - TOUCH_EVERY;
+	return rc;
+}
+
+void
+session_touch(struct db *db, const char *id)
+{
+	char		hash[CRYPTO_SHA256_HEX];
+	long long	now = (long long)time(NULL);
+
+	crypto_sha256_hex(id, strlen(id), hash);
+	db_exec(db, STMT_SESSION_TOUCH, "iti", now, hash, now - TOUCH_EVERY);
+}
+
+int
+session_lookup(struct db *db, const char *id, long ttl, const char *owner,
+    char *version, size_t vsz)
+{
+	bool	touch;
+	int	rc;
+
+	if ((rc = session_find(db, id, ttl, owner, version, vsz, &touch)) == 1 &&
+	    touch)
+		session_touch(db, id);
 	return rc;
 }
 
