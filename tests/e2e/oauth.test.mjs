@@ -7,8 +7,9 @@ import { describe, it, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { execFile } from 'node:child_process';
 import { promisify } from 'node:util';
-import { startServer, sleep } from './lib/server.mjs';
-import { http, initializeBody } from './lib/client.mjs';
+import { join } from 'node:path';
+import { startServer, sleep, SANITIZER_ENV } from './lib/server.mjs';
+import { call, http, initializeBody, openSession } from './lib/client.mjs';
 import {
   CLAUDE_REGISTRATION, TestProvider, authorizeUrl, clientAuth, connectOAuth, cookiesOf, get, pkce,
   postSignIn, rawFlow, register, requestIdOf, signIn, tokenRequest,
@@ -221,6 +222,27 @@ describe('OAuth: claude.ai over raw HTTP', () => {
     assert.equal((await mcpStatus(srv, t.access_token)).status, 401);
     const again = await tokenRequest(srv, { grant_type: 'refresh_token', refresh_token: t.refresh_token, client_id: claude.client_id, client_secret: claude.client_secret });
     assert.equal(again.status, 200, again.text);
+  });
+
+  it('every revocation path ends the token on the next request of an open session: /revoke, sandboxctl, a row deleted with sqlite3', async () => {
+    // The token and the session are read in one transaction per request:
+    // each request sees what was committed before it, by any process.
+    const ctl = (args) => execFileP(join(srv.bin, 'sandboxctl'), args, { env: { ...process.env, ...SANITIZER_ENV, SANDBOX_ENV_FILE: srv.envFile } });
+    const ways = {
+      '/revoke': (t) => tokenRequest(srv, { token: t.access_token, client_id: claude.client_id, client_secret: claude.client_secret }, { path: '/revoke' }),
+      'sandboxctl tokens revoke': async () => ctl(['tokens', 'revoke', await sql(srv, 'select max(id) from oauth_grant')]),
+      'sqlite3 DELETE': (t) => sql(srv, `delete from oauth_token where kind = 'access' and grant_id = (select max(id) from oauth_grant)`).then(() => t),
+    };
+    for (const [how, revoke] of Object.entries(ways)) {
+      const { tokens: t } = await rawFlow(srv, claude);
+      const me = { ...srv, key: t.access_token };
+      const sess = await openSession(me);
+      for (let i = 0; i < 3; i++) assert.equal((await call(me, sess, 'tools/list')).status, 200, how);
+      await revoke(t);
+      const r = await call(me, sess, 'tools/list');
+      assert.equal(r.status, 401, `${how}: ${r.text}`);
+      assert.match(r.headers.get('www-authenticate') ?? '', /invalid_token/);
+    }
   });
 
   it('client_secret_basic clients, and Claude Code style loopback clients on any port', async () => {
