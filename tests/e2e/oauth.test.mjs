@@ -238,6 +238,15 @@ describe('OAuth: claude.ai over raw HTTP', () => {
       const me = { ...srv, key: t.access_token };
       const sess = await openSession(me);
       for (let i = 0; i < 3; i++) assert.equal((await call(me, sess, 'tools/list')).status, 200, how);
+      if (how === '/revoke') {
+        // last_used, written after the lookups when a minute has passed.
+        const old = Math.floor(Date.now() / 1000) - 120;
+        await sql(srv, `update oauth_grant set last_used = ${old} where id = (select max(id) from oauth_grant); update session set last_used = ${old}`);
+        assert.equal((await call(me, sess, 'tools/list')).status, 200);
+        const [g, n] = (await sql(srv, `select (select last_used from oauth_grant where id = (select max(id) from oauth_grant)), (select count(*) from session where last_used = ${old})`)).split('|').map(Number);
+        assert.ok(g > old, `the grant's last_used was written (${g})`);
+        assert.ok(n < Number(await sql(srv, 'select count(*) from session')), "this session's last_used was written");
+      }
       await revoke(t);
       const r = await call(me, sess, 'tools/list');
       assert.equal(r.status, 401, `${how}: ${r.text}`);
