@@ -29,12 +29,6 @@
 #define BODY_MAX	(1024 * 1024)	/* commands are capped lower, in the tool */
 #define BATCH_MAX	32
 
-/* The request's session, looked up with its token (handle). */
-struct seen {
-	int	rc;		/* session_find's; -2 when not looked up */
-	char	version[32];
-};
-
 /* Send a JSON-RPC error as a whole HTTP response. */
 static void
 rpc_fail(struct http_req *r, int status, struct json_object *id, int code,
@@ -193,7 +187,7 @@ do_modern(struct http_req *r, const struct config *cfg, struct db *db,
 
 static void
 do_post(struct http_req *r, const struct config *cfg, struct db *db,
-    const struct auth_info *who, const struct seen *seen)
+    const struct auth_info *who)
 {
 	const char		*accept = http_header(r, "Accept");
 	const char		*sid = http_header(r, "Mcp-Session-Id");
@@ -207,7 +201,7 @@ do_post(struct http_req *r, const struct config *cfg, struct db *db,
 	struct mcp_call		 call;
 	struct mcp_msg		 m;
 	struct error		 err;
-	const char		*version = seen->version;
+	char			 version[32];
 
 	if (accept == NULL || *accept == '\0')
 		accept = "*/*";
@@ -262,7 +256,8 @@ do_post(struct http_req *r, const struct config *cfg, struct db *db,
 		    "(send initialize first)");
 		goto out;
 	}
-	switch (seen->rc) {
+	switch (session_lookup(db, sid, cfg->session_ttl, auth_owner(who), version,
+	    sizeof(version))) {
 	case 1:
 		break;
 	case 0:
@@ -364,11 +359,7 @@ handle(struct http_req *r, const struct config *cfg, struct db *db)
 {
 	const char		*method = http_method(r);
 	const char		*origin = http_header(r, "Origin");
-	const char		*sid = http_header(r, "Mcp-Session-Id");
 	struct auth_info	 who;
-	struct seen		 seen = { .rc = -2 };
-	bool			 touch = false, txn;
-	int			 rc;
 
 	if (strcmp(http_path(r), "/mcp") != 0) {
 		http_send_error(r, 404, "Not found.");
@@ -379,28 +370,11 @@ handle(struct http_req *r, const struct config *cfg, struct db *db)
 		http_send_error(r, 403, "Origin not allowed.");
 		return;
 	}
-	/*
-	 * The token and the session a POST names are looked up in one read
-	 * transaction: one snapshot and one WAL read lock, not two. Whether
-	 * the session is needed is known only once the body is read (mcp_era_of);
-	 * a lookup not needed costs one indexed read. The touches (last_used,
-	 * once a minute) are writes: after the transaction.
-	 */
-	txn = db_read_begin(db) == 0;
-	rc = auth_bearer(r, cfg, db, &who);
-	if (rc == 0 && sid != NULL && strcmp(method, "POST") == 0)
-		seen.rc = session_find(db, sid, cfg->session_ttl,
-		    auth_owner(&who), seen.version, sizeof(seen.version), &touch);
-	if (txn)
-		db_read_end(db);
-	if (rc == -1)
+	if (auth_bearer(r, cfg, db, &who) == -1)
 		return;
-	auth_touch(db, &who);
-	if (touch)
-		session_touch(db, sid);
 	cleanup_maybe(cfg);	/* FILE_TTL pass, hourly, in the background */
 	if (strcmp(method, "POST") == 0)
-		do_post(r, cfg, db, &who, &seen);
+		do_post(r, cfg, db, &who);
 	else if (strcmp(method, "DELETE") == 0)
 		do_delete(r, cfg, db);
 	else {

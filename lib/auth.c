@@ -72,23 +72,13 @@ token_lookup(const struct config *cfg, struct db *db, const char *tok,
 	rc = 1;
 	/*
 	 * For operators (oauth_live_grants.last_used), at most once a minute;
-	 * the write only when due (auth_touch), so most requests stay reads.
+	 * the write only when due, so most requests stay reads.
 	 */
 	if (t.last_used < now - 60)
-		who->touch_grant = t.grant_id;
+		db_exec(db, STMT_GRANT_TOUCH, "iii", now, t.grant_id, now - 60);
 out:
 	oauth_access_clear(&t);
 	return rc;
-}
-
-void
-auth_touch(struct db *db, const struct auth_info *who)
-{
-	long long now = (long long)time(NULL);
-
-	if (who->touch_grant > 0)
-		db_exec(db, STMT_GRANT_TOUCH, "iii", now, who->touch_grant,
-		    now - 60);
 }
 
 const char *

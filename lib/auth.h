@@ -22,7 +22,6 @@ struct auth_info {
 	char	client_id[128];	/* OAuth client, or "api-key" */
 	char	client_name[128];
 	char	owner[OWNER_MAX];	/* whose sign-in: "operator" or a key's name */
-	long long touch_grant;		/* grant whose last_used is due; 0 none */
 };
 
 /*
@@ -32,15 +31,8 @@ struct auth_info {
  */
 const char *auth_owner(const struct auth_info *who);
 
-/*
- * 0 when the request may proceed, -1 when a 401 was sent. Writes nothing,
- * so it may run inside a read transaction (db_read_begin): the grant's
- * last_used, when due, is written by auth_touch afterwards.
- */
+/* 0 when the request may proceed, -1 when a 401 was sent. */
 int	auth_bearer(struct http_req *, const struct config *, struct db *,
 	    struct auth_info *);
-
-/* Mark the grant of who used (oauth_live_grants.last_used), when due. */
-void	auth_touch(struct db *, const struct auth_info *);
 
 #endif

@@ -406,10 +406,6 @@ static const char *const sql[STMT__MAX] = {
 	[STMT_UPLOAD_FINISH] =
 	    "UPDATE upload SET finished = ?, state = ?, stored = ?, size = ?, "
 	    "message = ? WHERE id = ?",
-	[STMT_READ_BEGIN] =
-	    "BEGIN DEFERRED",
-	[STMT_READ_END] =
-	    "COMMIT",
 };
 
 struct db_q {
@@ -640,22 +636,6 @@ db_rollback(struct db *db)
 {
 	if (!sqlite3_get_autocommit(db->h))
 		simple(db, "ROLLBACK");
-}
-
-int
-db_read_begin(struct db *db)
-{
-	if (!sqlite3_get_autocommit(db->h))
-		return -1;	/* already in one: the caller's, not ours */
-	return db_exec(db, STMT_READ_BEGIN, NULL) < 0 ? -1 : 0;
-}
-
-void
-db_read_end(struct db *db)
-{
-	if (!sqlite3_get_autocommit(db->h) &&
-	    db_exec(db, STMT_READ_END, NULL) < 0)
-		db_rollback(db);
 }
 
 long long

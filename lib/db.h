@@ -184,8 +184,6 @@ enum db_stmt {
 	STMT_UPLINK_PRUNE,	/* min_expires */
 	STMT_UPLOAD_INSERT,	/* link_id, client_id, remote_addr, method, name, started */
 	STMT_UPLOAD_FINISH,	/* finished, state, stored, size, message, id */
-	STMT_READ_BEGIN,	/* db_read_begin */
-	STMT_READ_END,		/* db_read_end */
 	STMT__MAX
 };
 
@@ -241,17 +239,6 @@ int	db_get_text(struct db *, enum db_stmt, char *out, size_t n,
 int	db_begin(struct db *);
 int	db_commit(struct db *);
 void	db_rollback(struct db *);
-
-/*
- * Several lookups in one read transaction (a deferred BEGIN): one snapshot
- * and one WAL read lock for all of them, where each statement on its own
- * takes and drops its own. Nothing may be written in between (a write
- * would upgrade late and could fail at once with SQLITE_BUSY); end it
- * before any write. db_read_begin returns 0 or -1; db_read_end is a no-op
- * outside a transaction.
- */
-int	db_read_begin(struct db *);
-void	db_read_end(struct db *);
 
 /* rowid of the last insert on this connection. */
 long long db_last_id(struct db *);

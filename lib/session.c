@@ -41,8 +41,8 @@ session_create(struct db *db, long ttl, const char *version,
 }
 
 int
-session_find(struct db *db, const char *id, long ttl, const char *owner,
-    char *version, size_t vsz, bool *touch)
+session_lookup(struct db *db, const char *id, long ttl, const char *owner,
+    char *version, size_t vsz)
 {
 	char		 hash[CRYPTO_SHA256_HEX];
 	struct db_q	*q;
@@ -50,7 +50,6 @@ session_find(struct db *db, const char *id, long ttl, const char *owner,
 	long long	 now = (long long)time(NULL), last = now;
 	int		 rc;
 
-	*touch = false;
 	if (!session_id_valid(id))
 		return 0;
 	crypto_sha256_hex(id, strlen(id), hash);
@@ -73,30 +72,9 @@ session_find(struct db *db, const char *id, long ttl, const char *owner,
 	}
 	db_done(q);
 	/* A write only when the touch is due: most requests stay reads. */
-	*touch = rc == 1 && last < now - TOUCH_EVERY;
-	return rc;
-}
-
-void
-session_touch(struct db *db, const char *id)
-{
-	char		hash[CRYPTO_SHA256_HEX];
-	long long	now = (long long)time(NULL);
-
-	crypto_sha256_hex(id, strlen(id), hash);
-	db_exec(db, STMT_SESSION_TOUCH, "iti", now, hash, now - TOUCH_EVERY);
-}
-
-int
-session_lookup(struct db *db, const char *id, long ttl, const char *owner,
-    char *version, size_t vsz)
-{
-	bool	touch;
-	int	rc;
-
-	if ((rc = session_find(db, id, ttl, owner, version, vsz, &touch)) == 1 &&
-	    touch)
-		session_touch(db, id);
+	if (rc == 1 && last < now - TOUCH_EVERY)
+		db_exec(db, STMT_SESSION_TOUCH, "iti", now, hash,
+		    now - TOUCH_EVERY);
 	return rc;
 }
 

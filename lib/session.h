@@ -8,7 +8,6 @@
 #ifndef CS_SESSION_H
 #define CS_SESSION_H
 
-#include <stdbool.h>
 #include <stddef.h>
 
 #include "error.h"
@@ -33,16 +32,6 @@ int	session_create(struct db *, long ttl, const char *protocol_version,
  */
 int	session_lookup(struct db *, const char *id, long ttl, const char *owner,
 	    char *version, size_t vsz);
-
-/*
- * session_lookup in two steps, for a caller that looks up more in one read
- * transaction (db_read_begin): session_find writes nothing and sets *touch
- * when last_used is due for a write; session_touch makes that write, after
- * the transaction.
- */
-int	session_find(struct db *, const char *id, long ttl, const char *owner,
-	    char *version, size_t vsz, bool *touch);
-void	session_touch(struct db *, const char *id);
 
 /* End a session. 1 when it existed, 0 when unknown, -1 on error. */
 int	session_delete(struct db *, const char *id);
