@@ -225,8 +225,8 @@ describe('OAuth: claude.ai over raw HTTP', () => {
   });
 
   it('every revocation path ends the token on the next request of an open session: /revoke, sandboxctl, a row deleted with sqlite3', async () => {
-    // The token and the session are read in one transaction per request:
-    // each request sees what was committed before it, by any process.
+    // Nothing about a token is kept between requests: each request sees
+    // what was committed before it, by any process.
     const ctl = (args) => execFileP(join(srv.bin, 'sandboxctl'), args, { env: { ...process.env, ...SANITIZER_ENV, SANDBOX_ENV_FILE: srv.envFile } });
     const ways = {
       '/revoke': (t) => tokenRequest(srv, { token: t.access_token, client_id: claude.client_id, client_secret: claude.client_secret }, { path: '/revoke' }),
