@@ -5,14 +5,16 @@
  * long streamed response blocks only its own thread. They call accept()
  * at once, without the mutex of libfcgi's threaded example: Linux wakes
  * one waiter per connection (an exclusive wait), and a lock around accept
- * cost two futex calls and a thread switch per request under load. Threads start on demand:
- * one at first, and another whenever a thread takes a request while none is
- * left waiting for the next, until nthreads; they stay until SIGTERM. An
- * idle server so keeps one or two threads (their stacks, their database
- * connection, their malloc arena) rather than nthreads. Signals: SIGTERM and SIGINT are
- * blocked everywhere and taken by a sigwait thread, which sets the stop flag
- * and shuts the listening socket down to wake the thread blocked in accept
- * (libfcgi's own handler would let a streaming request run forever).
+ * cost two futex calls and a thread switch per request under load; on
+ * SIGTERM, shutdown() of the listening socket wakes them all (EINVAL).
+ * Threads start on demand: one at first, and another whenever a thread
+ * takes a request while none is left waiting for the next, until nthreads;
+ * they stay until SIGTERM. An idle server so keeps one or two threads
+ * (their stacks, their database connection, their malloc arena) rather
+ * than nthreads. Signals: SIGTERM and SIGINT are blocked everywhere and
+ * taken by a sigwait thread, which sets the stop flag and shuts the
+ * listening socket down to wake the threads blocked in accept (libfcgi's
+ * own handler would let a streaming request run forever).
  */
 #include <ctype.h>
 #include <errno.h>
