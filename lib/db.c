@@ -728,14 +728,28 @@ db_set_cache_kib(long kib)
 		cache_kib = kib;
 }
 
+/*
+ * Before the first connection: no allocation statistics. With them on (the
+ * default), every sqlite3_malloc takes one process-wide mutex, which the
+ * worker threads then queue on (sqlite3_config, SQLITE_CONFIG_MEMSTATUS);
+ * nothing here reads them.
+ */
+static void
+sqlite_global_init(void)
+{
+	(void)sqlite3_config(SQLITE_CONFIG_MEMSTATUS, 0);
+}
+
 int
 db_open(const char *path, struct db **out, struct error *err)
 {
-	struct db	*db;
-	char		 cache[64];
-	int		 rc;
+	static pthread_once_t	 once = PTHREAD_ONCE_INIT;
+	struct db		*db;
+	char			 cache[64];
+	int			 rc;
 
 	*out = NULL;
+	pthread_once(&once, sqlite_global_init);
 	if ((db = calloc(1, sizeof(*db))) == NULL ||
 	    (db->path = strdup(path)) == NULL) {
 		free(db);

@@ -1,16 +1,20 @@
 /*
  * http.c: requests and responses over libfcgi, and the accept loop.
  *
- * Concurrency: up to nthreads threads each loop on FCGX_Accept_r with a
- * mutex around accept (as libfcgi's threaded example does), so a long
- * streamed response blocks only its own thread. Threads start on demand:
- * one at first, and another whenever a thread takes a request while none is
- * left waiting for the next, until nthreads; they stay until SIGTERM. An
- * idle server so keeps one or two threads (their stacks, their database
- * connection, their malloc arena) rather than nthreads. Signals: SIGTERM and SIGINT are
- * blocked everywhere and taken by a sigwait thread, which sets the stop flag
- * and shuts the listening socket down to wake the thread blocked in accept
- * (libfcgi's own handler would let a streaming request run forever).
+ * Concurrency: up to nthreads threads each loop on FCGX_Accept_r, so a
+ * long streamed response blocks only its own thread. They call accept()
+ * at once, without the mutex of libfcgi's threaded example: Linux wakes
+ * one waiter per connection (an exclusive wait), and a lock around accept
+ * cost two futex calls and a thread switch per request under load; on
+ * SIGTERM, shutdown() of the listening socket wakes them all (EINVAL).
+ * Threads start on demand: one at first, and another whenever a thread
+ * takes a request while none is left waiting for the next, until nthreads;
+ * they stay until SIGTERM. An idle server so keeps one or two threads
+ * (their stacks, their database connection, their malloc arena) rather
+ * than nthreads. Signals: SIGTERM and SIGINT are blocked everywhere and
+ * taken by a sigwait thread, which sets the stop flag and shuts the
+ * listening socket down to wake the threads blocked in accept (libfcgi's
+ * own handler would let a streaming request run forever).
  */
 #include <ctype.h>
 #include <errno.h>
@@ -50,6 +54,7 @@ struct http_req {
 	bool		 gone;
 	bool		 ended;		/* handed back early (http_end) */
 	bool		 direct;	/* large writes began (put_direct) */
+	long		 rcvtimeo_ms;	/* SO_RCVTIMEO set on the connection; 0 none */
 	char		*body;
 	char		*path;
 };
@@ -57,7 +62,6 @@ struct http_req {
 static atomic_bool	 stopping;
 static atomic_bool	 serving_cgi = true;	/* until http_serve knows */
 static atomic_int	 body_deadline = HTTP_BODY_DEADLINE;
-static pthread_mutex_t	 accept_lock = PTHREAD_MUTEX_INITIALIZER;
 
 #define THREAD_STACK	(512 * 1024)
 
@@ -161,6 +165,24 @@ http_remote_addr(struct http_req *r)
 }
 
 /*
+ * The connection's read deadline (SO_RCVTIMEO), a system call only when it
+ * changes. FastCGI only: in plain CGI there is no socket.
+ */
+static void
+rcvtimeo(struct http_req *r, long ms)
+{
+	struct timeval	tv;
+
+	if (r->fcgx.out == NULL || r->fcgx.ipcFd < 0 || r->rcvtimeo_ms == ms)
+		return;
+	tv.tv_sec = (time_t)(ms / 1000);
+	tv.tv_usec = (suseconds_t)(ms % 1000) * 1000;
+	if (setsockopt(r->fcgx.ipcFd, SOL_SOCKET, SO_RCVTIMEO, &tv,
+	    sizeof(tv)) == 0)
+		r->rcvtimeo_ms = ms;
+}
+
+/*
  * A streamed body (uploads) may take as long as it takes to arrive, but
  * each read waits at most SANDBOX_BODY_DEADLINE seconds for the next
  * bytes: a stalled upload ends (0, short of its length) and frees the
@@ -170,14 +192,12 @@ http_remote_addr(struct http_req *r)
 long
 http_read(struct http_req *r, void *buf, size_t len)
 {
-	struct timeval	 tv = { atomic_load(&body_deadline), 0 };
-	int		 n;
+	int	n;
 
 	if (len > INT_MAX)
 		len = INT_MAX;
-	if (r->fcgx.ipcFd >= 0)
-		(void)setsockopt(r->fcgx.ipcFd, SOL_SOCKET, SO_RCVTIMEO, &tv,
-		    sizeof(tv));
+	/* The same wait each time: set once on the connection. */
+	rcvtimeo(r, (long)atomic_load(&body_deadline) * 1000);
 	n = FCGX_GetStr(buf, (int)len, r->in);
 	return n > 0 ? n : 0;
 }
@@ -291,20 +311,20 @@ body_src_read(void *arg, char *buf, int n)
 {
 	struct body_src	*b = arg;
 	struct timespec	 now;
-	struct timeval	 tv;
 	long long	 left_ms;
-	int		 got, fd = b->r->fcgx.ipcFd;
+	int		 got;
 
 	clock_gettime(CLOCK_MONOTONIC, &now);
 	left_ms = (long long)(b->deadline.tv_sec - now.tv_sec) * 1000 +
 	    (b->deadline.tv_nsec - now.tv_nsec) / 1000000;
 	if (left_ms <= 0)
 		return -1;
-	if (fd >= 0) {
-		tv.tv_sec = (time_t)(left_ms / 1000);
-		tv.tv_usec = (suseconds_t)(left_ms % 1000) * 1000;
-		(void)setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv));
-	}
+	/*
+	 * Set again only when the wait already set would overshoot what is
+	 * left by more than a second: one system call for most bodies.
+	 */
+	if (b->r->rcvtimeo_ms == 0 || b->r->rcvtimeo_ms > left_ms + 1000)
+		rcvtimeo(b->r, (long)left_ms);
 	got = FCGX_GetStr(buf, n, b->r->in);
 	if (got <= 0 && FCGX_GetError(b->r->in) != 0)
 		return -1;
@@ -323,8 +343,7 @@ http_body(struct http_req *r, size_t max, const char **body, size_t *len,
     int *status)
 {
 	struct body_src	 src;
-	struct timeval	 none = { 0, 0 };
-	char		*buf;
+	char		*buf, c;
 	int		 rc;
 
 	*body = NULL;
@@ -334,10 +353,19 @@ http_body(struct http_req *r, size_t max, const char **body, size_t *len,
 	src.deadline.tv_sec += atomic_load(&body_deadline);
 	rc = http_body_read(http_param(r, "CONTENT_LENGTH"), max, body_src_read,
 	    &src, &buf, len, status);
-	/* Responses may take as long as they need: no read deadline after. */
-	if (r->fcgx.ipcFd >= 0)
-		(void)setsockopt(r->fcgx.ipcFd, SOL_SOCKET, SO_RCVTIMEO, &none,
-		    sizeof(none));
+	/*
+	 * FastCGI: read on to the end of the input stream (the empty
+	 * FCGI_STDIN record, FastCGI 1.0 §5.3), which is almost always in
+	 * libfcgi's buffer already. The connection can then be closed
+	 * without lingering (finish below). More bytes than CONTENT_LENGTH
+	 * are refused.
+	 */
+	if (rc == 0 && r->fcgx.out != NULL && !r->in->isClosed &&
+	    body_src_read(&src, &c, 1) > 0) {
+		free(buf);
+		*status = 400;
+		rc = -1;
+	}
 	if (rc == -1) {
 		if (*status == 408)
 			log_warn("request body cut: stalled or incomplete after "
@@ -560,6 +588,28 @@ http_flush(struct http_req *r)
 	return 0;
 }
 
+/*
+ * End the FastCGI request (FCGX_Finish_r). libfcgi closes a connection by
+ * shutting its side down and reading until the web server closes (at most
+ * 2 s): a lingering close, so that input still unread cannot reset the
+ * connection before the web server has read the response. When the input
+ * was read to its end, nothing more can come, and a plain close does:
+ * three system calls and a wait less per request. libfcgi closes plainly a
+ * request marked detached (fcgiapp.h), and the mark is cleared with it.
+ */
+static void
+finish(struct http_req *r)
+{
+	/* A kept connection reads the next request without a deadline. */
+	if (r->fcgx.keepConnection)
+		rcvtimeo(r, 0);
+	else if (r->fcgx.in != NULL && r->fcgx.in->isClosed &&
+	    FCGX_GetError(r->fcgx.in) == 0)
+		r->fcgx.detached = 1;
+	FCGX_Finish_r(&r->fcgx);
+	r->rcvtimeo_ms = 0;
+}
+
 void
 http_end(struct http_req *r)
 {
@@ -588,7 +638,7 @@ http_end(struct http_req *r)
 	 * streams and parameters are freed, so every later read or write of
 	 * this request finds nothing (gone, no headers).
 	 */
-	FCGX_Finish_r(&r->fcgx);
+	finish(r);
 	r->ended = r->gone = true;
 	r->envp = NULL;
 	r->in = r->out = NULL;
@@ -745,9 +795,7 @@ worker(void *arg)
 		int	rc;
 		bool	more;
 
-		pthread_mutex_lock(&accept_lock);
 		rc = http_stopping() ? -1 : FCGX_Accept_r(&r->fcgx);
-		pthread_mutex_unlock(&accept_lock);
 		if (rc < 0 || http_stopping()) {
 			if (rc >= 0)
 				FCGX_Finish_r(&r->fcgx);
@@ -771,7 +819,7 @@ worker(void *arg)
 		pthread_mutex_lock(&ctx->pool_lock);
 		ctx->idle++;
 		pthread_mutex_unlock(&ctx->pool_lock);
-		FCGX_Finish_r(&r->fcgx);	/* a no-op after http_end */
+		finish(r);	/* a no-op after http_end */
 	}
 	FCGX_Free(&r->fcgx, 1);
 	free(r);

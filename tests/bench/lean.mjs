@@ -5,7 +5,9 @@
 //   1. tools/list and ping at 8 concurrent connections (wrk, a real OAuth
 //      access token): requests per second, p99, and the server's CPU per
 //      request (utime + stime from /proc of lighttpd and every program, or
-//      of the Node process, before and after);
+//      of the Node process, before and after), the web server's share and
+//      the programs' share separately (the programs are the part that is
+//      ours; the sum is what the host pays);
 //   2. memory: PSS (/proc/PID/smaps_rollup) of lighttpd and every program,
 //      idle and under the load, per program; RSS at each repetition (flat);
 //      Caddy's own memory separately;
@@ -91,7 +93,10 @@ function script(dir, file, method, token, sess) {
 // One wrk run against one server: rate, p99, CPU per request, memory mid-run.
 async function load(target, method, sampleMem) {
   const pids = target.pids();
+  const web = pids.slice(0, 1); // lighttpd, or the Node process
+  const progs = pids.slice(1);
   const c0 = cpuOf(pids);
+  const w0 = cpuOf(web);
   const args = ['-t', '2', '-c', '8', '-d', `${SECONDS}s`, '--latency', '-s', target.scripts[method], target.url];
   const run = execFileP('wrk', args, { maxBuffer: 1 << 20 });
   let during = null;
@@ -101,10 +106,11 @@ async function load(target, method, sampleMem) {
   }
   const { stdout } = await run;
   const c1 = cpuOf(pids);
+  const w1 = cpuOf(web);
   const m = /BENCH requests=(\d+) non2xx=(\d+) errors=(\d+) p99us=(\d+)/.exec(stdout);
   const n = Number(m[1]);
   if (Number(m[2]) || Number(m[3])) throw new Error(`${target.label} ${method}: ${m[2]} non-2xx, ${m[3]} socket errors`);
-  return { rate: Number(/Requests\/sec:\s+([\d.]+)/.exec(stdout)[1]), p99: Number(m[4]) / 1000, cpu: (c1 - c0) / n, n, during };
+  return { rate: Number(/Requests\/sec:\s+([\d.]+)/.exec(stdout)[1]), p99: Number(m[4]) / 1000, cpu: (c1 - c0) / n, web: (w1 - w0) / n, progs: (c1 - c0 - (w1 - w0)) / n, n, during };
 }
 
 async function startReference(container) {
@@ -236,14 +242,19 @@ async function main() {
       const n = res.node[method];
       console.log(`${method === 'tools/list' ? 1 : 2}. ${method}, 8 concurrent`);
       console.log(`   code-sandbox:   rate ${spread(o.map((r) => r.rate), (x) => x.toFixed(0))} req/s; p99 ${spread(o.map((r) => r.p99))} ms; server CPU ${spread(o.map((r) => r.cpu), (x) => x.toFixed(3))} ms/request`);
+      console.log(`     of which lighttpd ${spread(o.map((r) => r.web), (x) => x.toFixed(3))} ms/request, the programs ${spread(o.map((r) => r.progs), (x) => x.toFixed(3))} ms/request`);
       console.log(`   Node reference: rate ${spread(n.map((r) => r.rate), (x) => x.toFixed(0))} req/s; p99 ${spread(n.map((r) => r.p99))} ms; server CPU ${spread(n.map((r) => r.cpu), (x) => x.toFixed(3))} ms/request`);
       const ratios = o.map((r, i) => r.cpu / n[i].cpu);
-      console.log(`   CPU per request, ours / Node, per repetition: ${ratios.map((x) => x.toFixed(3)).join(', ')}; ${spread(ratios, (x) => x.toFixed(3))}`);
+      console.log(`   CPU per request, ours (lighttpd + programs) / Node, per repetition: ${ratios.map((x) => x.toFixed(3)).join(', ')}; ${spread(ratios, (x) => x.toFixed(3))}`);
+      const pr = o.map((r, i) => r.progs / n[i].cpu);
+      console.log(`   CPU per request, the programs alone / Node, per repetition: ${pr.map((x) => x.toFixed(3)).join(', ')}; ${spread(pr, (x) => x.toFixed(3))}`);
       console.log(`   rate, ours / Node: ${spread(o.map((r, i) => r.rate / n[i].rate))}`);
       const b = res.base[method];
       if (b.length) {
         console.log(`   base build:     rate ${spread(b.map((r) => r.rate), (x) => x.toFixed(0))} req/s; p99 ${spread(b.map((r) => r.p99))} ms; server CPU ${spread(b.map((r) => r.cpu), (x) => x.toFixed(3))} ms/request`);
-        console.log(`   CPU per request, ours / base build: ${spread(o.map((r, i) => r.cpu / b[i].cpu), (x) => x.toFixed(3))}`);
+        console.log(`     of which lighttpd ${spread(b.map((r) => r.web), (x) => x.toFixed(3))} ms/request, the programs ${spread(b.map((r) => r.progs), (x) => x.toFixed(3))} ms/request`);
+        console.log(`   CPU per request, ours / base build: ${spread(o.map((r, i) => r.cpu / b[i].cpu), (x) => x.toFixed(3))}; the programs alone: ${spread(o.map((r, i) => r.progs / b[i].progs), (x) => x.toFixed(3))}`);
+        console.log(`   base build / Node: ${spread(b.map((r, i) => r.cpu / n[i].cpu), (x) => x.toFixed(3))}; its programs alone / Node: ${spread(b.map((r, i) => r.progs / n[i].cpu), (x) => x.toFixed(3))}`);
       }
       console.log('');
     }

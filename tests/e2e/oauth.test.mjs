@@ -7,8 +7,9 @@ import { describe, it, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { execFile } from 'node:child_process';
 import { promisify } from 'node:util';
-import { startServer, sleep } from './lib/server.mjs';
-import { http, initializeBody } from './lib/client.mjs';
+import { join } from 'node:path';
+import { startServer, sleep, SANITIZER_ENV } from './lib/server.mjs';
+import { call, http, initializeBody, openSession } from './lib/client.mjs';
 import {
   CLAUDE_REGISTRATION, TestProvider, authorizeUrl, clientAuth, connectOAuth, cookiesOf, get, pkce,
   postSignIn, rawFlow, register, requestIdOf, signIn, tokenRequest,
@@ -221,6 +222,36 @@ describe('OAuth: claude.ai over raw HTTP', () => {
     assert.equal((await mcpStatus(srv, t.access_token)).status, 401);
     const again = await tokenRequest(srv, { grant_type: 'refresh_token', refresh_token: t.refresh_token, client_id: claude.client_id, client_secret: claude.client_secret });
     assert.equal(again.status, 200, again.text);
+  });
+
+  it('every revocation path ends the token on the next request of an open session: /revoke, sandboxctl, a row deleted with sqlite3', async () => {
+    // Nothing about a token is kept between requests: each request sees
+    // what was committed before it, by any process.
+    const ctl = (args) => execFileP(join(srv.bin, 'sandboxctl'), args, { env: { ...process.env, ...SANITIZER_ENV, SANDBOX_ENV_FILE: srv.envFile } });
+    const ways = {
+      '/revoke': (t) => tokenRequest(srv, { token: t.access_token, client_id: claude.client_id, client_secret: claude.client_secret }, { path: '/revoke' }),
+      'sandboxctl tokens revoke': async () => ctl(['tokens', 'revoke', await sql(srv, 'select max(id) from oauth_grant')]),
+      'sqlite3 DELETE': (t) => sql(srv, `delete from oauth_token where kind = 'access' and grant_id = (select max(id) from oauth_grant)`).then(() => t),
+    };
+    for (const [how, revoke] of Object.entries(ways)) {
+      const { tokens: t } = await rawFlow(srv, claude);
+      const me = { ...srv, key: t.access_token };
+      const sess = await openSession(me);
+      for (let i = 0; i < 3; i++) assert.equal((await call(me, sess, 'tools/list')).status, 200, how);
+      if (how === '/revoke') {
+        // last_used, written after the lookups when a minute has passed.
+        const old = Math.floor(Date.now() / 1000) - 120;
+        await sql(srv, `update oauth_grant set last_used = ${old} where id = (select max(id) from oauth_grant); update session set last_used = ${old}`);
+        assert.equal((await call(me, sess, 'tools/list')).status, 200);
+        const [g, n] = (await sql(srv, `select (select last_used from oauth_grant where id = (select max(id) from oauth_grant)), (select count(*) from session where last_used = ${old})`)).split('|').map(Number);
+        assert.ok(g > old, `the grant's last_used was written (${g})`);
+        assert.ok(n < Number(await sql(srv, 'select count(*) from session')), "this session's last_used was written");
+      }
+      await revoke(t);
+      const r = await call(me, sess, 'tools/list');
+      assert.equal(r.status, 401, `${how}: ${r.text}`);
+      assert.match(r.headers.get('www-authenticate') ?? '', /invalid_token/);
+    }
   });
 
   it('client_secret_basic clients, and Claude Code style loopback clients on any port', async () => {
