@@ -53,6 +53,16 @@ function cpuMs(pid) {
   }
 }
 const cpuOf = (pids) => pids.reduce((t, p) => t + cpuMs(p), 0);
+/* Bytes a process wrote by system calls (/proc/PID/io wchar): the web server
+ * writes each body byte to the client once, and again when it goes through
+ * a temporary file (lighttpd past 64 KiB held); sendfile counts once. */
+function wchar(pid) {
+  try {
+    return Number(/^wchar:\s+(\d+)/m.exec(readFileSync(`/proc/${pid}/io`, 'utf8'))?.[1] ?? 0);
+  } catch {
+    return 0;
+  }
+}
 /* CPU of this process's waited-for children (curl). */
 function childCpuMs() {
   const s = readFileSync('/proc/self/stat', 'utf8');
@@ -118,6 +128,7 @@ async function download(t, dockerd) {
   const e0 = cpuOf(dockerd);
   const w0 = cpuMs(t.webPid);
   const p0 = cpuMs(t.pid);
+  const io0 = wchar(t.webPid);
   const sampler = setInterval(() => {
     try {
       t.maxRss = Math.max(t.maxRss, status(t.pid).rss);
@@ -131,6 +142,8 @@ async function download(t, dockerd) {
   d.engine = perGB(cpuOf(dockerd) - e0, d.bytes);
   d.web = perGB(cpuMs(t.webPid) - w0, d.bytes);
   d.prog = perGB(cpuMs(t.pid) - p0, d.bytes);
+  // What the web server wrote past the body and its headers: temporary files.
+  d.spill = Math.max(0, wchar(t.webPid) - io0 - d.bytes - 4096);
   d.ours = d.web + d.prog;
   t.dl.push(d);
   return d;
@@ -145,6 +158,7 @@ function report(t, web, label, raw) {
   console.log(`     ${dl.map((r) => mbps(r).toFixed(0)).join(', ')} MB/s; median ${median(dl.map(mbps)).toFixed(0)} MB/s`);
   console.log(`     ratio to the raw API, per pair ${ratios.map((x) => x.toFixed(2)).join(', ')}: ${spread(ratios)}; of the medians ${(median(dl.map(mbps)) / median(raw.map(mbps))).toFixed(2)}`);
   console.log(`     CPU per GB (median, min–max): dockerd ${spread(dl.map((r) => r.engine), (x) => x.toFixed(0))} ms; ${web} ${spread(dl.map((r) => r.web), (x) => x.toFixed(0))} ms; dl ${spread(dl.map((r) => r.prog), (x) => x.toFixed(0))} ms; curl ${spread(dl.map((r) => r.client), (x) => x.toFixed(0))} ms`);
+  console.log(`     ${web} wrote to temporary files: ${spread(dl.map((r) => r.spill / 1e6), (x) => x.toFixed(0))} MB per download (/proc/PID/io wchar less the body)`);
   console.log(`     /dl memory: pid ${t.pid} VmHWM before ${(t.before.hwm / 1024).toFixed(1)} MB, after ${(after.hwm / 1024).toFixed(1)} MB (grew ${((after.hwm - t.before.hwm) / 1024).toFixed(1)} MB while sending ${((dl.length * t.size) / 1e9).toFixed(1)} GB); highest RSS sampled ${(t.maxRss / 1024).toFixed(1)} MB`);
   return ratios;
 }
