@@ -429,7 +429,13 @@ http_header_add(struct http_req *r, const char *name, const char *value)
  * than 2556, and about 40% less of lighttpd's CPU per GB). With 32 KiB
  * asked (the kernel doubles it) each read stays within the window; a
  * smaller one doubles lighttpd's reads (and measured 1.4x lighttpd's and
- * dl's CPU per GB).
+ * dl's CPU per GB). Caddy ("Caddy/" in SERVER_SOFTWARE, which its FastCGI
+ * transport always sends) holds no window: with the kernel's default send
+ * buffer it finds whole records at each read rather than waiting on half
+ * ones, and spent 0.7x the CPU per GB (caddy 780 against 1120 ms, dl 540
+ * against 660). Any other server gets the small buffer, which is safe with
+ * every way of buffering. (lighttpd's SERVER_SOFTWARE is its server.tag,
+ * which the operator sets, so it is not looked for.)
  */
 #define DIRECT_MIN	8192
 #define DIRECT_SNDBUF	32768
@@ -446,11 +452,13 @@ put_direct(struct http_req *r, const char *p, size_t len)
 	if (FCGX_FFlush(r->out) != 0)
 		return -1;
 	if (!r->direct) {
-		int sz = DIRECT_SNDBUF;
+		const char	*sw = http_param(r, "SERVER_SOFTWARE");
+		int		 sz = DIRECT_SNDBUF;
 
 		r->direct = true;
-		(void)setsockopt(r->fcgx.ipcFd, SOL_SOCKET, SO_SNDBUF, &sz,
-		    sizeof(sz));
+		if (sw == NULL || strncmp(sw, "Caddy/", 6) != 0)
+			(void)setsockopt(r->fcgx.ipcFd, SOL_SOCKET, SO_SNDBUF,
+			    &sz, sizeof(sz));
 	}
 	while (len > 0) {
 		size_t	 i, n = 0, k;
