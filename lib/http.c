@@ -437,6 +437,14 @@ http_header_add(struct http_req *r, const char *name, const char *value)
  * every way of buffering. (lighttpd's SERVER_SOFTWARE is its server.tag,
  * which the operator sets, so it is not looked for.)
  */
+/*
+ * A write that makes no progress for DIRECT_STALL_S seconds ends the
+ * response: lighttpd cuts a client that reads nothing for as long
+ * (server.max-write-idle), Caddy never would. On SIGTERM a blocked write
+ * gives up within DIRECT_WAIT seconds.
+ */
+#define DIRECT_STALL_S	600
+#define DIRECT_WAIT	1
 #define DIRECT_MIN	8192
 #define DIRECT_SNDBUF	32768
 #define RECORD_MAX	32768
@@ -448,9 +456,19 @@ put_direct(struct http_req *r, const char *p, size_t len)
 {
 	unsigned char	 hdr[RECORDS_PER_CALL][8];
 	struct iovec	 iov[RECORDS_PER_CALL * 2];
+	struct timeval	 wait = { DIRECT_WAIT, 0 }, none = { 0, 0 };
+	time_t		 last = time(NULL);
+	int		 rc;
 
 	if (FCGX_FFlush(r->out) != 0)
 		return -1;
+	/*
+	 * A blocked write wakes every DIRECT_WAIT seconds to look at the stop
+	 * flag and the stall deadline. Only here: libfcgi's own writes (the
+	 * end records) take an error for a timeout, so it is taken off again.
+	 */
+	(void)setsockopt(r->fcgx.ipcFd, SOL_SOCKET, SO_SNDTIMEO, &wait,
+	    sizeof(wait));
 	if (!r->direct) {
 		const char	*sw = http_param(r, "SERVER_SOFTWARE");
 		int		 sz = DIRECT_SNDBUF;
@@ -484,10 +502,18 @@ put_direct(struct http_req *r, const char *p, size_t len)
 		/* All of these records, resuming after a short write. */
 		while (first < niov) {
 			w = writev(r->fcgx.ipcFd, iov + first, niov - first);
+			if (w == -1 && (errno == EAGAIN || errno == EWOULDBLOCK)) {
+				/* A second without progress (DIRECT_WAIT). */
+				if (http_stopping() ||
+				    time(NULL) - last >= DIRECT_STALL_S)
+					goto stalled;
+				continue;
+			}
 			if (w == -1 && errno == EINTR)
 				continue;
 			if (w <= 0)
-				return -1;
+				goto fail;
+			last = time(NULL);
 			while (first < niov && (size_t)w >= iov[first].iov_len)
 				w -= (ssize_t)iov[first++].iov_len;
 			if (first < niov) {
@@ -498,7 +524,22 @@ put_direct(struct http_req *r, const char *p, size_t len)
 		p += n;
 		len -= n;
 	}
-	return 0;
+	rc = 0;
+	goto out;
+stalled:
+	/*
+	 * The web server takes nothing (its client stalled) and we stop, or
+	 * the stall outlived DIRECT_STALL_S: the connection is cut both ways,
+	 * so libfcgi's end records fail at once rather than wait too, and the
+	 * web server ends the response short.
+	 */
+	(void)shutdown(r->fcgx.ipcFd, SHUT_RDWR);
+fail:
+	rc = -1;
+out:
+	(void)setsockopt(r->fcgx.ipcFd, SOL_SOCKET, SO_SNDTIMEO, &none,
+	    sizeof(none));
+	return rc;
 }
 
 /*

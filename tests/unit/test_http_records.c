@@ -4,7 +4,8 @@
  * body is written in pieces of many sizes, as is (put_direct) and held
  * (http_coalesce); it must arrive whole and in order, in FCGI_STDOUT records
  * of at most 32 KiB (FastCGI 1.0 §3.3), held bytes leaving at http_flush
- * and when the handler returns.
+ * and when the handler returns; and a write blocked on a web server that
+ * reads nothing does not keep SIGTERM from ending the server.
  */
 #include <errno.h>
 #include <poll.h>
@@ -64,6 +65,22 @@ write_pieces(struct http_req *r, const size_t *a, size_t n, size_t *pos)
 	}
 }
 
+/* 64 MB, more than any socket holds, to a web server that reads nothing. */
+static void
+stall(struct http_req *r)
+{
+	static char	buf[256 * 1024];
+	int		i;
+
+	http_status(r, 200);
+	http_header_add(r, "Content-Type", "application/octet-stream");
+	http_coalesce(r);
+	http_flush(r);
+	for (i = 0; i < 256; i++)
+		if (http_write(r, buf, sizeof(buf)) == -1)
+			return;
+}
+
 static void
 handler(struct http_req *r, void *arg)
 {
@@ -71,6 +88,10 @@ handler(struct http_req *r, void *arg)
 	char	c;
 
 	(void)arg;
+	if (strcmp(http_path(r), "/stall") == 0) {
+		stall(r);
+		return;
+	}
 	http_status(r, 200);
 	http_header_add(r, "Content-Type", "application/octet-stream");
 	if (strcmp(http_path(r), "/held") == 0 && http_coalesce(r) != 0)
@@ -220,6 +241,40 @@ out:
 	return rc;
 }
 
+/* Ask for /stall and read its first record only; the connection, or -1. */
+static int
+start_stall(const char *sock)
+{
+	struct sockaddr_un	 sa;
+	unsigned char		 req[512], hdr[8];
+	size_t			 o, len;
+	int			 fd;
+
+	if ((fd = socket(AF_UNIX, SOCK_STREAM, 0)) == -1)
+		return -1;
+	memset(&sa, 0, sizeof(sa));
+	sa.sun_family = AF_UNIX;
+	memcpy(sa.sun_path, sock, strlen(sock) + 1);
+	record(req, 1, 8);
+	memset(req + 8, 0, 8);
+	req[9] = 1;
+	o = 16;
+	len = param(req + o + 8, "REQUEST_METHOD", "GET");
+	len += param(req + o + 8 + len, "REQUEST_URI", "/stall");
+	record(req + o, 4, len);
+	o += 8 + len;
+	record(req + o, 4, 0);
+	o += 8;
+	record(req + o, 5, 0);
+	o += 8;
+	if (connect(fd, (struct sockaddr *)&sa, sizeof(sa)) == -1 ||
+	    write(fd, req, o) != (ssize_t)o || read_full(fd, hdr, 8) == -1) {
+		close(fd);
+		return -1;
+	}
+	return fd;
+}
+
 static bool
 body_ok(const unsigned char *b, size_t len)
 {
@@ -245,6 +300,8 @@ main(void)
 	int			 lfd, go[2], st = 0;
 	pid_t			 pid;
 	const char		*paths[] = { "/direct", "/held" };
+	int			 sfd, waited;
+	pid_t			 w = 0;
 	size_t			 i;
 
 	signal(SIGPIPE, SIG_IGN);
@@ -304,9 +361,26 @@ main(void)
 		    paths[i], nrec, full);
 		CHECK(i == 0 ? nrec > full + 6 : nrec <= full + 4, name);
 	}
+	/*
+	 * A web server that stops reading: the handler blocks in a write.
+	 * SIGTERM must still end the server (the write gives up within a
+	 * second, well within WAIT_MS), not wait for the web server.
+	 */
+	CHECK((sfd = start_stall(sock)) != -1, "/stall: the response starts");
 	kill(pid, SIGTERM);
-	CHECK(waitpid(pid, &st, 0) == pid && WIFEXITED(st) &&
-	    WEXITSTATUS(st) == 0, "SIGTERM ends the server");
+	for (waited = 0; waited < WAIT_MS; waited += 50) {
+		if ((w = waitpid(pid, &st, WNOHANG)) != 0)
+			break;
+		usleep(50 * 1000);
+	}
+	if (w == 0) {
+		kill(pid, SIGKILL);
+		waitpid(pid, &st, 0);
+	}
+	CHECK(w == pid && WIFEXITED(st) && WEXITSTATUS(st) == 0,
+	    "SIGTERM ends the server, a write blocked on a stalled web server too");
+	if (sfd != -1)
+		close(sfd);
 	unlink(sock);
 	rmdir(dir);
 	return check_status();
