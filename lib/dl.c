@@ -35,6 +35,7 @@
 #include "tar.h"
 
 #define HEADER_MAX	1024	/* Range, If-None-Match, If-Range values looked at */
+#define DL_COALESCE_MIN	(64 * 1024)	/* bodies above this are coalesced */
 
 /* One response being decided and sent. */
 struct dl {
@@ -303,6 +304,13 @@ respond(struct dl *d, unsigned long long size, long long mtime)
 		return 0;
 	}
 	links_count_download(d->db, d->row.id, (long long)time(NULL));
+	/*
+	 * The engine's pieces leave as a few large records (http.h). A small
+	 * body still goes out with the headers and the end records in one
+	 * write, through libfcgi's buffer.
+	 */
+	if (len > DL_COALESCE_MIN)
+		(void)http_coalesce(r);
 	return 1;
 }
 

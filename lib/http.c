@@ -55,6 +55,8 @@ struct http_req {
 	bool		 ended;		/* handed back early (http_end) */
 	bool		 direct;	/* large writes began (put_direct) */
 	long		 rcvtimeo_ms;	/* SO_RCVTIMEO set on the connection; 0 none */
+	char		*bulk;		/* held body bytes (http_coalesce) */
+	size_t		 bulk_len;
 	char		*body;
 	char		*path;
 };
@@ -430,29 +432,51 @@ http_header_add(struct http_req *r, const char *name, const char *value)
 
 /*
  * Large writes over FastCGI skip libfcgi's 8 KiB stream buffer: what it
- * holds is flushed, then the bytes go out as FCGI_STDOUT records of up to
- * 64 KiB each (FastCGI 1.0 §3.3: a 16-bit content length), several records
- * to a writev call, straight from the caller's buffer: one system call per
- * write of the caller's (a download's pieces are tens of KiB), and fewer,
- * larger records for the web server to parse, rather than one of each per
- * 8 KiB. Smaller writes (headers, SSE events) still go through the buffer.
+ * holds is flushed, then the bytes go out as FCGI_STDOUT records (FastCGI
+ * 1.0 §3.3: a 16-bit content length) of up to RECORD_MAX bytes, up to
+ * RECORDS_PER_CALL records to a writev call, straight from the caller's
+ * buffer. Smaller writes (headers, SSE events) still go through the buffer.
  *
- * The connection's send buffer is then made small (DIRECT_SNDBUF): lighttpd
- * (1.4, http_chunk.c) keeps at most 64 KiB of a response in memory and
- * writes whatever it appends past that to a temporary file, then sends from
- * the file; and once the newest data is in a file, what follows goes there
- * too. It reads up to 64 KiB less what it holds, and appends each record
- * it completes, so a large send buffer lets a read complete more than the
- * window and a whole download goes through temporary files. With 32 KiB
- * asked (the kernel doubles it) each read stays within the window: the body
- * stays in memory (measured with 300 MB: 35 temporary files rather than
- * 2556, and about 40% less of lighttpd's CPU per GB). A bigger buffer
- * spills again; a smaller one doubles lighttpd's reads.
+ * The record size suits both web servers' reading of the records:
+ *   - lighttpd (1.4, http_chunk.c) keeps at most 64 KiB of a response in
+ *     memory, appending each record it completes; a record that does not
+ *     fit beside what it holds goes to a temporary file, and so does all
+ *     that follows until its queue drains. With 64 KiB records nearly every
+ *     record did (3832 temporary files per GB); with 32 KiB records, 0 to
+ *     3 MB of 500 MB (tests/bench/dl.mjs).
+ *   - Caddy's FastCGI transport reads each record's 8-byte header with a
+ *     read of its own, then copies the content through a 32 KiB buffer:
+ *     about 3 system calls a record, so 16 KiB records (libcurl's pieces)
+ *     cost it twice as many as 32 KiB ones; 64 KiB ones measured no better
+ *     (caddy 1640 against 1380 ms of CPU per GB).
+ *
+ * The connection's send buffer is then made small (DIRECT_SNDBUF), for
+ * lighttpd: it reads up to 64 KiB less what it holds, so a large send
+ * buffer lets a read complete more than the window and the download goes
+ * through temporary files (measured with 300 MB: 35 temporary files rather
+ * than 2556, and about 40% less of lighttpd's CPU per GB). With 32 KiB
+ * asked (the kernel doubles it) each read stays within the window; a
+ * smaller one doubles lighttpd's reads (and measured 1.4x lighttpd's and
+ * dl's CPU per GB). Caddy ("Caddy/" in SERVER_SOFTWARE, which its FastCGI
+ * transport always sends) holds no window: with the kernel's default send
+ * buffer it finds whole records at each read rather than waiting on half
+ * ones, and spent 0.7x the CPU per GB (caddy 780 against 1120 ms, dl 540
+ * against 660). Any other server gets the small buffer, which is safe with
+ * every way of buffering. (lighttpd's SERVER_SOFTWARE is its server.tag,
+ * which the operator sets, so it is not looked for.)
  */
+/*
+ * A write that makes no progress for DIRECT_STALL_S seconds ends the
+ * response: lighttpd cuts a client that reads nothing for as long
+ * (server.max-write-idle), Caddy never would. On SIGTERM a blocked write
+ * gives up within DIRECT_WAIT seconds.
+ */
+#define DIRECT_STALL_S	600
+#define DIRECT_WAIT	1
 #define DIRECT_MIN	8192
 #define DIRECT_SNDBUF	32768
-#define RECORD_MAX	65535
-#define RECORDS_PER_CALL 8
+#define RECORD_MAX	32768
+#define RECORDS_PER_CALL 16
 #define FCGI_STDOUT_TYPE 6
 
 static int
@@ -460,15 +484,27 @@ put_direct(struct http_req *r, const char *p, size_t len)
 {
 	unsigned char	 hdr[RECORDS_PER_CALL][8];
 	struct iovec	 iov[RECORDS_PER_CALL * 2];
+	struct timeval	 wait = { DIRECT_WAIT, 0 }, none = { 0, 0 };
+	time_t		 last = time(NULL);
+	int		 rc;
 
 	if (FCGX_FFlush(r->out) != 0)
 		return -1;
+	/*
+	 * A blocked write wakes every DIRECT_WAIT seconds to look at the stop
+	 * flag and the stall deadline. Only here: libfcgi's own writes (the
+	 * end records) take an error for a timeout, so it is taken off again.
+	 */
+	(void)setsockopt(r->fcgx.ipcFd, SOL_SOCKET, SO_SNDTIMEO, &wait,
+	    sizeof(wait));
 	if (!r->direct) {
-		int sz = DIRECT_SNDBUF;
+		const char	*sw = http_param(r, "SERVER_SOFTWARE");
+		int		 sz = DIRECT_SNDBUF;
 
 		r->direct = true;
-		(void)setsockopt(r->fcgx.ipcFd, SOL_SOCKET, SO_SNDBUF, &sz,
-		    sizeof(sz));
+		if (sw == NULL || strncmp(sw, "Caddy/", 6) != 0)
+			(void)setsockopt(r->fcgx.ipcFd, SOL_SOCKET, SO_SNDBUF,
+			    &sz, sizeof(sz));
 	}
 	while (len > 0) {
 		size_t	 i, n = 0, k;
@@ -494,10 +530,18 @@ put_direct(struct http_req *r, const char *p, size_t len)
 		/* All of these records, resuming after a short write. */
 		while (first < niov) {
 			w = writev(r->fcgx.ipcFd, iov + first, niov - first);
+			if (w == -1 && (errno == EAGAIN || errno == EWOULDBLOCK)) {
+				/* A second without progress (DIRECT_WAIT). */
+				if (http_stopping() ||
+				    time(NULL) - last >= DIRECT_STALL_S)
+					goto stalled;
+				continue;
+			}
 			if (w == -1 && errno == EINTR)
 				continue;
 			if (w <= 0)
-				return -1;
+				goto fail;
+			last = time(NULL);
 			while (first < niov && (size_t)w >= iov[first].iov_len)
 				w -= (ssize_t)iov[first++].iov_len;
 			if (first < niov) {
@@ -508,6 +552,81 @@ put_direct(struct http_req *r, const char *p, size_t len)
 		p += n;
 		len -= n;
 	}
+	rc = 0;
+	goto out;
+stalled:
+	/*
+	 * The web server takes nothing (its client stalled) and we stop, or
+	 * the stall outlived DIRECT_STALL_S: the connection is cut both ways,
+	 * so libfcgi's end records fail at once rather than wait too, and the
+	 * web server ends the response short.
+	 */
+	(void)shutdown(r->fcgx.ipcFd, SHUT_RDWR);
+fail:
+	rc = -1;
+out:
+	(void)setsockopt(r->fcgx.ipcFd, SOL_SOCKET, SO_SNDTIMEO, &none,
+	    sizeof(none));
+	return rc;
+}
+
+/*
+ * Coalescing (http_coalesce): the caller's pieces are gathered in r->bulk
+ * and leave as one put_direct of up to COALESCE_MAX bytes, so the number of
+ * writes and records does not depend on how the bytes came in (libcurl hands
+ * a download over in 16 KiB pieces). A piece of half the buffer or more,
+ * with nothing held, leaves from the caller's buffer without a copy.
+ */
+#define COALESCE_MAX	(256 * 1024)
+
+static bool
+can_direct(const struct http_req *r)
+{
+	return r->out != NULL && r->out == r->fcgx.out && r->fcgx.ipcFd >= 0;
+}
+
+static int
+bulk_flush(struct http_req *r)
+{
+	size_t n = r->bulk_len;
+
+	if (n == 0)
+		return 0;
+	r->bulk_len = 0;
+	if (r->gone || !can_direct(r) || put_direct(r, r->bulk, n) == -1) {
+		r->gone = true;
+		return -1;
+	}
+	return 0;
+}
+
+static int
+put_bulk(struct http_req *r, const char *p, size_t len)
+{
+	if (r->bulk_len > 0 && r->bulk_len + len > COALESCE_MAX &&
+	    bulk_flush(r) == -1)
+		return -1;
+	if (r->bulk_len == 0 && len >= COALESCE_MAX / 2) {
+		if (put_direct(r, p, len) == -1) {
+			r->gone = true;
+			return -1;
+		}
+		return 0;
+	}
+	memcpy(r->bulk + r->bulk_len, p, len);
+	r->bulk_len += len;
+	return r->bulk_len == COALESCE_MAX ? bulk_flush(r) : 0;
+}
+
+int
+http_coalesce(struct http_req *r)
+{
+	if (r->bulk != NULL)
+		return 0;
+	if (r->gone || !can_direct(r) ||
+	    (r->bulk = malloc(COALESCE_MAX)) == NULL)
+		return -1;
+	r->bulk_len = 0;
 	return 0;
 }
 
@@ -518,8 +637,9 @@ put(struct http_req *r, const void *buf, size_t len)
 
 	if (r->gone)
 		return -1;
-	if (len >= DIRECT_MIN && r->out != NULL && r->out == r->fcgx.out &&
-	    r->fcgx.ipcFd >= 0) {
+	if (r->bulk != NULL && can_direct(r))
+		return put_bulk(r, p, len);
+	if (len >= DIRECT_MIN && can_direct(r)) {
 		if (put_direct(r, p, len) == -1) {
 			r->gone = true;
 			return -1;
@@ -579,7 +699,7 @@ http_puts(struct http_req *r, const char *s)
 int
 http_flush(struct http_req *r)
 {
-	if (start(r) == -1)
+	if (start(r) == -1 || bulk_flush(r) == -1)
 		return -1;
 	if (FCGX_FFlush(r->out) != 0) {
 		r->gone = true;
@@ -617,7 +737,7 @@ http_end(struct http_req *r)
 		return;
 	if (!r->started)
 		http_send_error(r, 500, "The handler sent no response.");
-	if (!r->gone)
+	if (!r->gone && bulk_flush(r) == 0)
 		FCGX_FFlush(r->out);
 	if (r->fcgx.out == NULL) {
 		int fd;
@@ -758,6 +878,9 @@ req_reset(struct http_req *r)
 	free(r->body);
 	free(r->path);
 	r->body = r->path = NULL;
+	free(r->bulk);
+	r->bulk = NULL;
+	r->bulk_len = 0;
 	r->status = 200;
 	r->started = r->gone = r->ended = r->direct = false;
 }
@@ -775,6 +898,8 @@ run_handler(struct serve_ctx *ctx, struct http_req *r)
 	ctx->handler(r, ctx->arg);
 	if (!r->ended && !r->started)
 		http_send_error(r, 500, "The handler sent no response.");
+	if (!r->ended)
+		(void)bulk_flush(r);	/* held bytes (http_coalesce) */
 	req_reset(r);
 }
 

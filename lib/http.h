@@ -99,6 +99,15 @@ int	http_puts(struct http_req *, const char *s);
 /* Push buffered bytes to the web server now. 0, or -1 once the client is gone. */
 int	http_flush(struct http_req *);
 /*
+ * The body that follows is large and comes in pieces (a download): up to
+ * 256 KiB of it may be held and sent as a few large FastCGI records,
+ * whatever the pieces' size. Held bytes leave when the buffer is full, at
+ * http_flush, at http_end and when the handler returns; a stream that must
+ * reach the client as it is written (SSE) does not use this. 0, or -1 when
+ * not served over FastCGI or out of memory (writes then go out as before).
+ */
+int	http_coalesce(struct http_req *);
+/*
  * End the response now and hand the request back to the web server, while
  * the handler goes on working (a command that outlives its request). After
  * it the request has no headers or body and every write fails (gone).
