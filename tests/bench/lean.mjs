@@ -10,6 +10,8 @@
 //      ours; the sum is what the host pays);
 //   2. memory: PSS (/proc/PID/smaps_rollup) of lighttpd and every program,
 //      idle and under the load, per program; RSS at each repetition (flat);
+//      and the group in distinct physical pages (footprint.mjs), which no
+//      neighbour sharing the same libraries changes;
 //      Caddy's own memory separately;
 //   3. plain CGI: CPU of one tools/list served by starting the program as a
 //      CGI, against the CPU per request of the FastCGI processes.
@@ -29,6 +31,7 @@ import { randomBytes } from 'node:crypto';
 import { promisify } from 'node:util';
 import { startServer, freePort, sleep, cmdline, childPids, waitFor } from '../e2e/lib/server.mjs';
 import { openSession } from '../e2e/lib/client.mjs';
+import { footprintKb } from './footprint.mjs';
 import { register, rawFlow, CLAUDE_REGISTRATION } from '../e2e/lib/oauth.mjs';
 
 const execFileP = promisify(execFile);
@@ -100,9 +103,11 @@ async function load(target, method, sampleMem) {
   const args = ['-t', '2', '-c', '8', '-d', `${SECONDS}s`, '--latency', '-s', target.scripts[method], target.url];
   const run = execFileP('wrk', args, { maxBuffer: 1 << 20 });
   let during = null;
+  let foot = 0;
   if (sampleMem) {
     await sleep((SECONDS * 1000) / 2);
     during = Object.fromEntries(pids.map((p) => [p, mem(p)]));
+    foot = footprintKb(pids);
   }
   const { stdout } = await run;
   const c1 = cpuOf(pids);
@@ -110,7 +115,7 @@ async function load(target, method, sampleMem) {
   const m = /BENCH requests=(\d+) non2xx=(\d+) errors=(\d+) p99us=(\d+)/.exec(stdout);
   const n = Number(m[1]);
   if (Number(m[2]) || Number(m[3])) throw new Error(`${target.label} ${method}: ${m[2]} non-2xx, ${m[3]} socket errors`);
-  return { rate: Number(/Requests\/sec:\s+([\d.]+)/.exec(stdout)[1]), p99: Number(m[4]) / 1000, cpu: (c1 - c0) / n, web: (w1 - w0) / n, progs: (c1 - c0 - (w1 - w0)) / n, n, during };
+  return { rate: Number(/Requests\/sec:\s+([\d.]+)/.exec(stdout)[1]), p99: Number(m[4]) / 1000, cpu: (c1 - c0) / n, web: (w1 - w0) / n, progs: (c1 - c0 - (w1 - w0)) / n, n, during, foot };
 }
 
 async function startReference(container) {
@@ -209,6 +214,9 @@ async function main() {
     const idle = Object.fromEntries(ours.pids().map((p) => [p, mem(p)]));
     const baseIdle = base ? base.pids().reduce((t, p) => t + mem(p).pss, 0) : 0;
     const refIdle = mem(ref.proc.pid);
+    const footIdle = footprintKb(ours.pids());
+    const baseFootIdle = base ? footprintKb(base.pids()) : 0;
+    const foot = { ours: 0, base: 0, node: 0 };
 
     console.log(`code-sandbox lean benchmark: lighttpd + ${srv.bin} (default settings) against the Node reference (tests/bench/reference/server.mjs, @modelcontextprotocol/sdk v1)`);
     console.log(`machine: ${(await execFileP('nproc')).stdout.trim()} cores, load average ${load0.map((x) => x.toFixed(2)).join(' ')} at the start; ${REPS} repetitions, interleaved, ${SECONDS} s each`);
@@ -227,6 +235,7 @@ async function main() {
         for (const t of order) {
           const r = await load(t, method, method === 'tools/list');
           (t === ours ? res.ours : t === node ? res.node : res.base)[method].push(r);
+          if (r.during) foot[t === ours ? 'ours' : t === base ? 'base' : 'node'] = r.foot;
           if (r.during && t === base) baseLoaded = Object.values(r.during).reduce((x, m) => x + m.pss, 0);
           if (r.during && t === ours) {
             loaded = r.during;
@@ -271,7 +280,9 @@ async function main() {
     }
     console.log(`   lighttpd + every program: PSS idle ${mib(ti)} MiB, under load ${mib(tl)} MiB (target at most 21 MiB)`);
     if (base) console.log(`   base build, lighttpd + every program: PSS idle ${mib(baseIdle)} MiB, under load ${mib(baseLoaded)} MiB`);
-    console.log(`   Node reference: PSS idle ${mib(refIdle.pss)} MiB, under load ${mib(refLoaded?.pss ?? 0)} MiB; RSS under load ${mib(refLoaded?.rss ?? 0)} MiB; ratio of PSS under load, Node / ours: ${((refLoaded?.pss ?? 0) / tl).toFixed(1)}x\n`);
+    console.log(`   lighttpd + every program in distinct physical pages (tests/bench/footprint.mjs: each shared page counted once and wholly, whatever else maps it; what the group holds if it ran alone): idle ${mib(footIdle)} MiB, under load ${mib(foot.ours)} MiB`);
+    if (base) console.log(`   base build, the same: idle ${mib(baseFootIdle)} MiB, under load ${mib(foot.base)} MiB`);
+    console.log(`   Node reference: PSS idle ${mib(refIdle.pss)} MiB, under load ${mib(refLoaded?.pss ?? 0)} MiB; RSS under load ${mib(refLoaded?.rss ?? 0)} MiB; ratio of PSS under load, Node / ours: ${((refLoaded?.pss ?? 0) / tl).toFixed(1)}x; distinct pages under load ${mib(foot.node)} MiB, Node / ours ${(foot.node / (foot.ours || 1)).toFixed(1)}x\n`);
 
     // 4. plain CGI against FastCGI.
     const fcgi = median(res.ours['tools/list'].map((r) => r.cpu));
