@@ -30,7 +30,7 @@ Q	 = @
 endif
 DESTDIR	?=
 CC	?= cc
-PKGS	 = fcgi json-c libcurl libcrypto sqlite3
+PKGS	 = fcgi json-c libcurl libssl libcrypto sqlite3
 
 ifeq ($(SAN),1)
 BUILD	?= build/san
