@@ -51,9 +51,11 @@ CFLAGS	+= -std=c11 -D_GNU_SOURCE -Wall -Wextra -Werror -Wshadow -Wpointer-arith 
 	   -Wformat=2 -Wstrict-prototypes -Wmissing-prototypes -Wno-unused-parameter \
 	   -fstack-protector-strong -D_FORTIFY_SOURCE=2 $(SANFLAGS) \
 	   $(shell pkg-config --cflags $(PKGS) 2>/dev/null)
-# --as-needed: a program records only the libraries it calls, so those that
-# never reach the engine or fetch a URL do not load libcurl and its own
-# dependencies (lib/app_net.c).
+# --as-needed: a program records only the libraries it calls, so only the
+# program that fetches Client ID Metadata Documents (authorize, lib/cimd.c)
+# loads libcurl and its own long chain of dependencies; the engine's client
+# is lib/httpc.c (libssl), and programs that never reach the engine load
+# neither (lib/app_net.c).
 LDFLAGS	+= $(SANFLAGS) -pthread -Wl,--as-needed
 LDLIBS	+= $(shell pkg-config --libs $(PKGS) 2>/dev/null) -pthread -lm
 

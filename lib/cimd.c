@@ -22,6 +22,7 @@
 #include <ctype.h>
 #include <netdb.h>
 #include <netinet/in.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -342,6 +343,20 @@ out:
 	return rc;
 }
 
+/*
+ * libcurl's process-wide set-up, once, on the first fetch: only this file
+ * uses libcurl (the engine's client is lib/httpc.c), so only a program
+ * that fetches documents loads it and pays for it.
+ */
+static pthread_once_t	curl_once = PTHREAD_ONCE_INIT;
+static bool		curl_ready;
+
+static void
+curl_setup(void)
+{
+	curl_ready = curl_global_init(CURL_GLOBAL_DEFAULT) == CURLE_OK;
+}
+
 int
 cimd_fetch(struct db *db, const struct config *cfg, const char *url,
     struct error *err)
@@ -382,6 +397,10 @@ cimd_fetch(struct db *db, const struct config *cfg, const char *url,
 	}
 	if (resolve_public(host, port, pin, sizeof(pin), err) == -1)
 		return -1;
+	pthread_once(&curl_once, curl_setup);
+	if (!curl_ready)
+		return error_set(err, "The client metadata document could not be "
+		    "fetched: libcurl did not initialise.");
 	if ((body = calloc(1, sizeof(*body))) == NULL ||
 	    (h = curl_easy_init()) == NULL ||
 	    (resolve = curl_slist_append(NULL, pin)) == NULL ||
