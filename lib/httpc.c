@@ -511,36 +511,50 @@ io_write(struct httpc_conn *c, const void *buf, size_t len, short *ev)
 	}
 }
 
+/*
+ * Has the peer sent application bytes (or ended the connection)? Over TLS
+ * a readable socket may hold only a session ticket, so peek through it.
+ */
+static bool
+peer_sent(struct httpc_conn *c)
+{
+	struct pollfd	pfd = { .fd = c->fd, .events = POLLIN };
+	char		b;
+	int		rc, e;
+
+	if (poll(&pfd, 1, 0) != 1)
+		return false;
+	if (c->ssl == NULL)
+		return true;
+	pthread_mutex_lock(&c->lock);
+	ERR_clear_error();
+	rc = SSL_peek(c->ssl, &b, 1);
+	e = rc > 0 ? SSL_ERROR_NONE : SSL_get_error(c->ssl, rc);
+	pthread_mutex_unlock(&c->lock);
+	return e != SSL_ERROR_WANT_READ && e != SSL_ERROR_WANT_WRITE;
+}
+
 long
 httpc_write(struct httpc_conn *c, const void *buf, size_t len, int wait_ms,
     bool *readable)
 {
-	struct pollfd	 pfd[1];
 	long long	 deadline = clock_ms() + (wait_ms > 0 ? wait_ms : 0);
 	long		 n;
 	short		 ev;
-	int		 p;
 
-	if (readable != NULL)
-		*readable = false;
+	if (readable != NULL && (*readable = peer_sent(c)))
+		return 0;
 	for (;;) {
 		if ((n = io_write(c, buf, len, &ev)) != -2)
 			return n;
-		pfd[0].fd = c->fd;
-		pfd[0].events = ev | (readable != NULL ? POLLIN : 0);
-		pfd[0].revents = 0;
 		if (deadline <= clock_ms())
 			return 0;
-		p = poll(pfd, 1, (int)(deadline - clock_ms()));
-		if (p < 0 && errno != EINTR)
+		if (wait_fd(c->fd, readable != NULL ? ev | POLLIN : ev,
+		    deadline - clock_ms() > SLICE_MS ? SLICE_MS :
+		    deadline - clock_ms()) == -1)
 			return -1;
-		if (p <= 0)
-			continue;
-		if (readable != NULL && (pfd[0].revents & POLLIN) &&
-		    !(ev & POLLIN)) {
-			*readable = true;
+		if (readable != NULL && (*readable = peer_sent(c)))
 			return 0;
-		}
 	}
 }
 

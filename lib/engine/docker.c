@@ -481,7 +481,7 @@ call(struct docker *d, const char *method, const char *path,
 	char			*req = NULL;
 	size_t			 hlen, room;
 	bool			 head_request = strcmp(method, "HEAD") == 0;
-	bool			 reused, empty;
+	bool			 reused, empty, sent_failed;
 	int			 ret = -1, rc, attempt;
 
 	waiter_deadline(&w, d, REQUEST_TIMEOUT_MS, false);
@@ -502,14 +502,17 @@ call(struct docker *d, const char *method, const char *path,
 		rc = send_all(c, req, hlen, &w, NULL, err);
 		if (rc == 0 && room == 0 && blen > 0)
 			rc = send_all(c, body, blen, &w, NULL, err);
+		sent_failed = rc == -1 && err->status == 502;
 		if (rc == 0)
 			rc = read_head(c, h, head_request, NULL, NULL, &w,
 			    &empty, err);
 		if (rc == 1)
 			break;
-		/* A kept connection the engine had closed: once more, anew. */
-		if (reused && !stopping() && (rc == 0 || (rc == -1 &&
-		    err->status == 502))) {
+		/*
+		 * A kept connection the engine had closed (the request could
+		 * not be sent, or not one byte came back): once more, anew.
+		 */
+		if (reused && !stopping() && (rc == 0 || sent_failed)) {
 			httpc_conn_close(c);
 			c = NULL;
 			continue;
@@ -902,8 +905,12 @@ docker_put_stream(struct docker *d, const char *path, const char *ctype,
 		}
 		left -= (unsigned long long)n;
 		waiter_moved(&w);
-		if (send_all(c, piece, (size_t)n, &w, &early, err) == -1)
-			goto out;
+		if (send_all(c, piece, (size_t)n, &w, &early, err) == -1) {
+			/* The engine may have answered, then closed: read it. */
+			if (err->status != 502 || stopping())
+				goto out;
+			early = true;
+		}
 	}
 	if ((rc = read_head(c, &h, false, NULL, NULL, &w, &empty, err)) == -1)
 		goto out;
