@@ -30,7 +30,7 @@ Q	 = @
 endif
 DESTDIR	?=
 CC	?= cc
-PKGS	 = fcgi json-c libcurl libssl libcrypto sqlite3
+PKGS	 = fcgi json-c libssl libcrypto sqlite3
 
 ifeq ($(SAN),1)
 BUILD	?= build/san
@@ -51,11 +51,11 @@ CFLAGS	+= -std=c11 -D_GNU_SOURCE -Wall -Wextra -Werror -Wshadow -Wpointer-arith 
 	   -Wformat=2 -Wstrict-prototypes -Wmissing-prototypes -Wno-unused-parameter \
 	   -fstack-protector-strong -D_FORTIFY_SOURCE=2 $(SANFLAGS) \
 	   $(shell pkg-config --cflags $(PKGS) 2>/dev/null)
-# --as-needed: a program records only the libraries it calls, so only the
-# program that fetches Client ID Metadata Documents (authorize, lib/cimd.c)
-# loads libcurl and its own long chain of dependencies; the engine's client
-# is lib/httpc.c (libssl), and programs that never reach the engine load
-# neither (lib/app_net.c).
+# --as-needed: a program records only the libraries it calls, so those that
+# never reach the engine or fetch a URL do not load libssl (lib/app_net.c).
+# Outbound HTTP (the Docker engine, Client ID Metadata Documents) is our own
+# small client, lib/httpc.c: no program loads libcurl and its long chain of
+# libraries, relocated in every process that maps them.
 LDFLAGS	+= $(SANFLAGS) -pthread -Wl,--as-needed
 LDLIBS	+= $(shell pkg-config --libs $(PKGS) 2>/dev/null) -pthread -lm
 

@@ -10,10 +10,8 @@
  * app_main_net is app_main for the programs that reach the Docker engine:
  * the engine client's set-up before the threads start, the engine's calls
  * stopped by SIGTERM, and at exit the end of a background clean-up pass.
- * The engine's client is our own (lib/httpc.c, libssl); libcurl, with its
- * long chain of libraries relocated in every process that maps it, is
- * loaded only by a program that fetches Client ID Metadata Documents
- * (authorize, lib/cimd.c), the programs being linked --as-needed.
+ * The engine's client is our own (lib/httpc.c, libssl); no program loads
+ * libcurl and its long chain of libraries.
  */
 #ifndef CS_APP_H
 #define CS_APP_H

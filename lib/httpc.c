@@ -37,6 +37,8 @@
 struct httpc {
 	char		*unix_path;	/* or NULL for TCP */
 	char		*host, *port;
+	char		*addr;		/* the pinned numeric address, or NULL */
+	bool		 tls;
 	char		*authority;	/* the Host header */
 	char		*ca, *cert, *key; /* TLS files, or NULL */
 	SSL_CTX		*ctx;		/* made at the first TLS connection */
@@ -97,6 +99,7 @@ httpc_new(const char *unix_path, const char *host, const char *port,
 	h->ca = dup_or_null(ca, &oom);
 	h->cert = dup_or_null(cert, &oom);
 	h->key = dup_or_null(key, &oom);
+	h->tls = ca != NULL;
 	if (host != NULL && port != NULL) {
 		v6 = strchr(host, ':') != NULL;
 		n = strlen(host) + strlen(port) + 4;
@@ -107,6 +110,36 @@ httpc_new(const char *unix_path, const char *host, const char *port,
 		h->authority = strdup("localhost");
 	if (oom || h->authority == NULL ||
 	    (unix_path == NULL && (host == NULL || port == NULL))) {
+		httpc_free(h);
+		return error_set(err, "out of memory");
+	}
+	*out = h;
+	return 0;
+}
+
+int
+httpc_new_https(const char *host, const char *addr, const char *port,
+    struct httpc **out, struct error *err)
+{
+	struct httpc	*h;
+	bool		 v6 = strchr(host, ':') != NULL;
+	size_t		 n;
+
+	*out = NULL;
+	if ((h = calloc(1, sizeof(*h))) == NULL)
+		return error_set(err, "out of memory");
+	h->tls = true;
+	h->host = strdup(host);
+	h->addr = strdup(addr);
+	h->port = strdup(port);
+	/* RFC 9110 §7.2: the default port is left out of Host. */
+	n = strlen(host) + strlen(port) + 4;
+	if ((h->authority = malloc(n)) != NULL)
+		snprintf(h->authority, n, "%s%s%s%s%s", v6 ? "[" : "", host,
+		    v6 ? "]" : "", strcmp(port, "443") == 0 ? "" : ":",
+		    strcmp(port, "443") == 0 ? "" : port);
+	if (h->host == NULL || h->addr == NULL || h->port == NULL ||
+	    h->authority == NULL) {
 		httpc_free(h);
 		return error_set(err, "out of memory");
 	}
@@ -125,6 +158,7 @@ httpc_free(struct httpc *h)
 	free(h->unix_path);
 	free(h->host);
 	free(h->port);
+	free(h->addr);
 	free(h->authority);
 	free(h->ca);
 	free(h->cert);
@@ -184,11 +218,19 @@ tls_context(struct httpc *h, struct error *err)
 	SSL_CTX_set_options(ctx, SSL_OP_IGNORE_UNEXPECTED_EOF);
 	SSL_CTX_set_mode(ctx, SSL_MODE_ENABLE_PARTIAL_WRITE |
 	    SSL_MODE_ACCEPT_MOVING_WRITE_BUFFER);
-	if (SSL_CTX_load_verify_locations(ctx, h->ca, NULL) != 1) {
+	if (h->ca == NULL) {
+		if (SSL_CTX_set_default_verify_paths(ctx) != 1) {
+			error_status(err, 503, "TLS: cannot read the system's "
+			    "CA certificates: %s", tls_reason(why, sizeof(why)));
+			goto fail;
+		}
+	} else if (SSL_CTX_load_verify_locations(ctx, h->ca, NULL) != 1) {
 		error_status(err, 503, "TLS: cannot read the CA file %s: %s",
 		    h->ca, tls_reason(why, sizeof(why)));
 		goto fail;
 	}
+	if (h->cert == NULL)
+		goto done;
 	if (SSL_CTX_use_certificate_chain_file(ctx, h->cert) != 1) {
 		error_status(err, 503, "TLS: cannot read the client certificate "
 		    "%s: %s", h->cert, tls_reason(why, sizeof(why)));
@@ -200,6 +242,7 @@ tls_context(struct httpc *h, struct error *err)
 		    h->key, tls_reason(why, sizeof(why)));
 		goto fail;
 	}
+done:
 	h->ctx = ctx;
 	return 0;
 fail:
@@ -285,8 +328,9 @@ connect_tcp(struct httpc *h, long long deadline, struct error *err)
 
 	memset(&hints, 0, sizeof(hints));
 	hints.ai_socktype = SOCK_STREAM;
-	hints.ai_flags = AI_NUMERICSERV;
-	if ((rc = getaddrinfo(h->host, h->port, &hints, &res)) != 0) {
+	hints.ai_flags = AI_NUMERICSERV | (h->addr != NULL ? AI_NUMERICHOST : 0);
+	if ((rc = getaddrinfo(h->addr != NULL ? h->addr : h->host, h->port,
+	    &hints, &res)) != 0) {
 		error_status(err, 503, "cannot resolve %s: %s", h->host,
 		    gai_strerror(rc));
 		return -1;
@@ -372,8 +416,9 @@ tls_start(struct httpc *h, struct httpc_conn *c, long long deadline,
 		else {
 			v = SSL_get_verify_result(c->ssl);
 			if (v != X509_V_OK)
-				return error_status(err, 503, "TLS: the engine's "
-				    "certificate: %s", X509_verify_cert_error_string(v));
+				return error_status(err, 503, "TLS: the "
+				    "certificate of %s: %s", h->host,
+				    X509_verify_cert_error_string(v));
 			return error_status(err, 503, "TLS handshake: %s",
 			    tls_reason(why, sizeof(why)));
 		}
@@ -404,7 +449,7 @@ httpc_conn_get(struct httpc *h, bool reuse, size_t bufsize,
 		*reused = true;
 		return c;
 	}
-	if (h->ca != NULL && tls_context(h, err) == -1)
+	if (h->tls && tls_context(h, err) == -1)
 		return NULL;
 	fd = h->unix_path != NULL ? connect_unix(h, deadline_ms, err) :
 	    connect_tcp(h, deadline_ms, err);
@@ -415,7 +460,7 @@ httpc_conn_get(struct httpc *h, bool reuse, size_t bufsize,
 		error_set(err, "out of memory");
 		return NULL;
 	}
-	if (h->ca != NULL && tls_start(h, c, deadline_ms, err) == -1) {
+	if (h->tls && tls_start(h, c, deadline_ms, err) == -1) {
 		httpc_conn_close(c);
 		return NULL;
 	}

@@ -1,8 +1,10 @@
 /*
- * httpc.h: a small HTTP/1.1 client (RFC 9112) for one trusted-by-name but
- * hostile-by-content peer: the Docker engine (lib/engine/docker.c).
+ * httpc.h: a small HTTP/1.1 client (RFC 9112) for peers trusted by name
+ * but hostile by content: the Docker engine (lib/engine/docker.c), and the
+ * web servers of Client ID Metadata Documents (lib/cimd.c).
  *
- * Only what the Engine API needs: one request at a time per connection,
+ * Only what the Engine API (and a Client ID Metadata Document fetch) need:
+ * one request at a time per connection,
  * responses framed by Content-Length, chunked transfer coding or the end of
  * the connection, keep-alive reuse of one idle connection per endpoint, and
  * the raw byte stream that follows a hijacked (101 Switching Protocols or
@@ -50,6 +52,15 @@ struct httpc_conn;
  */
 int	httpc_new(const char *unix_path, const char *host, const char *port,
 	    const char *ca, const char *cert, const char *key,
+	    struct httpc **out, struct error *);
+/*
+ * An HTTPS origin reached at one numeric address (addr, checked by the
+ * caller: no name lookup happens here) on port: the certificate is
+ * verified against the system's CA store and host (sent as SNI; a name or
+ * an address literal); no client certificate. For a fetch of a URL from
+ * outside (lib/cimd.c). 0 and *out, or -1.
+ */
+int	httpc_new_https(const char *host, const char *addr, const char *port,
 	    struct httpc **out, struct error *);
 void	httpc_free(struct httpc *);
 
