@@ -833,7 +833,7 @@ httpc_read_head(struct httpc_conn *c, struct httpc_head *h, bool head_request,
 {
 	long long	deadline = clock_ms() + (wait_ms > 0 ? wait_ms : 0);
 	long		n;
-	int		f;
+	int		f, interim = 0;
 
 	*empty = false;
 	for (;;) {
@@ -847,13 +847,21 @@ httpc_read_head(struct httpc_conn *c, struct httpc_head *h, bool head_request,
 			if (n > 0) {
 				c->r += (size_t)n;
 				if (h->status >= 100 && h->status < 200 &&
-				    h->status != 101)
-					continue;	/* interim: the real one follows */
+				    h->status != 101) {
+					/* Interim: the real one follows. */
+					if (++interim > HTTPC_INTERIM_MAX)
+						return error_status(err, 502,
+						    "too many interim answers");
+					continue;
+				}
 				httpc_framing(h, head_request);
 				return 1;
 			}
 		}
 		f = httpc_fill(c, (int)(deadline - clock_ms()));
+		/* A peer that keeps sending still gets no more than wait_ms. */
+		if (f == 1 && clock_ms() >= deadline)
+			return 0;
 		if (f == 1)
 			continue;
 		if (f == 0)

@@ -39,6 +39,7 @@
 #define HTTPC_HEADERS_MAX	100		/* header lines in one head */
 #define HTTPC_CHUNK_LINE_MAX	1024		/* a chunk-size line, extensions included */
 #define HTTPC_TRAILER_MAX	(16u << 10)	/* all trailer lines of a chunked body */
+#define HTTPC_INTERIM_MAX	8		/* 1xx answers before the final one */
 
 struct httpc;
 struct httpc_conn;
@@ -163,7 +164,9 @@ void	httpc_framing(struct httpc_head *h, bool head_request);
  * there), 0 when nothing complete came in time (call again), -1 when the
  * connection ended first (err->status 502; *empty set when not one byte
  * came, as on a kept connection the peer had closed) or the head is
- * malformed, -2 when fn returned -1. Interim 1xx answers other than 101 are skipped.
+ * malformed, -2 when fn returned -1. Interim 1xx answers other than 101 are
+ * skipped (at most HTTPC_INTERIM_MAX). Never waits past wait_ms, however
+ * the bytes come.
  */
 int	httpc_read_head(struct httpc_conn *, struct httpc_head *h,
 	    bool head_request, httpc_header_fn fn, void *arg, int wait_ms,
