@@ -30,7 +30,7 @@ Q	 = @
 endif
 DESTDIR	?=
 CC	?= cc
-PKGS	 = fcgi json-c libcurl libcrypto sqlite3
+PKGS	 = fcgi json-c libssl libcrypto sqlite3
 
 ifeq ($(SAN),1)
 BUILD	?= build/san
@@ -52,8 +52,10 @@ CFLAGS	+= -std=c11 -D_GNU_SOURCE -Wall -Wextra -Werror -Wshadow -Wpointer-arith 
 	   -fstack-protector-strong -D_FORTIFY_SOURCE=2 $(SANFLAGS) \
 	   $(shell pkg-config --cflags $(PKGS) 2>/dev/null)
 # --as-needed: a program records only the libraries it calls, so those that
-# never reach the engine or fetch a URL do not load libcurl and its own
-# dependencies (lib/app_net.c).
+# never reach the engine or fetch a URL do not load libssl (lib/app_net.c).
+# Outbound HTTP (the Docker engine, Client ID Metadata Documents) is our own
+# small client, lib/httpc.c: no program loads libcurl and its long chain of
+# libraries, relocated in every process that maps them.
 LDFLAGS	+= $(SANFLAGS) -pthread -Wl,--as-needed
 LDLIBS	+= $(shell pkg-config --libs $(PKGS) 2>/dev/null) -pthread -lm
 

@@ -1564,7 +1564,7 @@ main(int argc, char *argv[])
 		return rc;
 	}
 	if (docker_global_init() == -1) {
-		fprintf(stderr, "sandboxctl: cannot initialise libcurl\n");
+		fprintf(stderr, "sandboxctl: cannot initialise the engine client\n");
 		config_free(c.cfg);
 		return 1;
 	}

@@ -1,6 +1,6 @@
 /*
- * app.c: see app.h. Nothing here reaches libcurl: a program that never
- * calls the engine or fetches a URL is linked without it (app_net.c).
+ * app.c: see app.h. Nothing here reaches the engine: a program that never
+ * calls it is linked without its client (app_net.c).
  */
 #include <malloc.h>
 #include <stdio.h>
@@ -46,7 +46,7 @@ app_run(const char *name, app_handler handler, const struct app_net *net)
 		return 1;
 	}
 	if (net != NULL && net->init() == -1) {
-		fprintf(stderr, "%s: cannot initialise libcurl\n", name);
+		fprintf(stderr, "%s: cannot initialise the engine client\n", name);
 		config_free(cfg);
 		return 1;
 	}

@@ -7,12 +7,11 @@
  * with the settings and this thread's database connection; a database that
  * cannot be opened is answered 503 before the handler runs.
  *
- * app_main_net is app_main for the programs that use libcurl (the Docker
- * engine, URL fetches): libcurl's global set-up before the threads start,
- * the engine's calls stopped by SIGTERM, and at exit the end of a
- * background clean-up pass and libcurl's clean-up. Only those programs are
- * linked with libcurl and what it loads (its relocated pages are memory of
- * every process that maps it).
+ * app_main_net is app_main for the programs that reach the Docker engine:
+ * the engine client's set-up before the threads start, the engine's calls
+ * stopped by SIGTERM, and at exit the end of a background clean-up pass.
+ * The engine's client is our own (lib/httpc.c, libssl); no program loads
+ * libcurl and its long chain of libraries.
  */
 #ifndef CS_APP_H
 #define CS_APP_H
@@ -28,7 +27,7 @@ typedef void	(*app_handler)(struct http_req *, const struct config *,
 int	app_main(const char *name, app_handler);
 int	app_main_net(const char *name, app_handler);
 
-/* For app_net.c: libcurl's set-up and clean-up around app_main's work. */
+/* For app_net.c: the engine client's set-up and clean-up around app_main's work. */
 struct app_net {
 	int	(*init)(void);
 	void	(*fini)(void);

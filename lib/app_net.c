@@ -1,6 +1,6 @@
 /*
- * app_net.c: app_main_net (app.h), the programs' main with libcurl: the
- * Docker engine's client and URL fetches.
+ * app_net.c: app_main_net (app.h), the main of the programs that reach
+ * the Docker engine (its client, lib/engine/docker.c over lib/httpc.c).
  */
 #include "app.h"
 #include "cleanup.h"
@@ -20,7 +20,7 @@ net_init(void)
 static void
 net_fini(void)
 {
-	cleanup_shutdown();	/* a background clean-up pass uses cfg and libcurl */
+	cleanup_shutdown();	/* a background clean-up pass uses cfg and the engine */
 	docker_global_cleanup();
 }
 

@@ -8,8 +8,9 @@
  *   - https only, on the URL's own port; no redirects; no proxy;
  *   - the host is resolved here, every address must be public (not
  *     loopback, private, link-local, shared, multicast, reserved,
- *     documentation), and curl is pinned to the address checked
- *     (CURLOPT_RESOLVE), with the socket callback checking again;
+ *     documentation), and the connection goes to the address checked
+ *     (httpc_new_https: no second lookup), with TLS verified against the
+ *     system's CA store and the URL's host name (SNI);
  *   - the name lookup gets CIMD_DNS_MS (getaddrinfo_a, cancelled past it);
  *     the fetch 5 s in all, 16 KiB at most;
  *   - fetches are counted per minute, overall and per host
@@ -27,8 +28,6 @@
 #include <string.h>
 #include <sys/socket.h>
 
-#include <curl/curl.h>
-
 #include "config.h"
 #include "db.h"
 #include "js.h"
@@ -36,6 +35,8 @@
 #include "oauth.h"
 #include "oauth_extern.h"
 #include "cimd.h"
+#include "clock.h"
+#include "httpc.h"
 #include "url.h"
 
 #define CIMD_MAX_BYTES		16384
@@ -216,37 +217,6 @@ struct sink {
 	bool	too_big;
 };
 
-static size_t
-sink_write(char *data, size_t size, size_t nmemb, void *arg)
-{
-	struct sink	*s = arg;
-	size_t		 n = size * nmemb;
-
-	if (n > CIMD_MAX_BYTES - s->len) {
-		s->too_big = true;
-		return 0;	/* aborts the transfer */
-	}
-	memcpy(s->buf + s->len, data, n);
-	s->len += n;
-	return n;
-}
-
-/* Refuse to connect anywhere but a public address, whatever curl resolved. */
-static curl_socket_t
-open_public(void *arg, curlsocktype purpose, struct curl_sockaddr *a)
-{
-	(void)arg;
-	if (purpose != CURLSOCKTYPE_IPCXN)
-		return CURL_SOCKET_BAD;
-	if (a->family == AF_INET &&
-	    cimd_addr_public(AF_INET, &((struct sockaddr_in *)&a->addr)->sin_addr))
-		return socket(a->family, a->socktype, a->protocol);
-	if (a->family == AF_INET6 &&
-	    cimd_addr_public(AF_INET6, &((struct sockaddr_in6 *)&a->addr)->sin6_addr))
-		return socket(a->family, a->socktype, a->protocol);
-	return CURL_SOCKET_BAD;
-}
-
 /* A name lookup in flight: on the heap, since it may outlive the caller. */
 struct lookup {
 	struct gaicb	 cb;
@@ -304,8 +274,8 @@ lookup(const char *host, const char *port, struct addrinfo **res)
 
 /*
  * Resolve host and choose the address to pin: every address must be
- * public (so that no answer in the set points inside). Writes a
- * CURLOPT_RESOLVE entry "host:port:addr" into pin. 0 or -1 with err.
+ * public (so that no answer in the set points inside). Writes the first
+ * address, numeric, into pin: the one connected to. 0 or -1 with err.
  */
 static int
 resolve_public(const char *host, const char *port, char *pin, size_t pinsz,
@@ -334,11 +304,109 @@ resolve_public(const char *host, const char *port, char *pin, size_t pinsz,
 	    (const void *)&((struct sockaddr_in6 *)res->ai_addr)->sin6_addr,
 	    addr, sizeof(addr)) == NULL)
 		goto out;
-	snprintf(pin, pinsz, res->ai_family == AF_INET6 ? "%s:%s:[%s]" :
-	    "%s:%s:%s", host, port, addr);
+	snprintf(pin, pinsz, "%s", addr);
 	rc = 0;
 out:
 	freeaddrinfo(res);
+	return rc;
+}
+
+/*
+ * GET the document at the pinned address: 200 only, no redirect followed,
+ * at most CIMD_MAX_BYTES, all within CIMD_TIMEOUT_MS (connecting within
+ * CIMD_CONNECT_MS). 0 with body filled, or -1 with err.
+ */
+static int
+fetch(const char *host, const char *addr, const char *port, const char *path,
+    struct sink *body, struct error *err)
+{
+	struct httpc		*ep = NULL;
+	struct httpc_conn	*c = NULL;
+	struct httpc_head	 h;
+	struct httpc_body	 b;
+	struct error		 e;
+	const char		*p;
+	char			 req[2048];
+	long long		 deadline = clock_ms() + CIMD_TIMEOUT_MS, now;
+	size_t			 off = 0, n;
+	long			 w;
+	bool			 reused, empty;
+	int			 rc = -1, k;
+
+	if (httpc_new_https(host, addr, port, &ep, &e) == -1) {
+		error_set(err, "out of memory");
+		goto out;
+	}
+	k = snprintf(req, sizeof(req), "GET %s HTTP/1.1\r\nHost: %s\r\n"
+	    "User-Agent: code-sandbox\r\nAccept: application/json\r\n"
+	    "Connection: close\r\n\r\n", path, httpc_authority(ep));
+	if (k < 0 || (size_t)k >= sizeof(req)) {
+		error_set(err, "The client_id is too long.");
+		goto out;
+	}
+	if ((c = httpc_conn_get(ep, false, 0, clock_ms() + CIMD_CONNECT_MS,
+	    &reused, &e)) == NULL)
+		goto failed;
+	/* Every wait a slice of the deadline, the stop flag asked between. */
+	while (off < (size_t)k) {
+		if ((now = clock_ms()) >= deadline)
+			goto late;
+		if ((w = httpc_write(c, req + off, (size_t)k - off,
+		    deadline - now > 1000 ? 1000 : (int)(deadline - now),
+		    NULL)) < 0) {
+			error_set(&e, "the connection broke");
+			goto failed;
+		}
+		off += (size_t)w;
+	}
+	for (;;) {
+		if ((now = clock_ms()) >= deadline)
+			goto late;
+		k = httpc_read_head(c, &h, false, NULL, NULL, deadline - now >
+		    1000 ? 1000 : (int)(deadline - now), &empty, &e);
+		if (k == 1)
+			break;
+		if (k == -1)
+			goto failed;
+	}
+	if (h.status != 200) {
+		error_set(err, "The client metadata document answered HTTP %d.",
+		    h.status);
+		goto out;
+	}
+	if (h.framing == HTTPC_LENGTH && h.length > CIMD_MAX_BYTES) {
+		body->too_big = true;
+		goto failed;
+	}
+	httpc_body_init(&b, c, &h);
+	for (;;) {
+		if ((now = clock_ms()) >= deadline)
+			goto late;
+		k = httpc_body_next(&b, &p, &n, deadline - now > 1000 ? 1000 :
+		    (int)(deadline - now), &e);
+		if (k == 2)
+			break;
+		if (k == -1)
+			goto failed;
+		if (k == 1) {
+			if (n > CIMD_MAX_BYTES - body->len) {
+				body->too_big = true;
+				goto failed;
+			}
+			memcpy(body->buf + body->len, p, n);
+			body->len += n;
+		}
+	}
+	rc = 0;
+	goto out;
+late:
+	error_set(&e, "no complete answer within %d s", CIMD_TIMEOUT_MS / 1000);
+failed:
+	error_set(err, "The client metadata document could not be fetched: "
+	    "%s.", body->too_big ? "it is too large" : e.msg);
+out:
+	httpc_conn_close(c);
+	httpc_free(ep);
 	return rc;
 }
 
@@ -346,17 +414,16 @@ int
 cimd_fetch(struct db *db, const struct config *cfg, const char *url,
     struct error *err)
 {
-	CURL			*h = NULL;
-	struct curl_slist	*resolve = NULL, *hdrs = NULL;
 	struct sink		*body = NULL;
 	struct json_object	*uris = NULL, *meta = NULL;
 	struct url		 u;
 	char			 host[256], port[8] = "443", pin[512], *name = NULL;
 	char			 key[300];
-	long			 status = 0, per_host;
+	const char		*path;
+	char			*pathbuf = NULL;
+	long			 per_host;
 	long long		 n;
 	bool			 refresh;
-	CURLcode		 cc;
 	int			 rc = -1;
 
 	if (!cimd_is_url(url) || url_split(url, &u) == -1)
@@ -382,39 +449,15 @@ cimd_fetch(struct db *db, const struct config *cfg, const char *url,
 	}
 	if (resolve_public(host, port, pin, sizeof(pin), err) == -1)
 		return -1;
-	if ((body = calloc(1, sizeof(*body))) == NULL ||
-	    (h = curl_easy_init()) == NULL ||
-	    (resolve = curl_slist_append(NULL, pin)) == NULL ||
-	    (hdrs = curl_slist_append(NULL, "Accept: application/json")) == NULL) {
+	/* The request target: the URL's path (cimd_is_url: no query). */
+	path = u.rest;
+	if ((pathbuf = strndup(path, strcspn(path, "#"))) == NULL ||
+	    (body = calloc(1, sizeof(*body))) == NULL) {
 		error_set(err, "out of memory");
 		goto out;
 	}
-	curl_easy_setopt(h, CURLOPT_URL, url);
-	curl_easy_setopt(h, CURLOPT_PROTOCOLS_STR, "https");
-	curl_easy_setopt(h, CURLOPT_FOLLOWLOCATION, 0L);
-	curl_easy_setopt(h, CURLOPT_RESOLVE, resolve);
-	curl_easy_setopt(h, CURLOPT_OPENSOCKETFUNCTION, open_public);
-	curl_easy_setopt(h, CURLOPT_PROXY, "");
-	curl_easy_setopt(h, CURLOPT_NOSIGNAL, 1L);
-	curl_easy_setopt(h, CURLOPT_TIMEOUT_MS, (long)CIMD_TIMEOUT_MS);
-	curl_easy_setopt(h, CURLOPT_CONNECTTIMEOUT_MS, (long)CIMD_CONNECT_MS);
-	curl_easy_setopt(h, CURLOPT_MAXFILESIZE, (long)CIMD_MAX_BYTES);
-	curl_easy_setopt(h, CURLOPT_HTTPHEADER, hdrs);
-	curl_easy_setopt(h, CURLOPT_USERAGENT, "code-sandbox");
-	curl_easy_setopt(h, CURLOPT_WRITEFUNCTION, sink_write);
-	curl_easy_setopt(h, CURLOPT_WRITEDATA, body);
-	if ((cc = curl_easy_perform(h)) != CURLE_OK) {
-		error_set(err, "The client metadata document could not be "
-		    "fetched: %s.", body->too_big ? "it is too large" :
-		    curl_easy_strerror(cc));
+	if (fetch(host, pin, port, pathbuf, body, err) == -1)
 		goto out;
-	}
-	curl_easy_getinfo(h, CURLINFO_RESPONSE_CODE, &status);
-	if (status != 200) {
-		error_set(err, "The client metadata document answered HTTP %ld.",
-		    status);
-		goto out;
-	}
 	if (cimd_validate(url, body->buf, body->len, &name, &uris, &meta,
 	    &refresh, err) == -1)
 		goto out;
@@ -430,10 +473,7 @@ out:
 	free(name);
 	json_object_put(uris);
 	json_object_put(meta);
-	curl_slist_free_all(hdrs);
-	curl_slist_free_all(resolve);
-	if (h != NULL)
-		curl_easy_cleanup(h);
+	free(pathbuf);
 	free(body);
 	return rc;
 }

@@ -1,17 +1,20 @@
 /*
- * docker.h: a small Docker Engine API client (API v1.41) over libcurl.
+ * docker.h: a small Docker Engine API client (API v1.41) over our own
+ * HTTP/1.1 client (lib/httpc.h).
  *
  * The engine is named like the docker CLI names it: DOCKER_HOST is
  * unix:///path/docker.sock or tcp://host:port; with DOCKER_TLS_VERIFY the
  * TCP connection is HTTPS with ca.pem, cert.pem and key.pem from
  * DOCKER_CERT_PATH.
  *
- * Threads: a struct docker holds its own curl handles; use one per thread.
- * The program's main must call docker_global_init once, before any thread
- * starts, and docker_global_cleanup at the end (app_main does both); they
- * set up libcurl for every user of it in the program.
+ * Threads: a struct docker holds its own connections (one kept for JSON
+ * calls); use one per thread. The program's main must call
+ * docker_global_init once, before any thread starts (it makes a write to a
+ * closed connection an error, not SIGPIPE), and docker_global_cleanup at
+ * the end (app_main_net does both).
  *
- * Only this file's implementation includes <curl/curl.h>.
+ * Every byte from the engine is bounded and parsed as hostile (httpc.h);
+ * every call has a server-side deadline, as each function says.
  */
 #ifndef CS_DOCKER_H
 #define CS_DOCKER_H
@@ -31,7 +34,7 @@ struct docker;
 /* Largest JSON response body accepted from the engine. */
 #define DOCKER_MAX_RESPONSE	(4u << 20)
 
-/* libcurl's process-wide set-up and tear-down. 0 or -1. */
+/* The process-wide set-up and tear-down. 0 or -1. */
 int	docker_global_init(void);
 void	docker_global_cleanup(void);
 
@@ -82,7 +85,7 @@ struct docker_exec_cb {
 	void	(*output)(void *arg, int stream, const char *buf, size_t len);
 	/*
 	 * About once a second, also when no output arrives; called between
-	 * reads, outside any curl callback, so it may make other requests on
+	 * reads, outside any output callback, so it may make other requests on
 	 * this struct docker. Returning non-zero stops reading:
 	 * docker_exec_start then returns 0 with *stopped set. The tick is
 	 * where a caller puts its deadline: an exec stream has none of its
@@ -146,8 +149,9 @@ bool	docker_frames_at_boundary(const struct docker_frames *);
  * Raw streaming transfers (the archive API, files.c).
  *
  * docker_raw sends method ("GET" or "HEAD") on path and passes on the
- * response as it arrives: each header line of the final response to
- * cb->header, and the body of a 2xx response to cb->body in pieces (a
+ * response as it arrives: each header line of the final response (without
+ * its CRLF) to cb->header, and the body of a 2xx response to cb->body in
+ * pieces of up to 256 KiB, as they come off the socket (a
  * non-2xx body, the engine's JSON error, is read into err instead). Either
  * callback may return -1 to stop the transfer: docker_raw then returns 0
  * with *stopped set. There is no overall time limit (a body may take as

@@ -1,0 +1,182 @@
+/*
+ * test_engine_client.c: the Docker engine client (lib/engine/docker.c)
+ * against a scripted engine on a unix socket: a JSON call, the kept
+ * connection reused, a kept connection the engine closed meanwhile (the
+ * call goes out again on a new one), and hostile answers (a body past
+ * DOCKER_MAX_RESPONSE, a malformed head, endless interim answers).
+ * Prints "ok - name" or "not ok - name" per check; exits 1 on any failure.
+ */
+#include <pthread.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <sys/un.h>
+#include <unistd.h>
+
+#include <json-c/json.h>
+
+#include "check.h"
+#include "docker.h"
+
+/* What the engine does with each connection it accepts, in turn. */
+struct engine {
+	int		 lfd;
+	const char	*answers[8];	/* one per request; NULL: close the connection */
+	int		 conns;		/* connections accepted */
+	int		 requests;	/* requests read */
+};
+
+/* Read one request head (the tests send no body but POST's empty one). */
+static bool
+read_request(int fd)
+{
+	char	buf[4096];
+	size_t	len = 0;
+	ssize_t	n;
+
+	while (len < sizeof(buf) - 1) {
+		if ((n = read(fd, buf + len, sizeof(buf) - 1 - len)) <= 0)
+			return false;
+		len += (size_t)n;
+		buf[len] = '\0';
+		if (strstr(buf, "\r\n\r\n") != NULL)
+			return true;
+	}
+	return false;
+}
+
+static void *
+engine_run(void *arg)
+{
+	struct engine	*e = arg;
+	const char	*a;
+	int		 fd = -1, i = 0;
+
+	for (;;) {
+		if (fd == -1) {
+			if ((fd = accept(e->lfd, NULL, NULL)) == -1)
+				return NULL;
+			e->conns++;
+		}
+		if ((a = e->answers[i]) == NULL) {
+			close(fd);
+			fd = -1;
+			if (e->answers[++i] == NULL)
+				return NULL;
+			continue;
+		}
+		if (!read_request(fd))
+			break;
+		e->requests++;
+		if (write(fd, a, strlen(a)) != (ssize_t)strlen(a))
+			break;
+		i++;
+	}
+	if (fd != -1)
+		close(fd);
+	return NULL;
+}
+
+static int
+listener(const char *path)
+{
+	struct sockaddr_un	sun;
+	int			fd;
+
+	unlink(path);
+	memset(&sun, 0, sizeof(sun));
+	sun.sun_family = AF_UNIX;
+	memcpy(sun.sun_path, path, strlen(path) + 1);
+	if ((fd = socket(AF_UNIX, SOCK_STREAM, 0)) == -1 ||
+	    bind(fd, (struct sockaddr *)&sun, sizeof(sun)) == -1 ||
+	    listen(fd, 4) == -1)
+		return -1;
+	return fd;
+}
+
+#define OK_JSON	"HTTP/1.1 200 OK\r\nContent-Type: application/json\r\n" \
+		"Content-Length: 11\r\n\r\n{\"Id\":\"x\"}\n"
+
+int
+main(void)
+{
+	struct engine		 e;
+	struct docker		*d = NULL;
+	struct json_object	*resp = NULL;
+	struct error		 err;
+	pthread_t		 t;
+	char			 path[108], host[120], big[160];
+	long			 status;
+	int			 rc1, rc2, rc3;
+
+	snprintf(path, sizeof(path), "/tmp/cs-engine-%d.sock", (int)getpid());
+	snprintf(host, sizeof(host), "unix://%s", path);
+	memset(&e, 0, sizeof(e));
+	if ((e.lfd = listener(path)) == -1 ||
+	    docker_open(host, false, NULL, &d, &err) == -1) {
+		CHECK(0, "engine: set up");
+		return check_status();
+	}
+
+	/* Two calls on one connection; it closes; a third goes out anew. */
+	e.answers[0] = OK_JSON;
+	e.answers[1] = OK_JSON;
+	e.answers[2] = NULL;
+	e.answers[3] = OK_JSON;
+	e.answers[4] = NULL;
+	pthread_create(&t, NULL, engine_run, &e);
+	rc1 = docker_request(d, "GET", "/containers/x/json", NULL, &status, &resp, &err);
+	CHECK(rc1 == 0 && status == 200 && resp != NULL &&
+	    strcmp(json_object_get_string(json_object_object_get(resp, "Id")), "x") == 0,
+	    "engine: a JSON call");
+	json_object_put(resp);
+	resp = NULL;
+	rc2 = docker_request(d, "POST", "/containers/x/start", NULL, &status, NULL, &err);
+	/*
+	 * The engine closes the kept connection without reading: whether it
+	 * does so before or after the next request goes out, nothing of an
+	 * answer comes back, and the call goes out again on a new connection.
+	 */
+	rc3 = docker_request(d, "GET", "/containers/x/json", NULL, &status, NULL, &err);
+	pthread_join(t, NULL);
+	CHECK(rc2 == 0 && rc3 == 0 && status == 200, "engine: every call answered");
+	CHECK(e.conns == 2 && e.requests == 3,
+	    "engine: the kept connection reused, a closed one replaced");
+
+	/* Hostile answers: each a clear error, none kept. */
+	snprintf(big, sizeof(big), "HTTP/1.1 200 OK\r\nContent-Type: "
+	    "application/json\r\nContent-Length: %u\r\n\r\n", DOCKER_MAX_RESPONSE + 1);
+	memset(&e.answers, 0, sizeof(e.answers));
+	e.conns = e.requests = 0;
+	e.answers[0] = big;
+	e.answers[1] = NULL;
+	e.answers[2] = "HTTP/1.1 200 OK\r\nContent-Length: 1\r\nContent-Length: 2\r\n\r\nab";
+	e.answers[3] = NULL;
+	e.answers[4] = "HTTP/1.1 100 Continue\r\n\r\nHTTP/1.1 100 Continue\r\n\r\n"
+	    "HTTP/1.1 100 Continue\r\n\r\nHTTP/1.1 100 Continue\r\n\r\n"
+	    "HTTP/1.1 100 Continue\r\n\r\nHTTP/1.1 100 Continue\r\n\r\n"
+	    "HTTP/1.1 100 Continue\r\n\r\nHTTP/1.1 100 Continue\r\n\r\n"
+	    "HTTP/1.1 100 Continue\r\n\r\n" OK_JSON;
+	e.answers[5] = NULL;
+	pthread_create(&t, NULL, engine_run, &e);
+	rc1 = docker_request(d, "GET", "/a", NULL, &status, &resp, &err);
+	CHECK(rc1 == -1 && err.status == 502 && strstr(err.msg, "larger than") != NULL,
+	    "engine: a body past DOCKER_MAX_RESPONSE refused by its length");
+	rc2 = docker_request(d, "GET", "/b", NULL, &status, &resp, &err);
+	CHECK(rc2 == -1 && err.status == 502 && strstr(err.msg, "malformed") != NULL,
+	    "engine: a malformed head is a clear error");
+	rc3 = docker_request(d, "GET", "/c", NULL, &status, &resp, &err);
+	CHECK(rc3 == -1 && err.status == 502 && strstr(err.msg, "interim") != NULL,
+	    "engine: endless interim answers refused");
+	pthread_join(t, NULL);
+	CHECK(e.conns == 3, "engine: no answer-breaking connection kept");
+	CHECK(docker_request(d, "GET", "/a b", NULL, &status, &resp, &err) == -1,
+	    "engine: a path that would split the request line refused");
+
+	docker_close(d);
+	close(e.lfd);
+	unlink(path);
+	return check_status();
+}
