@@ -29,6 +29,7 @@
 #include <openssl/x509v3.h>
 
 #include "clock.h"
+#include "form.h"
 #include "httpc.h"
 
 #define CONN_BUF_DEFAULT	HTTPC_HEAD_MAX
@@ -486,33 +487,31 @@ httpc_conn_put(struct httpc *h, struct httpc_conn *c, bool keep)
  * One read or write on the transport: the count (> 0), 0 at a clean end
  * (reads), -1 on an error, -2 when it would block (*ev: what to wait for).
  */
+/* A plain socket's send or recv result: the count, -2 to wait, -1 broken. */
 static long
-io_read(struct httpc_conn *c, void *buf, size_t len, short *ev)
+io_plain(ssize_t n)
 {
-	ssize_t	n;
-	int	rc, e;
+	if (n >= 0)
+		return (long)n;
+	return errno == EAGAIN || errno == EWOULDBLOCK || errno == EINTR ?
+	    -2 : -1;
+}
 
-	*ev = POLLIN;
-	if (c->ssl == NULL) {
-		n = recv(c->fd, buf, len, 0);
-		if (n >= 0)
-			return (long)n;
-		return errno == EAGAIN || errno == EWOULDBLOCK ||
-		    errno == EINTR ? -2 : -1;
-	}
-	if (len > INT32_MAX)
-		len = INT32_MAX;
-	pthread_mutex_lock(&c->lock);
-	ERR_clear_error();
-	rc = SSL_read(c->ssl, buf, (int)len);
-	e = rc > 0 ? SSL_ERROR_NONE : SSL_get_error(c->ssl, rc);
-	pthread_mutex_unlock(&c->lock);
+/*
+ * An SSL_read or SSL_write result rc with its SSL_get_error e: the count,
+ * 0 at the peer's close_notify (reading), -2 to wait for *ev (TLS may need
+ * to read to write and the other way round), -1 broken.
+ */
+static long
+io_tls(int rc, int e, bool reading, short *ev)
+{
 	switch (e) {
 	case SSL_ERROR_NONE:
 		return rc;
 	case SSL_ERROR_ZERO_RETURN:
-		return 0;
+		return reading ? 0 : -1;
 	case SSL_ERROR_WANT_READ:
+		*ev = POLLIN;
 		return -2;
 	case SSL_ERROR_WANT_WRITE:
 		*ev = POLLOUT;
@@ -523,19 +522,31 @@ io_read(struct httpc_conn *c, void *buf, size_t len, short *ev)
 }
 
 static long
+io_read(struct httpc_conn *c, void *buf, size_t len, short *ev)
+{
+	int	rc, e;
+
+	*ev = POLLIN;
+	if (c->ssl == NULL)
+		return io_plain(recv(c->fd, buf, len, 0));
+	if (len > INT32_MAX)
+		len = INT32_MAX;
+	pthread_mutex_lock(&c->lock);
+	ERR_clear_error();
+	rc = SSL_read(c->ssl, buf, (int)len);
+	e = rc > 0 ? SSL_ERROR_NONE : SSL_get_error(c->ssl, rc);
+	pthread_mutex_unlock(&c->lock);
+	return io_tls(rc, e, true, ev);
+}
+
+static long
 io_write(struct httpc_conn *c, const void *buf, size_t len, short *ev)
 {
-	ssize_t	n;
 	int	rc, e;
 
 	*ev = POLLOUT;
-	if (c->ssl == NULL) {
-		n = send(c->fd, buf, len, MSG_NOSIGNAL);
-		if (n >= 0)
-			return (long)n;
-		return errno == EAGAIN || errno == EWOULDBLOCK ||
-		    errno == EINTR ? -2 : -1;
-	}
+	if (c->ssl == NULL)
+		return io_plain(send(c->fd, buf, len, MSG_NOSIGNAL));
 	if (len > INT32_MAX)
 		len = INT32_MAX;
 	pthread_mutex_lock(&c->lock);
@@ -543,17 +554,7 @@ io_write(struct httpc_conn *c, const void *buf, size_t len, short *ev)
 	rc = SSL_write(c->ssl, buf, (int)len);
 	e = rc > 0 ? SSL_ERROR_NONE : SSL_get_error(c->ssl, rc);
 	pthread_mutex_unlock(&c->lock);
-	switch (e) {
-	case SSL_ERROR_NONE:
-		return rc;
-	case SSL_ERROR_WANT_WRITE:
-		return -2;
-	case SSL_ERROR_WANT_READ:
-		*ev = POLLIN;
-		return -2;
-	default:
-		return -1;
-	}
+	return io_tls(rc, e, false, ev);
 }
 
 /*
@@ -889,18 +890,6 @@ httpc_chunked_init(struct httpc_chunked *ch)
 	ch->state = CH_SIZE;
 }
 
-static int
-hexval(unsigned char c)
-{
-	if (c >= '0' && c <= '9')
-		return c - '0';
-	if (c >= 'a' && c <= 'f')
-		return c - 'a' + 10;
-	if (c >= 'A' && c <= 'F')
-		return c - 'A' + 10;
-	return -1;
-}
-
 int
 httpc_chunked_step(struct httpc_chunked *ch, const char *buf, size_t len,
     size_t *used, const char **data, size_t *dlen)
@@ -916,7 +905,7 @@ httpc_chunked_step(struct httpc_chunked *ch, const char *buf, size_t len,
 		c = (unsigned char)buf[i];
 		switch (ch->state) {
 		case CH_SIZE:
-			if ((v = hexval(c)) >= 0) {
+			if ((v = form_hexval(c)) >= 0) {
 				/* At most 15 digits: no overflow, ever. */
 				if (ch->left >> 56 != 0)
 					return -1;
