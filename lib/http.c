@@ -446,9 +446,9 @@ http_header_add(struct http_req *r, const char *name, const char *value)
  *     3 MB of 500 MB (tests/bench/dl.mjs).
  *   - Caddy's FastCGI transport reads each record's 8-byte header with a
  *     read of its own, then copies the content through a 32 KiB buffer:
- *     about 3 system calls a record, so 16 KiB records (libcurl's pieces)
- *     cost it twice as many as 32 KiB ones; 64 KiB ones measured no better
- *     (caddy 1640 against 1380 ms of CPU per GB).
+ *     about 3 system calls a record, so 16 KiB records (the pieces libcurl
+ *     gave) cost it twice as many as 32 KiB ones; 64 KiB ones measured no
+ *     better (caddy 1640 against 1380 ms of CPU per GB).
  *
  * The connection's send buffer is then made small (DIRECT_SNDBUF), for
  * lighttpd: it reads up to 64 KiB less what it holds, so a large send
