@@ -209,12 +209,16 @@ broken(struct docker *d, const struct error *why, struct error *err)
 	    d->host, why->msg);
 }
 
-/* Keep n more bytes of a body; -1 when it would pass its maximum. */
+/*
+ * Keep n more bytes of the body b (a struct body, as body_each hands it);
+ * -1 when it would pass its maximum or memory ran out.
+ */
 static int
-body_add(struct body *b, const char *p, size_t n)
+body_add(void *arg, const char *p, size_t n)
 {
-	size_t	 cap;
-	char	*nb;
+	struct body	*b = arg;
+	size_t		 cap;
+	char		*nb;
 
 	if (n > b->max - b->len) {
 		b->too_big = true;
@@ -430,10 +434,16 @@ read_head(struct httpc_conn *c, struct httpc_head *h, bool head_request,
 	}
 }
 
-/* Read the whole body into b within w: 0, or -1 (err set, or w->stopped). */
+/*
+ * Each piece of the body of h, read from c, to fn (which returns -1 to stop
+ * reading), every wait a slice of w, each piece pushing back a stall
+ * deadline. 0 at the end of the body, 1 when fn stopped, -1 when a wait
+ * ended (waiter_slice: err set, or w->stopped) or the body broke off (err).
+ */
 static int
-read_body(struct httpc_conn *c, const struct httpc_head *h, struct body *b,
-    struct waiter *w, struct error *err)
+body_each(struct httpc_conn *c, const struct httpc_head *h, struct waiter *w,
+    int (*fn)(void *arg, const char *p, size_t n), void *arg,
+    struct error *err)
 {
 	struct httpc_body	 hb;
 	struct error		 e;
@@ -441,11 +451,6 @@ read_body(struct httpc_conn *c, const struct httpc_head *h, struct body *b,
 	size_t			 n;
 	int			 slice, rc;
 
-	if (h->framing == HTTPC_LENGTH && h->length > b->max) {
-		b->too_big = true;
-		return error_status(err, 502, "Docker engine at %s (DOCKER_HOST): "
-		    "response larger than %zu bytes", w->d->host, b->max);
-	}
 	httpc_body_init(&hb, c, h);
 	for (;;) {
 		if ((slice = waiter_slice(w, err)) == -1)
@@ -456,13 +461,32 @@ read_body(struct httpc_conn *c, const struct httpc_head *h, struct body *b,
 		if (rc == -1)
 			return broken(w->d, &e, err);
 		if (rc == 1) {
-			if (body_add(b, p, n) == -1)
-				return b->too_big ? error_status(err, 502,
-				    "Docker engine at %s (DOCKER_HOST): response "
-				    "larger than %zu bytes", w->d->host, b->max) :
-				    error_set(err, "out of memory");
 			waiter_moved(w);
+			if (fn(arg, p, n) == -1)
+				return 1;
 		}
+	}
+}
+
+/* Read the whole body into b within w: 0, or -1 (err set, or w->stopped). */
+static int
+read_body(struct httpc_conn *c, const struct httpc_head *h, struct body *b,
+    struct waiter *w, struct error *err)
+{
+	if (h->framing == HTTPC_LENGTH && h->length > b->max) {
+		b->too_big = true;
+		return error_status(err, 502, "Docker engine at %s (DOCKER_HOST): "
+		    "response larger than %zu bytes", w->d->host, b->max);
+	}
+	switch (body_each(c, h, w, body_add, b, err)) {
+	case 0:
+		return 0;
+	case 1:
+		return b->too_big ? error_status(err, 502, "Docker engine at %s "
+		    "(DOCKER_HOST): response larger than %zu bytes", w->d->host,
+		    b->max) : error_set(err, "out of memory");
+	default:
+		return -1;
 	}
 }
 
@@ -694,6 +718,21 @@ docker_tick_ms(const struct docker *d)
 	return d->tick_ms > 0 ? d->tick_ms : TICK_MS;
 }
 
+/* An exec stream's decoder and where its output goes (body_each's fn). */
+struct exec_out {
+	struct docker_frames		 frames;
+	const struct docker_exec_cb	*cb;
+};
+
+static int
+exec_piece(void *arg, const char *p, size_t n)
+{
+	struct exec_out	*xo = arg;
+
+	return docker_frames_feed(&xo->frames, p, n, stream_output,
+	    (void *)xo->cb);
+}
+
 int
 docker_exec_start(struct docker *d, const char *id,
     const struct docker_exec_cb *cb, bool *stopped, struct error *err)
@@ -701,20 +740,17 @@ docker_exec_start(struct docker *d, const char *id,
 	static const char	 start_body[] = "{\"Detach\":false,\"Tty\":false}";
 	struct httpc_conn	*c = NULL;
 	struct httpc_head	 h;
-	struct httpc_body	 hb;
-	struct docker_frames	 frames;
+	struct exec_out		 xo = { .cb = cb };
 	struct body		 eb = { .max = ERROR_BODY_MAX };
 	struct waiter		 w;
-	struct error		 e;
-	const char		*p;
 	char			*path = NULL, *req = NULL;
 	size_t			 n, hlen;
 	bool			 reused, empty;
-	int			 ret = -1, rc, slice;
+	int			 ret = -1, rc;
 
 	*stopped = false;
 	waiter_tick(&w, d, cb);
-	docker_frames_init(&frames);
+	docker_frames_init(&xo.frames);
 	n = strlen(id) + 16;
 	if ((path = malloc(n)) == NULL)
 		goto oom;
@@ -747,23 +783,12 @@ docker_exec_start(struct docker *d, const char *id,
 	/* The multiplexed stream, until the engine closes it. */
 	if (h.status == 101)
 		h.framing = HTTPC_CLOSE;
-	httpc_body_init(&hb, c, &h);
-	for (;;) {
-		if ((slice = waiter_slice(&w, err)) == -1)
-			goto end;
-		rc = httpc_body_next(&hb, &p, &n, slice, &e);
-		if (rc == 2)
-			break;
-		if (rc == -1) {
-			broken(d, &e, err);
-			goto out;
-		}
-		if (rc == 1 && docker_frames_feed(&frames, p, n, stream_output,
-		    (void *)cb) == -1) {
-			error_status(err, 502, "Docker engine at %s (DOCKER_HOST): "
-			    "malformed exec output stream", d->host);
-			goto out;
-		}
+	if ((rc = body_each(c, &h, &w, exec_piece, &xo, err)) == -1)
+		goto end;
+	if (rc == 1) {
+		error_status(err, 502, "Docker engine at %s (DOCKER_HOST): "
+		    "malformed exec output stream", d->host);
+		goto out;
 	}
 	ret = 0;
 	goto out;
@@ -784,6 +809,16 @@ out:
 	return ret;
 }
 
+/* A body nobody reads (docker_raw without a body callback). */
+static int
+ignore_piece(void *arg, const char *p, size_t n)
+{
+	(void)arg;
+	(void)p;
+	(void)n;
+	return 0;
+}
+
 int
 docker_raw(struct docker *d, const char *method, const char *path,
     const struct docker_raw_cb *cb, long *status, bool *stopped,
@@ -791,15 +826,12 @@ docker_raw(struct docker *d, const char *method, const char *path,
 {
 	struct httpc_conn	*c = NULL;
 	struct httpc_head	 h;
-	struct httpc_body	 hb;
 	struct body		 eb = { .max = ERROR_BODY_MAX };
 	struct waiter		 w;
-	struct error		 e;
-	const char		*p;
 	char			*req = NULL;
-	size_t			 n, hlen;
+	size_t			 hlen;
 	bool			 reused, empty;
-	int			 ret = -1, rc, slice;
+	int			 ret = -1, rc;
 
 	*status = 0;
 	*stopped = false;
@@ -833,25 +865,10 @@ docker_raw(struct docker *d, const char *method, const char *path,
 		ret = 0;
 		goto out;
 	}
-	httpc_body_init(&hb, c, &h);
-	for (;;) {
-		if ((slice = waiter_slice(&w, err)) == -1)
-			goto out;
-		rc = httpc_body_next(&hb, &p, &n, slice, &e);
-		if (rc == 2)
-			break;
-		if (rc == -1) {
-			broken(d, &e, err);
-			goto out;
-		}
-		if (rc == 1) {
-			waiter_moved(&w);
-			if (cb->body != NULL && cb->body(cb->arg, p, n) == -1) {
-				*stopped = true;
-				break;
-			}
-		}
-	}
+	if ((rc = body_each(c, &h, &w, cb->body != NULL ? cb->body :
+	    ignore_piece, cb->arg, err)) == -1)
+		goto out;
+	*stopped = rc == 1;
 	ret = 0;
 out:
 	httpc_conn_close(c);
