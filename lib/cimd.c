@@ -311,6 +311,15 @@ out:
 	return rc;
 }
 
+/* The next wait toward deadline: a second at most, 0 once it has passed. */
+static int
+wait_ms(long long deadline)
+{
+	long long	left = deadline - clock_ms();
+
+	return left <= 0 ? 0 : left > 1000 ? 1000 : (int)left;
+}
+
 /*
  * GET the document at the pinned address: 200 only, no redirect followed,
  * at most CIMD_MAX_BYTES, all within CIMD_TIMEOUT_MS (connecting within
@@ -327,11 +336,11 @@ fetch(const char *host, const char *addr, const char *port, const char *path,
 	struct error		 e;
 	const char		*p;
 	char			 req[2048];
-	long long		 deadline = clock_ms() + CIMD_TIMEOUT_MS, now;
+	long long		 deadline = clock_ms() + CIMD_TIMEOUT_MS;
 	size_t			 off = 0, n;
 	long			 w;
 	bool			 reused, empty;
-	int			 rc = -1, k;
+	int			 rc = -1, k, slice;
 
 	if (httpc_new_https(host, addr, port, &ep, &e) == -1) {
 		error_set(err, "out of memory");
@@ -347,12 +356,11 @@ fetch(const char *host, const char *addr, const char *port, const char *path,
 	if ((c = httpc_conn_get(ep, false, 0, clock_ms() + CIMD_CONNECT_MS,
 	    &reused, &e)) == NULL)
 		goto failed;
-	/* Every wait a slice of the deadline, the stop flag asked between. */
+	/* Every wait a slice of the one deadline. */
 	while (off < (size_t)k) {
-		if ((now = clock_ms()) >= deadline)
+		if ((slice = wait_ms(deadline)) == 0)
 			goto late;
-		if ((w = httpc_write(c, req + off, (size_t)k - off,
-		    deadline - now > 1000 ? 1000 : (int)(deadline - now),
+		if ((w = httpc_write(c, req + off, (size_t)k - off, slice,
 		    NULL)) < 0) {
 			error_set(&e, "the connection broke");
 			goto failed;
@@ -360,10 +368,10 @@ fetch(const char *host, const char *addr, const char *port, const char *path,
 		off += (size_t)w;
 	}
 	for (;;) {
-		if ((now = clock_ms()) >= deadline)
+		if ((slice = wait_ms(deadline)) == 0)
 			goto late;
-		k = httpc_read_head(c, &h, false, NULL, NULL, deadline - now >
-		    1000 ? 1000 : (int)(deadline - now), &empty, &e);
+		k = httpc_read_head(c, &h, false, NULL, NULL, slice, &empty,
+		    &e);
 		if (k == 1)
 			break;
 		if (k == -1)
@@ -380,10 +388,9 @@ fetch(const char *host, const char *addr, const char *port, const char *path,
 	}
 	httpc_body_init(&b, c, &h);
 	for (;;) {
-		if ((now = clock_ms()) >= deadline)
+		if ((slice = wait_ms(deadline)) == 0)
 			goto late;
-		k = httpc_body_next(&b, &p, &n, deadline - now > 1000 ? 1000 :
-		    (int)(deadline - now), &e);
+		k = httpc_body_next(&b, &p, &n, slice, &e);
 		if (k == 2)
 			break;
 		if (k == -1)
