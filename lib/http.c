@@ -469,7 +469,8 @@ http_header_add(struct http_req *r, const char *name, const char *value)
  * A write that makes no progress for DIRECT_STALL_S seconds ends the
  * response: lighttpd cuts a client that reads nothing for as long
  * (server.max-write-idle), Caddy never would. On SIGTERM a blocked write
- * gives up within DIRECT_WAIT seconds.
+ * gives up within DIRECT_WAIT seconds. 0, or -1 with the request marked
+ * gone.
  */
 #define DIRECT_STALL_S	600
 #define DIRECT_WAIT	1
@@ -488,8 +489,10 @@ put_direct(struct http_req *r, const char *p, size_t len)
 	time_t		 last = time(NULL);
 	int		 rc;
 
-	if (FCGX_FFlush(r->out) != 0)
+	if (FCGX_FFlush(r->out) != 0) {
+		r->gone = true;
 		return -1;
+	}
 	/*
 	 * A blocked write wakes every DIRECT_WAIT seconds to look at the stop
 	 * flag and the stall deadline. Only here: libfcgi's own writes (the
@@ -563,6 +566,7 @@ stalled:
 	 */
 	(void)shutdown(r->fcgx.ipcFd, SHUT_RDWR);
 fail:
+	r->gone = true;
 	rc = -1;
 out:
 	(void)setsockopt(r->fcgx.ipcFd, SOL_SOCKET, SO_SNDTIMEO, &none,
@@ -609,13 +613,8 @@ put_bulk(struct http_req *r, const char *p, size_t len)
 	if (r->bulk_len > 0 && r->bulk_len + len > COALESCE_MAX &&
 	    bulk_flush(r) == -1)
 		return -1;
-	if (r->bulk_len == 0 && len >= COALESCE_MAX / 2) {
-		if (put_direct(r, p, len) == -1) {
-			r->gone = true;
-			return -1;
-		}
-		return 0;
-	}
+	if (r->bulk_len == 0 && len >= COALESCE_MAX / 2)
+		return put_direct(r, p, len);
 	memcpy(r->bulk + r->bulk_len, p, len);
 	r->bulk_len += len;
 	return r->bulk_len == COALESCE_MAX ? bulk_flush(r) : 0;
@@ -642,13 +641,8 @@ put(struct http_req *r, const void *buf, size_t len)
 		return -1;
 	if (r->bulk != NULL && can_direct(r))
 		return put_bulk(r, p, len);
-	if (len >= DIRECT_MIN && can_direct(r)) {
-		if (put_direct(r, p, len) == -1) {
-			r->gone = true;
-			return -1;
-		}
-		return 0;
-	}
+	if (len >= DIRECT_MIN && can_direct(r))
+		return put_direct(r, p, len);
 	while (len > 0) {
 		int chunk = len > 65536 ? 65536 : (int)len;
 
