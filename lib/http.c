@@ -1,20 +1,25 @@
 /*
  * http.c: requests and responses over libfcgi, and the accept loop.
  *
- * Concurrency: up to nthreads threads each loop on FCGX_Accept_r, so a
- * long streamed response blocks only its own thread. They call accept()
- * at once, without the mutex of libfcgi's threaded example: Linux wakes
- * one waiter per connection (an exclusive wait), and a lock around accept
- * cost two futex calls and a thread switch per request under load; on
- * SIGTERM, shutdown() of the listening socket wakes them all (EINVAL).
- * Threads start on demand: one at first, and another whenever a thread
- * takes a request while none is left waiting for the next, until nthreads;
- * they stay until SIGTERM. An idle server so keeps one or two threads
- * (their stacks, their database connection, their malloc arena) rather
- * than nthreads. Signals: SIGTERM and SIGINT are blocked everywhere and
- * taken by a sigwait thread, which sets the stop flag and shuts the
- * listening socket down to wake the threads blocked in accept (libfcgi's
- * own handler would let a streaming request run forever).
+ * Concurrency: up to nthreads threads serve requests, so a long streamed
+ * response or a wait on the engine blocks only its own thread. At most one
+ * thread waits in accept() at a time, and the thread that ends a request
+ * takes the next itself when none waits: under load the next connection is
+ * then already queued, and the same warm thread takes it without sleeping,
+ * where a crowd of threads in accept() cost a sleep and a wake-up (two
+ * thread switches) per request. The other idle threads wait on a condition.
+ * The signal thread watches the pool between signals: when for a whole
+ * tick (POOL_TICK) no thread has waited in accept() and no connection was
+ * taken, every thread is held by a request, and it lets a waiting thread
+ * take accept(), or starts one more, until nthreads. An idle server so
+ * keeps one thread (its stack, its database connection, its malloc arena);
+ * a request that takes longer than a tick lets the next one in after at
+ * most two. Signals: SIGTERM, SIGINT and SIGHUP are blocked everywhere and
+ * taken by that thread with sigtimedwait, which sets the stop flag, shuts
+ * the listening socket down to wake the thread in accept() (EINVAL) and
+ * wakes the waiting ones (libfcgi's own handler would let a streaming
+ * request run forever). While no request is being served it sleeps until
+ * a connection is taken (SIGUSR1 from that thread) or a signal comes.
  */
 #include <ctype.h>
 #include <errno.h>
@@ -67,15 +72,25 @@ static atomic_int	 body_deadline = HTTP_BODY_DEADLINE;
 
 #define THREAD_STACK	(512 * 1024)
 
+#define POOL_TICK_NS	(1000 * 1000)	/* 1 ms */
+#define SIG_TAKEN	SIGUSR1		/* to the watch: a connection was taken */
+
 /* The pool; every field under pool_lock. */
 struct serve_ctx {
 	http_handler	 handler;
 	void		*arg;
 	pthread_mutex_t	 pool_lock;
+	pthread_cond_t	 turn;		/* an idle thread may take accept() */
+	pthread_t	 watch;		/* the signal and watch thread */
+	sigset_t	 sigs;		/* what it takes */
 	pthread_t	*tids;
 	int		 max;		/* nthreads */
 	int		 started;	/* tids[0..started) to join */
-	int		 idle;		/* threads not serving a request */
+	int		 waiting;	/* idle threads waiting for turn */
+	bool		 accepting;	/* a thread is in accept() */
+	bool		 calling;	/* a thread was let in, not yet there */
+	bool		 watch_asleep;	/* the watch waits for SIG_TAKEN */
+	unsigned long	 taken;		/* connections accepted, ever */
 };
 
 static int	pool_spawn(struct serve_ctx *);
@@ -900,6 +915,40 @@ run_handler(struct serve_ctx *ctx, struct http_req *r)
 	req_reset(r);
 }
 
+/*
+ * Wait for this thread's turn at accept(): now when no other thread is
+ * there, else when the watch lets one in or the server stops.
+ */
+static void
+take_turn(struct serve_ctx *ctx)
+{
+	pthread_mutex_lock(&ctx->pool_lock);
+	while (ctx->accepting && !http_stopping()) {
+		ctx->waiting++;
+		pthread_cond_wait(&ctx->turn, &ctx->pool_lock);
+		ctx->waiting--;
+	}
+	ctx->accepting = true;
+	ctx->calling = false;
+	pthread_mutex_unlock(&ctx->pool_lock);
+}
+
+/* Leave accept(), having taken a connection or not. */
+static void
+end_turn(struct serve_ctx *ctx)
+{
+	bool	wake;
+
+	pthread_mutex_lock(&ctx->pool_lock);
+	ctx->accepting = false;
+	ctx->taken++;
+	wake = ctx->watch_asleep;
+	ctx->watch_asleep = false;
+	pthread_mutex_unlock(&ctx->pool_lock);
+	if (wake)
+		pthread_kill(ctx->watch, SIG_TAKEN);
+}
+
 static void *
 worker(void *arg)
 {
@@ -915,32 +964,19 @@ worker(void *arg)
 	}
 	for (;;) {
 		int	rc;
-		bool	more;
 
+		take_turn(ctx);
 		rc = http_stopping() ? -1 : FCGX_Accept_r(&r->fcgx);
+		end_turn(ctx);
 		if (rc < 0 || http_stopping()) {
 			if (rc >= 0)
 				FCGX_Finish_r(&r->fcgx);
 			break;
 		}
-		pthread_mutex_lock(&ctx->pool_lock);
-		ctx->idle--;
-		more = ctx->idle == 0 && ctx->started < ctx->max;
-		pthread_mutex_unlock(&ctx->pool_lock);
-		if (more)
-			pool_spawn(ctx);	/* on failure, this thread still serves */
 		r->in = r->fcgx.in;
 		r->out = r->fcgx.out;
 		r->envp = r->fcgx.envp;
 		run_handler(ctx, r);
-		/*
-		 * Idle before FCGX_Finish_r sends the end of the request: the
-		 * web server's next request may arrive at once, and this thread
-		 * takes it in a moment rather than a new thread.
-		 */
-		pthread_mutex_lock(&ctx->pool_lock);
-		ctx->idle++;
-		pthread_mutex_unlock(&ctx->pool_lock);
 		finish(r);	/* a no-op after http_end */
 	}
 	FCGX_Free(&r->fcgx, 1);
@@ -948,10 +984,7 @@ worker(void *arg)
 	return NULL;
 }
 
-/*
- * Start one more worker, unless nthreads run. It counts as idle from the
- * start, so the threads that take requests meanwhile do not start more.
- */
+/* Start one more worker, unless nthreads run. Under pool_lock. */
 static int
 pool_spawn(struct serve_ctx *ctx)
 {
@@ -960,38 +993,77 @@ pool_spawn(struct serve_ctx *ctx)
 
 	pthread_attr_init(&attr);
 	pthread_attr_setstacksize(&attr, THREAD_STACK);
-	pthread_mutex_lock(&ctx->pool_lock);
 	if (ctx->started < ctx->max && !http_stopping()) {
 		if (pthread_create(&ctx->tids[ctx->started], &attr, worker,
 		    ctx) == 0) {
 			ctx->started++;
-			ctx->idle++;
 			rc = 0;
 		} else
 			log_warn("cannot start a thread (%d running)",
 			    ctx->started);
 	}
-	pthread_mutex_unlock(&ctx->pool_lock);
 	pthread_attr_destroy(&attr);
 	return rc;
 }
 
+/*
+ * One tick of the watch, under pool_lock: seen is the count of connections
+ * taken at the last tick. Nobody in accept() and none taken since: every
+ * thread is in a request, so one idle thread is let in, or one started.
+ */
+static void
+pool_watch(struct serve_ctx *ctx, unsigned long seen)
+{
+	if (ctx->accepting || ctx->calling || ctx->taken != seen)
+		return;
+	if (ctx->waiting > 0) {
+		pthread_cond_signal(&ctx->turn);
+		ctx->calling = true;
+	} else if (pool_spawn(ctx) == 0)
+		ctx->calling = true;
+}
+
+/*
+ * The signal thread, which watches the pool between signals: each tick
+ * while a request holds the only thread that would accept, and asleep
+ * while a thread waits in accept() and nothing comes.
+ */
 static void *
 signal_thread(void *arg)
 {
-	sigset_t	*set = arg;
-	int		 sig;
+	struct serve_ctx	*ctx = arg;
+	struct timespec		 tick = { 0, POOL_TICK_NS };
+	unsigned long		 seen;
+	bool			 check = false;
+	int			 sig;
 
+	pthread_mutex_lock(&ctx->pool_lock);
+	seen = ctx->taken;
 	for (;;) {
-		if (sigwait(set, &sig) != 0)
-			continue;
-		if (sig == SIGTERM || sig == SIGINT || sig == SIGHUP) {
-			atomic_store(&stopping, true);
-			/* Wake the thread blocked in accept(). */
-			shutdown(0, SHUT_RDWR);
-			return NULL;
-		}
+		bool	quiet = ctx->accepting && ctx->taken == seen;
+
+		if (check && !quiet)
+			pool_watch(ctx, seen);
+		seen = ctx->taken;
+		ctx->watch_asleep = quiet;
+		pthread_mutex_unlock(&ctx->pool_lock);
+		sig = quiet ? sigwaitinfo(&ctx->sigs, NULL) :
+		    sigtimedwait(&ctx->sigs, NULL, &tick);
+		pthread_mutex_lock(&ctx->pool_lock);
+		ctx->watch_asleep = false;
+		if (sig == SIGTERM || sig == SIGINT || sig == SIGHUP)
+			break;
+		/* A connection just taken gets a whole tick first. */
+		check = sig != SIG_TAKEN;
+		if (!check)
+			seen = ctx->taken;
 	}
+	atomic_store(&stopping, true);
+	pthread_cond_broadcast(&ctx->turn);
+	pthread_mutex_unlock(&ctx->pool_lock);
+	/* Wake the thread blocked in accept(). */
+	shutdown(0, SHUT_RDWR);
+	return NULL;
 }
 
 /*
@@ -1095,8 +1167,6 @@ int
 http_serve(http_handler handler, void *arg, int nthreads)
 {
 	struct serve_ctx	 ctx;
-	pthread_t		 sigtid, t;
-	sigset_t		 set;
 	int			 i, rc = 1;
 
 	memset(&ctx, 0, sizeof(ctx));
@@ -1110,41 +1180,39 @@ http_serve(http_handler handler, void *arg, int nthreads)
 		return serve_cgi(&ctx);
 	atomic_store(&serving_cgi, false);
 
-	sigemptyset(&set);
-	sigaddset(&set, SIGTERM);
-	sigaddset(&set, SIGINT);
-	sigaddset(&set, SIGHUP);
-	pthread_sigmask(SIG_BLOCK, &set, NULL);
+	sigemptyset(&ctx.sigs);
+	sigaddset(&ctx.sigs, SIGTERM);
+	sigaddset(&ctx.sigs, SIGINT);
+	sigaddset(&ctx.sigs, SIGHUP);
+	sigaddset(&ctx.sigs, SIG_TAKEN);
+	pthread_sigmask(SIG_BLOCK, &ctx.sigs, NULL);
 	signal(SIGPIPE, SIG_IGN);
-	if (pthread_create(&sigtid, NULL, signal_thread, &set) != 0) {
-		log_warn("cannot start the signal thread");
-		return 1;
-	}
-	pthread_detach(sigtid);
 
 	ctx.max = nthreads < 1 ? 1 : nthreads;
 	pthread_mutex_init(&ctx.pool_lock, NULL);
+	pthread_cond_init(&ctx.turn, NULL);
 	if ((ctx.tids = calloc((size_t)ctx.max, sizeof(*ctx.tids))) == NULL)
 		goto out;
-	if (pool_spawn(&ctx) == -1)
-		goto out;
-	/*
-	 * Join in order. A thread starts another only while it runs itself,
-	 * so once tids[0..started) have all ended no more can start.
-	 */
-	for (i = 0;; i++) {
-		pthread_mutex_lock(&ctx.pool_lock);
-		if (i >= ctx.started) {
-			pthread_mutex_unlock(&ctx.pool_lock);
-			break;
-		}
-		t = ctx.tids[i];
+	/* The watch starts under the lock, so ctx.watch is set first. */
+	pthread_mutex_lock(&ctx.pool_lock);
+	if (pthread_create(&ctx.watch, NULL, signal_thread, &ctx) != 0) {
 		pthread_mutex_unlock(&ctx.pool_lock);
-		pthread_join(t, NULL);
+		log_warn("cannot start the signal thread");
+		goto out;
 	}
+	ctx.calling = pool_spawn(&ctx) == 0;
+	pthread_mutex_unlock(&ctx.pool_lock);
+	/*
+	 * Only the watch starts threads, and none once the stop flag is set,
+	 * which it sets before it ends: after it, tids[0..started) is final.
+	 */
+	pthread_join(ctx.watch, NULL);
+	for (i = 0; i < ctx.started; i++)
+		pthread_join(ctx.tids[i], NULL);
 	rc = 0;
 out:
 	free(ctx.tids);
+	pthread_cond_destroy(&ctx.turn);
 	pthread_mutex_destroy(&ctx.pool_lock);
 	return rc;
 }
