@@ -52,6 +52,7 @@ test('threads start on demand and stay within SANDBOX_THREADS', async () => {
     }
     assert.ok(most >= 2 + 2, `threads started on demand (at most ${most} seen)`);
     assert.ok(most <= 3 + HELPERS, `at most SANDBOX_THREADS workers: ${most} threads seen`);
+
     assert.equal(srv.sanitizerReports(), '');
   } finally {
     await srv.stop();
@@ -67,7 +68,7 @@ function progName(pid) {
   }
 }
 
-test('one /mcp process by default, CS_MCP_PROCS more; no program loads libcurl', async () => {
+test('one /mcp process by default, CS_MCP_PROCS more; no program loads libcurl; a long request holds back no other', async () => {
   const one = await startServer({ name: 'lean-procs', mcpProcs: null });
   try {
     assert.equal(one.programPids('mcp').length, 1, 'one /mcp process at the default');
@@ -80,6 +81,22 @@ test('one /mcp process by default, CS_MCP_PROCS more; no program loads libcurl',
     for (const n of ['wellknown', 'token', 'register', 'mcp', 'dl', 'up', 'authorize']) {
       assert.equal(curl[n], false, `${n} does not load libcurl`);
     }
+    const sess = await openSession(one);
+    // In the one process, one thread at a time waits in accept() and takes
+    // the requests after its own; a request that holds it lets another
+    // thread in (lib/http.c), so a quick request is answered while a long
+    // one runs.
+    const order = [];
+    const long = call(one, sess, 'tools/call', { name: 'execute', arguments: { command: 'sleep 3; echo late' } }, { id: 200 }).then((r) => {
+      order.push('long');
+      return r;
+    });
+    await sleep(500);
+    const quick = await call(one, sess, 'ping', undefined, { id: 201 });
+    order.push('quick');
+    assert.equal(quick.status, 200, quick.text);
+    assert.equal((await long).json.result.structuredContent.exit_code, 0);
+    assert.deepEqual(order, ['quick', 'long'], 'a ping is answered while a command holds a thread');
     assert.equal(one.sanitizerReports(), '');
   } finally {
     await one.stop();
