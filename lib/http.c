@@ -8,18 +8,26 @@
  * then already queued, and the same warm thread takes it without sleeping,
  * where a crowd of threads in accept() cost a sleep and a wake-up (two
  * thread switches) per request. The other idle threads wait on a condition.
- * The signal thread watches the pool between signals: when for a whole
- * tick (POOL_TICK) no thread has waited in accept() and no connection was
- * taken, every thread is held by a request, and it lets a waiting thread
- * take accept(), or starts one more, until nthreads. An idle server so
- * keeps one thread (its stack, its database connection, its malloc arena);
- * a request that takes longer than a tick lets the next one in after at
- * most two. Signals: SIGTERM, SIGINT and SIGHUP are blocked everywhere and
- * taken by that thread with sigtimedwait, which sets the stop flag, shuts
- * the listening socket down to wake the thread in accept() (EINVAL) and
- * wakes the waiting ones (libfcgi's own handler would let a streaming
- * request run forever). While no request is being served it sleeps until
- * a connection is taken (SIGUSR1 from that thread) or a signal comes.
+ * The turn covers accept() alone; libfcgi then reads the web server's
+ * records from the connection given to it, under the body deadline.
+ *
+ * The signal thread watches the pool between signals. When for a whole
+ * tick (POOL_TICK_NS) no thread has waited in accept() and either no
+ * connection was taken or connections queue behind slow requests, every
+ * thread is held: it lets a waiting thread take accept(), or starts one
+ * more, until nthreads; one a tick (pool_watch). An idle server so keeps one thread (its
+ * stack, its database connection, its malloc arena); a request that takes
+ * longer than a tick lets the next one in after at most two. It sleeps
+ * while a thread waits in accept() and nothing comes (the thread that
+ * takes a connection wakes it with SIG_TAKEN) and while no thread can be
+ * let in.
+ *
+ * Signals: SIGTERM, SIGINT and SIGHUP are blocked everywhere and taken by
+ * that thread, which sets the stop flag, wakes the waiting threads and
+ * shuts the listening socket down to wake the one in accept() (EINVAL);
+ * libfcgi's own handler would let a streaming request run forever. An
+ * accept() that fails for good stops the server the same way, and
+ * http_serve returns 1 (a supervisor starts it again).
  */
 #include <ctype.h>
 #include <errno.h>
@@ -34,6 +42,9 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
+#include <netinet/in.h>
+#include <netinet/tcp.h>
+#include <arpa/inet.h>
 #include <sys/time.h>
 #include <sys/uio.h>
 #include <time.h>
@@ -73,6 +84,7 @@ static atomic_int	 body_deadline = HTTP_BODY_DEADLINE;
 #define THREAD_STACK	(512 * 1024)
 
 #define POOL_TICK_NS	(1000 * 1000)	/* 1 ms */
+#define POOL_QUICK	4		/* connections a thread takes a tick */
 #define SIG_TAKEN	SIGUSR1		/* to the watch: a connection was taken */
 
 /* The pool; every field under pool_lock. */
@@ -90,6 +102,11 @@ struct serve_ctx {
 	bool		 accepting;	/* a thread is in accept() */
 	bool		 calling;	/* a thread was let in, not yet there */
 	bool		 watch_asleep;	/* the watch waits for SIG_TAKEN */
+	bool		 failed;	/* accept() failed for good */
+	bool		 tcp;		/* the listening socket is TCP */
+	struct in_addr	 allow[16];	/* FCGI_WEB_SERVER_ADDRS, IPv4 */
+	int		 nallow;
+	time_t		 spawn_failed;	/* when a thread last failed to start */
 	unsigned long	 taken;		/* connections accepted, ever */
 };
 
@@ -185,17 +202,22 @@ http_remote_addr(struct http_req *r)
  * The connection's read deadline (SO_RCVTIMEO), a system call only when it
  * changes. FastCGI only: in plain CGI there is no socket.
  */
-static void
-rcvtimeo(struct http_req *r, long ms)
+static int
+set_rcvtimeo(int fd, long ms)
 {
 	struct timeval	tv;
 
-	if (r->fcgx.out == NULL || r->fcgx.ipcFd < 0 || r->rcvtimeo_ms == ms)
-		return;
 	tv.tv_sec = (time_t)(ms / 1000);
 	tv.tv_usec = (suseconds_t)(ms % 1000) * 1000;
-	if (setsockopt(r->fcgx.ipcFd, SOL_SOCKET, SO_RCVTIMEO, &tv,
-	    sizeof(tv)) == 0)
+	return setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv));
+}
+
+static void
+rcvtimeo(struct http_req *r, long ms)
+{
+	if (r->fcgx.out == NULL || r->fcgx.ipcFd < 0 || r->rcvtimeo_ms == ms)
+		return;
+	if (set_rcvtimeo(r->fcgx.ipcFd, ms) == 0)
 		r->rcvtimeo_ms = ms;
 }
 
@@ -933,20 +955,116 @@ take_turn(struct serve_ctx *ctx)
 	pthread_mutex_unlock(&ctx->pool_lock);
 }
 
-/* Leave accept(), having taken a connection or not. */
+/* Leave accept(); a connection taken wakes the watch if it sleeps. */
 static void
-end_turn(struct serve_ctx *ctx)
+end_turn(struct serve_ctx *ctx, bool took)
 {
-	bool	wake;
-
 	pthread_mutex_lock(&ctx->pool_lock);
 	ctx->accepting = false;
-	ctx->taken++;
-	wake = ctx->watch_asleep;
-	ctx->watch_asleep = false;
-	pthread_mutex_unlock(&ctx->pool_lock);
-	if (wake)
+	if (took)
+		ctx->taken++;
+	if (ctx->watch_asleep && !http_stopping()) {
+		ctx->watch_asleep = false;
 		pthread_kill(ctx->watch, SIG_TAKEN);
+	}
+	pthread_mutex_unlock(&ctx->pool_lock);
+}
+
+/*
+ * A TCP listener, as libfcgi's own accept does it: no Nagle delay on the
+ * replies, and only the web servers that FCGI_WEB_SERVER_ADDRS lists (IPv4
+ * addresses, comma-separated; unset, any) may connect.
+ */
+static void
+listener_init(struct serve_ctx *ctx)
+{
+	struct sockaddr_storage	 ss;
+	socklen_t		 len = sizeof(ss);
+	const char		*list = getenv("FCGI_WEB_SERVER_ADDRS");
+	char			 one[INET_ADDRSTRLEN];
+
+	if (getsockname(0, (struct sockaddr *)&ss, &len) == -1 ||
+	    (ss.ss_family != AF_INET && ss.ss_family != AF_INET6))
+		return;
+	ctx->tcp = true;
+	while (list != NULL && *list != '\0') {
+		size_t n = strcspn(list, ",");
+
+		if (n < sizeof(one)) {
+			memcpy(one, list, n);
+			one[n] = '\0';
+			if (ctx->nallow < (int)(sizeof(ctx->allow) /
+			    sizeof(ctx->allow[0])) &&
+			    inet_pton(AF_INET, one, &ctx->allow[ctx->nallow]) == 1)
+				ctx->nallow++;
+			else
+				log_warn("FCGI_WEB_SERVER_ADDRS: %s ignored", one);
+		}
+		list += n + (list[n] == ',');
+	}
+}
+
+static bool
+peer_allowed(struct serve_ctx *ctx, int fd)
+{
+	struct sockaddr_storage	 ss;
+	struct sockaddr_in	*in = (struct sockaddr_in *)&ss;
+	socklen_t		 len = sizeof(ss);
+	int			 i, on = 1;
+
+	(void)setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &on, sizeof(on));
+	if (ctx->nallow == 0)
+		return true;
+	if (getpeername(fd, (struct sockaddr *)&ss, &len) == -1 ||
+	    ss.ss_family != AF_INET)
+		return false;
+	for (i = 0; i < ctx->nallow; i++)
+		if (in->sin_addr.s_addr == ctx->allow[i].s_addr)
+			return true;
+	return false;
+}
+
+/*
+ * The next connection from the listening socket (fd 0), taken in this
+ * thread's turn; -1 when the server stops. The turn covers accept() alone:
+ * the web server's records are read after it, under a read deadline, so a
+ * connection that sends nothing holds only its own thread. Running out of
+ * descriptors or memory is waited out; any other failure stops the server
+ * (a supervisor starts it again).
+ */
+static int
+accept_conn(struct serve_ctx *ctx)
+{
+	struct timespec	 pause = { 0, 10 * 1000 * 1000 };
+	int		 fd = -1;
+
+	take_turn(ctx);
+	while (!http_stopping()) {
+		if ((fd = accept4(0, NULL, NULL, SOCK_CLOEXEC)) != -1) {
+			if (!ctx->tcp || peer_allowed(ctx, fd))
+				break;
+			close(fd);
+			fd = -1;
+			continue;
+		}
+		if (errno == EINTR || errno == ECONNABORTED || errno == EPROTO)
+			continue;
+		if (errno == EMFILE || errno == ENFILE || errno == ENOBUFS ||
+		    errno == ENOMEM) {
+			nanosleep(&pause, NULL);
+			continue;
+		}
+		pthread_mutex_lock(&ctx->pool_lock);
+		if (!http_stopping()) {
+			log_warn("accept: %s; stopping", strerror(errno));
+			ctx->failed = true;
+			pthread_kill(ctx->watch, SIGTERM);
+		}
+		pthread_mutex_unlock(&ctx->pool_lock);
+		break;
+	}
+	end_turn(ctx, fd != -1);
+	return fd;
 }
 
 static void *
@@ -955,23 +1073,38 @@ worker(void *arg)
 	struct serve_ctx	*ctx = arg;
 	struct http_req		*r;
 
-	if ((r = calloc(1, sizeof(*r))) == NULL)
-		return NULL;
-	r->status = 200;
-	if (FCGX_InitRequest(&r->fcgx, 0, 0) != 0) {
-		free(r);
+	if ((r = calloc(1, sizeof(*r))) == NULL) {
+		pthread_mutex_lock(&ctx->pool_lock);
+		ctx->calling = false;
+		pthread_mutex_unlock(&ctx->pool_lock);
 		return NULL;
 	}
-	for (;;) {
-		int	rc;
+	r->status = 200;
+	/* No listening socket: libfcgi reads the connections given to it. */
+	(void)FCGX_InitRequest(&r->fcgx, -1, 0);
+	while (!http_stopping()) {
+		/*
+		 * A connection the web server keeps (FCGI_KEEP_CONN) brings
+		 * its next request; else a new one is taken. keepConnection
+		 * makes FCGX_Accept_r read it rather than close it; the begin
+		 * record then says whether it is kept.
+		 */
+		if (r->fcgx.ipcFd < 0) {
+			int fd = accept_conn(ctx);
 
-		take_turn(ctx);
-		rc = http_stopping() ? -1 : FCGX_Accept_r(&r->fcgx);
-		end_turn(ctx);
-		if (rc < 0 || http_stopping()) {
-			if (rc >= 0)
-				FCGX_Finish_r(&r->fcgx);
-			break;
+			if (fd < 0)
+				break;
+			r->fcgx.ipcFd = fd;
+			r->fcgx.keepConnection = 1;
+			if (set_rcvtimeo(fd, (long)atomic_load(&body_deadline) *
+			    1000) == 0)
+				r->rcvtimeo_ms = (long)atomic_load(&body_deadline) *
+				    1000;
+		}
+		/* Bad records: libfcgi closed the connection; take another. */
+		if (FCGX_Accept_r(&r->fcgx) < 0) {
+			r->rcvtimeo_ms = 0;
+			continue;
 		}
 		r->in = r->fcgx.in;
 		r->out = r->fcgx.out;
@@ -984,37 +1117,59 @@ worker(void *arg)
 	return NULL;
 }
 
-/* Start one more worker, unless nthreads run. Under pool_lock. */
+/*
+ * Start one more worker, unless nthreads run; after a failure, not again
+ * for a second. Under pool_lock.
+ */
 static int
 pool_spawn(struct serve_ctx *ctx)
 {
 	pthread_attr_t	attr;
+	time_t		now = time(NULL);
 	int		rc = -1;
 
+	if (ctx->started >= ctx->max || http_stopping() ||
+	    now - ctx->spawn_failed < 1)
+		return -1;
 	pthread_attr_init(&attr);
 	pthread_attr_setstacksize(&attr, THREAD_STACK);
-	if (ctx->started < ctx->max && !http_stopping()) {
-		if (pthread_create(&ctx->tids[ctx->started], &attr, worker,
-		    ctx) == 0) {
-			ctx->started++;
-			rc = 0;
-		} else
-			log_warn("cannot start a thread (%d running)",
-			    ctx->started);
+	if (pthread_create(&ctx->tids[ctx->started], &attr, worker, ctx) == 0) {
+		ctx->started++;
+		rc = 0;
+	} else {
+		ctx->spawn_failed = now;
+		log_warn("cannot start a thread (%d running)", ctx->started);
 	}
 	pthread_attr_destroy(&attr);
 	return rc;
 }
 
+/* A connection waits in the listening socket's queue. */
+static bool
+backlog(void)
+{
+	struct pollfd	p = { 0, POLLIN, 0 };
+
+	return poll(&p, 1, 0) == 1 && (p.revents & POLLIN);
+}
+
 /*
  * One tick of the watch, under pool_lock: seen is the count of connections
- * taken at the last tick. Nobody in accept() and none taken since: every
- * thread is in a request, so one idle thread is let in, or one started.
+ * taken at the last tick. No thread is in accept(), and either none was
+ * taken since (every thread is held by a request), or connections wait
+ * while the threads serving take fewer than POOL_QUICK each a tick (their
+ * requests are slow ones, or wait on something): one idle thread is let
+ * in, or one more started; one a tick. Threads whose requests are quick
+ * keep up with the queue alone, and are not joined by threads that would
+ * park and wake for nothing.
  */
 static void
 pool_watch(struct serve_ctx *ctx, unsigned long seen)
 {
-	if (ctx->accepting || ctx->calling || ctx->taken != seen)
+	unsigned long	busy = (unsigned long)(ctx->started - ctx->waiting);
+
+	if (ctx->accepting || ctx->calling || (ctx->taken != seen &&
+	    (ctx->taken - seen >= POOL_QUICK * busy || !backlog())))
 		return;
 	if (ctx->waiting > 0) {
 		pthread_cond_signal(&ctx->turn);
@@ -1025,8 +1180,8 @@ pool_watch(struct serve_ctx *ctx, unsigned long seen)
 
 /*
  * The signal thread, which watches the pool between signals: each tick
- * while a request holds the only thread that would accept, and asleep
- * while a thread waits in accept() and nothing comes.
+ * while no thread waits in accept() and one could be let in, asleep while
+ * one waits there and nothing comes, or none can be let in.
  */
 static void *
 signal_thread(void *arg)
@@ -1040,7 +1195,9 @@ signal_thread(void *arg)
 	pthread_mutex_lock(&ctx->pool_lock);
 	seen = ctx->taken;
 	for (;;) {
-		bool	quiet = ctx->accepting && ctx->taken == seen;
+		bool	quiet = (ctx->accepting && ctx->taken == seen) ||
+		    (!ctx->accepting && ctx->waiting == 0 &&
+		    ctx->started >= ctx->max);
 
 		if (check && !quiet)
 			pool_watch(ctx, seen);
@@ -1189,18 +1346,30 @@ http_serve(http_handler handler, void *arg, int nthreads)
 	signal(SIGPIPE, SIG_IGN);
 
 	ctx.max = nthreads < 1 ? 1 : nthreads;
+	listener_init(&ctx);
 	pthread_mutex_init(&ctx.pool_lock, NULL);
 	pthread_cond_init(&ctx.turn, NULL);
 	if ((ctx.tids = calloc((size_t)ctx.max, sizeof(*ctx.tids))) == NULL)
 		goto out;
-	/* The watch starts under the lock, so ctx.watch is set first. */
+	/*
+	 * The first worker, then the watch, under the lock: neither looks at
+	 * ctx.watch before it is set.
+	 */
 	pthread_mutex_lock(&ctx.pool_lock);
-	if (pthread_create(&ctx.watch, NULL, signal_thread, &ctx) != 0) {
+	if (pool_spawn(&ctx) == -1 ||
+	    pthread_create(&ctx.watch, NULL, signal_thread, &ctx) != 0) {
+		if (ctx.started > 0) {
+			atomic_store(&stopping, true);
+			pthread_cond_broadcast(&ctx.turn);
+			shutdown(0, SHUT_RDWR);
+		}
 		pthread_mutex_unlock(&ctx.pool_lock);
-		log_warn("cannot start the signal thread");
+		log_warn("cannot start the first thread or the signal thread");
+		for (i = 0; i < ctx.started; i++)
+			pthread_join(ctx.tids[i], NULL);
 		goto out;
 	}
-	ctx.calling = pool_spawn(&ctx) == 0;
+	ctx.calling = true;
 	pthread_mutex_unlock(&ctx.pool_lock);
 	/*
 	 * Only the watch starts threads, and none once the stop flag is set,
@@ -1209,6 +1378,8 @@ http_serve(http_handler handler, void *arg, int nthreads)
 	pthread_join(ctx.watch, NULL);
 	for (i = 0; i < ctx.started; i++)
 		pthread_join(ctx.tids[i], NULL);
+	if (ctx.failed)
+		goto out;
 	rc = 0;
 out:
 	free(ctx.tids);

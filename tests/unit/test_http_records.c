@@ -20,10 +20,11 @@
 #include <unistd.h>
 
 #include "check.h"
+#include "fcgi_peer.h"
 #include "http.h"
 
 #define RECORD_MAX	32768
-#define WAIT_MS		20000	/* a reply that does not come fails, never hangs */
+#define WAIT_MS		PEER_WAIT_MS
 
 /* The pieces the handler writes, then (after a flush and a go from us) the tail. */
 static const size_t pieces[] = { 1, 100, 8191, 8192, 16384, 16384, 70000,
@@ -105,58 +106,6 @@ handler(struct http_req *r, void *arg)
 	/* No flush: what is held leaves when the handler returns. */
 }
 
-static int
-wait_in(int fd)
-{
-	struct pollfd p = { fd, POLLIN, 0 };
-
-	return poll(&p, 1, WAIT_MS) == 1 ? 0 : -1;
-}
-
-static int
-read_full(int fd, void *buf, size_t len)
-{
-	char	*p = buf;
-	ssize_t	 n;
-
-	while (len > 0) {
-		if (wait_in(fd) == -1)
-			return -1;
-		n = read(fd, p, len);
-		if (n == -1 && errno == EINTR)
-			continue;
-		if (n <= 0)
-			return -1;
-		p += n;
-		len -= (size_t)n;
-	}
-	return 0;
-}
-
-static void
-record(unsigned char *out, int type, size_t len)
-{
-	out[0] = 1;
-	out[1] = (unsigned char)type;
-	out[2] = 0;
-	out[3] = 1;
-	out[4] = (unsigned char)(len >> 8);
-	out[5] = (unsigned char)(len & 0xff);
-	out[6] = out[7] = 0;
-}
-
-static size_t
-param(unsigned char *out, const char *name, const char *value)
-{
-	size_t a = strlen(name), b = strlen(value);
-
-	out[0] = (unsigned char)a;
-	out[1] = (unsigned char)b;
-	memcpy(out + 2, name, a);
-	memcpy(out + 2 + a, value, b);
-	return 2 + a + b;
-}
-
 /*
  * One request for path; the body as it arrived, the largest record seen.
  * go: the pipe the handler waits on, written once the first part is here.
@@ -165,8 +114,7 @@ static int
 request(const char *sock, const char *path, int go, unsigned char **body,
     size_t *blen, size_t *maxrec, size_t *nrec, bool *flushed)
 {
-	struct sockaddr_un	 sa;
-	unsigned char		 req[512], hdr[8], *all = NULL;
+	unsigned char		 hdr[8], *all = NULL;
 	size_t			 n = 0, o, len, cap = 0, first;
 	int			 fd, rc = -1;
 	char			*end;
@@ -175,29 +123,10 @@ request(const char *sock, const char *path, int go, unsigned char **body,
 	*blen = *maxrec = *nrec = 0;
 	*flushed = false;
 	first = sum(pieces, sizeof(pieces) / sizeof(pieces[0]));
-	if ((fd = socket(AF_UNIX, SOCK_STREAM, 0)) == -1)
+	if ((fd = peer_get(sock, path)) == -1)
 		return -1;
-	memset(&sa, 0, sizeof(sa));
-	sa.sun_family = AF_UNIX;
-	snprintf(sa.sun_path, sizeof(sa.sun_path), "%s", sock);
-	if (connect(fd, (struct sockaddr *)&sa, sizeof(sa)) == -1)
-		goto out;
-	record(req, 1, 8);			/* FCGI_BEGIN_REQUEST */
-	memset(req + 8, 0, 8);
-	req[9] = 1;				/* FCGI_RESPONDER */
-	o = 16;
-	len = param(req + o + 8, "REQUEST_METHOD", "GET");
-	len += param(req + o + 8 + len, "REQUEST_URI", path);
-	record(req + o, 4, len);		/* FCGI_PARAMS */
-	o += 8 + len;
-	record(req + o, 4, 0);
-	o += 8;
-	record(req + o, 5, 0);			/* FCGI_STDIN, empty */
-	o += 8;
-	if (write(fd, req, o) != (ssize_t)o)
-		goto out;
 	for (;;) {
-		if (read_full(fd, hdr, 8) == -1)
+		if (peer_read_full(fd, hdr, 8) == -1)
 			goto out;
 		len = (size_t)hdr[4] << 8 | hdr[5];
 		if (n + len + hdr[6] > cap) {
@@ -208,7 +137,7 @@ request(const char *sock, const char *path, int go, unsigned char **body,
 				goto out;
 			all = p;
 		}
-		if (read_full(fd, all + n, len + hdr[6]) == -1)
+		if (peer_read_full(fd, all + n, len + hdr[6]) == -1)
 			goto out;
 		if (hdr[1] == 3)		/* FCGI_END_REQUEST */
 			break;
@@ -245,30 +174,12 @@ out:
 static int
 start_stall(const char *sock)
 {
-	struct sockaddr_un	 sa;
-	unsigned char		 req[512], hdr[8];
-	size_t			 o, len;
-	int			 fd;
+	unsigned char	hdr[8];
+	int		fd;
 
-	if ((fd = socket(AF_UNIX, SOCK_STREAM, 0)) == -1)
+	if ((fd = peer_get(sock, "/stall")) == -1)
 		return -1;
-	memset(&sa, 0, sizeof(sa));
-	sa.sun_family = AF_UNIX;
-	memcpy(sa.sun_path, sock, strlen(sock) + 1);
-	record(req, 1, 8);
-	memset(req + 8, 0, 8);
-	req[9] = 1;
-	o = 16;
-	len = param(req + o + 8, "REQUEST_METHOD", "GET");
-	len += param(req + o + 8 + len, "REQUEST_URI", "/stall");
-	record(req + o, 4, len);
-	o += 8 + len;
-	record(req + o, 4, 0);
-	o += 8;
-	record(req + o, 5, 0);
-	o += 8;
-	if (connect(fd, (struct sockaddr *)&sa, sizeof(sa)) == -1 ||
-	    write(fd, req, o) != (ssize_t)o || read_full(fd, hdr, 8) == -1) {
+	if (peer_read_full(fd, hdr, 8) == -1) {
 		close(fd);
 		return -1;
 	}
@@ -293,7 +204,6 @@ int
 main(void)
 {
 	char			 dir[] = "/tmp/cs-test-http-XXXXXX", sock[64];
-	struct sockaddr_un	 sa;
 	unsigned char		*body;
 	size_t			 blen, maxrec, nrec, full;
 	bool			 flushed;
@@ -305,18 +215,8 @@ main(void)
 	size_t			 i;
 
 	signal(SIGPIPE, SIG_IGN);
-	if (mkdtemp(dir) == NULL || pipe(go) == -1 ||
-	    (lfd = socket(AF_UNIX, SOCK_STREAM, 0)) == -1) {
+	if (pipe(go) == -1 || (lfd = peer_listen(dir, sock, sizeof(sock))) == -1) {
 		CHECK(0, "set-up");
-		return check_status();
-	}
-	snprintf(sock, sizeof(sock), "%s/s", dir);
-	memset(&sa, 0, sizeof(sa));
-	sa.sun_family = AF_UNIX;
-	memcpy(sa.sun_path, sock, strlen(sock) + 1);
-	if (bind(lfd, (struct sockaddr *)&sa, sizeof(sa)) == -1 ||
-	    listen(lfd, 8) == -1) {
-		CHECK(0, "listening socket");
 		return check_status();
 	}
 	fflush(stdout);

@@ -1,0 +1,152 @@
+/*
+ * test_http_pool.c: http_serve's threads (lib/http.c) over real FastCGI.
+ * The server runs in a child with four threads on a unix socket; this
+ * process is the web server. Only one thread waits in accept() at a time,
+ * and the turn covers accept() alone, so:
+ *   - a connection that sends nothing, and one that stops inside its begin
+ *     record, hold back no other request;
+ *   - a request whose handler is held (here, until this process says go)
+ *     holds back no other: the watch lets another thread in;
+ *   - many requests in turn are all answered, by threads that stay
+ *     within the four;
+ *   - SIGTERM ends the server, status 0.
+ * Nothing is timed: a reply either comes (within PEER_WAIT_MS) or not.
+ */
+#include <signal.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "check.h"
+#include "fcgi_peer.h"
+#include "http.h"
+
+static int hold_fd = -1;	/* /held waits here for one byte */
+
+static void
+handler(struct http_req *r, void *arg)
+{
+	const char	*path = http_path(r);
+	char		 c;
+
+	(void)arg;
+	if (strcmp(path, "/held") == 0 && read(hold_fd, &c, 1) != 1)
+		_exit(5);
+	http_send(r, 200, "text/plain", path, strlen(path));
+}
+
+/* GET path; its answer holds the path as the body. */
+static bool
+answered(int fd, const char *path)
+{
+	char	buf[4096];
+
+	return fd != -1 && peer_response(fd, buf, sizeof(buf)) == 0 &&
+	    strstr(buf, "\r\n\r\n") != NULL &&
+	    strcmp(strstr(buf, "\r\n\r\n") + 4, path) == 0;
+}
+
+static bool
+get(const char *sock, const char *path)
+{
+	int	fd = peer_get(sock, path);
+	bool	ok = answered(fd, path);
+
+	if (fd != -1)
+		close(fd);
+	return ok;
+}
+
+/* Threads of a process, from /proc. */
+static int
+threads(pid_t pid)
+{
+	char	 path[64], line[256];
+	FILE	*f;
+	int	 n = -1;
+
+	snprintf(path, sizeof(path), "/proc/%d/status", (int)pid);
+	if ((f = fopen(path, "r")) == NULL)
+		return -1;
+	while (fgets(line, sizeof(line), f) != NULL)
+		if (strncmp(line, "Threads:", 8) == 0)
+			n = (int)strtol(line + 8, NULL, 10);
+	fclose(f);
+	return n;
+}
+
+int
+main(void)
+{
+	char	 dir[] = "/tmp/cs-test-pool-XXXXXX", sock[64];
+	int	 lfd, hold[2], silent, partial, held, i, st = 0, waited, most = 0;
+	bool	 all = true;
+	pid_t	 pid, w = 0;
+
+	signal(SIGPIPE, SIG_IGN);
+	if (pipe(hold) == -1 || (lfd = peer_listen(dir, sock, sizeof(sock))) == -1) {
+		CHECK(0, "set-up");
+		return check_status();
+	}
+	fflush(stdout);
+	if ((pid = fork()) == 0) {
+		close(hold[1]);
+		hold_fd = hold[0];
+		if (dup2(lfd, 0) == -1)
+			_exit(2);
+		close(lfd);
+		_exit(http_serve(handler, NULL, 4) == 0 ? 0 : 1);
+	}
+	close(hold[0]);
+	close(lfd);
+
+	CHECK(get(sock, "/first"), "a request is answered");
+
+	silent = peer_connect(sock);
+	partial = peer_connect(sock);
+	CHECK(silent != -1 && partial != -1 && write(partial, "\1", 1) == 1,
+	    "a silent connection and a partial begin record are made");
+	CHECK(get(sock, "/after-silent"),
+	    "a request after them is answered while they wait");
+
+	held = peer_get(sock, "/held");
+	CHECK(held != -1, "/held is sent");
+	CHECK(get(sock, "/beside-held"),
+	    "a request is answered while /held holds its thread");
+	CHECK(write(hold[1], "g", 1) == 1 && answered(held, "/held"),
+	    "/held is answered once it may go on");
+	if (held != -1)
+		close(held);
+
+	for (i = 0; i < 200; i++) {
+		int n = threads(pid);
+
+		if (n > most)
+			most = n;
+		if (!get(sock, "/again"))
+			all = false;
+	}
+	CHECK(all, "200 requests in turn are all answered");
+	CHECK(most <= 2 + 4, "never more than nthreads workers");
+
+	close(silent);
+	close(partial);
+	kill(pid, SIGTERM);
+	for (waited = 0; waited < PEER_WAIT_MS; waited += 50) {
+		if ((w = waitpid(pid, &st, WNOHANG)) != 0)
+			break;
+		usleep(50 * 1000);
+	}
+	if (w == 0) {
+		kill(pid, SIGKILL);
+		waitpid(pid, &st, 0);
+	}
+	CHECK(w == pid && WIFEXITED(st) && WEXITSTATUS(st) == 0,
+	    "SIGTERM ends the server, status 0");
+	unlink(sock);
+	rmdir(dir);
+	return check_status();
+}
