@@ -257,6 +257,10 @@ async function main() {
       console.log(`   CPU per request, ours (lighttpd + programs) / Node, per repetition: ${ratios.map((x) => x.toFixed(3)).join(', ')}; ${spread(ratios, (x) => x.toFixed(3))}`);
       const pr = o.map((r, i) => r.progs / n[i].cpu);
       console.log(`   CPU per request, the programs alone / Node, per repetition: ${pr.map((x) => x.toFixed(3)).join(', ')}; ${spread(pr, (x) => x.toFixed(3))}`);
+      // lighttpd opens a FastCGI connection per request (1.4 keeps none):
+      // its share is the floor under any program behind it.
+      const wr = o.map((r, i) => r.web / n[i].cpu);
+      console.log(`   CPU per request, lighttpd alone / Node (its floor behind any FastCGI program): ${spread(wr, (x) => x.toFixed(3))}`);
       console.log(`   rate, ours / Node: ${spread(o.map((r, i) => r.rate / n[i].rate))}`);
       const b = res.base[method];
       if (b.length) {
