@@ -9,7 +9,10 @@
  * where a crowd of threads in accept() cost a sleep and a wake-up (two
  * thread switches) per request. The other idle threads wait on a condition.
  * The turn covers accept() alone; libfcgi then reads the web server's
- * records from the connection given to it, under the body deadline.
+ * records from the connection given to it, under the body deadline (a
+ * connection the web server keeps waits for its next request without
+ * one). A TCP listener gets libfcgi's own treatment: TCP_NODELAY, and the
+ * FCGI_WEB_SERVER_ADDRS list.
  *
  * The signal thread watches the pool between signals. When for a whole
  * tick (POOL_TICK_NS) no thread has waited in accept() and either no
@@ -23,9 +26,10 @@
  * let in.
  *
  * Signals: SIGTERM, SIGINT and SIGHUP are blocked everywhere and taken by
- * that thread, which sets the stop flag, wakes the waiting threads and
- * shuts the listening socket down to wake the one in accept() (EINVAL);
- * libfcgi's own handler would let a streaming request run forever. An
+ * that thread, which sets the stop flag, wakes the waiting threads, shuts
+ * down the connections whose records a thread is reading (struct slot) and
+ * the listening socket, to wake the one in accept() (EINVAL); libfcgi's
+ * own handler would let a streaming request run forever. An
  * accept() that fails for good stops the server the same way, and
  * http_serve returns 1 (a supervisor starts it again).
  */
@@ -87,6 +91,16 @@ static atomic_int	 body_deadline = HTTP_BODY_DEADLINE;
 #define POOL_QUICK	4		/* connections a thread takes a tick */
 #define SIG_TAKEN	SIGUSR1		/* to the watch: a connection was taken */
 
+/*
+ * A worker's place: the connection whose records it is reading (-1 none),
+ * shut down on SIGTERM so that a web server that sends nothing, or keeps
+ * an idle connection, does not hold the stop back.
+ */
+struct slot {
+	struct serve_ctx	*ctx;
+	int			 fd;
+};
+
 /* The pool; every field under pool_lock. */
 struct serve_ctx {
 	http_handler	 handler;
@@ -104,8 +118,10 @@ struct serve_ctx {
 	bool		 watch_asleep;	/* the watch waits for SIG_TAKEN */
 	bool		 failed;	/* accept() failed for good */
 	bool		 tcp;		/* the listening socket is TCP */
-	struct in_addr	 allow[16];	/* FCGI_WEB_SERVER_ADDRS, IPv4 */
+	bool		 allow_set;	/* FCGI_WEB_SERVER_ADDRS is set */
+	struct in_addr	 allow[16];	/* its IPv4 addresses */
 	int		 nallow;
+	struct slot	*slots;		/* one a worker: tids[i], slots[i] */
 	time_t		 spawn_failed;	/* when a thread last failed to start */
 	unsigned long	 taken;		/* connections accepted, ever */
 };
@@ -982,44 +998,60 @@ listener_init(struct serve_ctx *ctx)
 	socklen_t		 len = sizeof(ss);
 	const char		*list = getenv("FCGI_WEB_SERVER_ADDRS");
 	char			 one[INET_ADDRSTRLEN];
+	int			 room = (int)(sizeof(ctx->allow) / sizeof(ctx->allow[0]));
 
 	if (getsockname(0, (struct sockaddr *)&ss, &len) == -1 ||
 	    (ss.ss_family != AF_INET && ss.ss_family != AF_INET6))
 		return;
 	ctx->tcp = true;
-	while (list != NULL && *list != '\0') {
+	ctx->allow_set = list != NULL && *list != '\0';
+	/* An entry that is not an IPv4 address lets nobody in (libfcgi's way). */
+	while (ctx->allow_set && *list != '\0') {
 		size_t n = strcspn(list, ",");
 
-		if (n < sizeof(one)) {
+		if (n < sizeof(one) && ctx->nallow < room) {
 			memcpy(one, list, n);
 			one[n] = '\0';
-			if (ctx->nallow < (int)(sizeof(ctx->allow) /
-			    sizeof(ctx->allow[0])) &&
-			    inet_pton(AF_INET, one, &ctx->allow[ctx->nallow]) == 1)
+			if (inet_pton(AF_INET, one, &ctx->allow[ctx->nallow]) == 1)
 				ctx->nallow++;
 			else
-				log_warn("FCGI_WEB_SERVER_ADDRS: %s ignored", one);
-		}
+				log_warn("FCGI_WEB_SERVER_ADDRS: \"%s\" is not an "
+				    "IPv4 address: no web server matches it", one);
+		} else
+			log_warn("FCGI_WEB_SERVER_ADDRS: an entry of %zu bytes, "
+			    "or past the %d kept, matches no web server", n, room);
 		list += n + (list[n] == ',');
 	}
 }
 
+/*
+ * With FCGI_WEB_SERVER_ADDRS set, only an IPv4 peer on the list, or the
+ * same address mapped into IPv6 (a dual-stack listener); an IPv6 peer is
+ * on no IPv4 list.
+ */
 static bool
 peer_allowed(struct serve_ctx *ctx, int fd)
 {
 	struct sockaddr_storage	 ss;
-	struct sockaddr_in	*in = (struct sockaddr_in *)&ss;
+	struct in_addr		 a;
 	socklen_t		 len = sizeof(ss);
 	int			 i, on = 1;
 
 	(void)setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &on, sizeof(on));
-	if (ctx->nallow == 0)
+	if (!ctx->allow_set)
 		return true;
-	if (getpeername(fd, (struct sockaddr *)&ss, &len) == -1 ||
-	    ss.ss_family != AF_INET)
+	if (getpeername(fd, (struct sockaddr *)&ss, &len) == -1)
+		return false;
+	if (ss.ss_family == AF_INET)
+		a = ((struct sockaddr_in *)&ss)->sin_addr;
+	else if (ss.ss_family == AF_INET6 &&
+	    IN6_IS_ADDR_V4MAPPED(&((struct sockaddr_in6 *)&ss)->sin6_addr))
+		memcpy(&a, ((struct sockaddr_in6 *)&ss)->sin6_addr.s6_addr + 12,
+		    sizeof(a));
+	else
 		return false;
 	for (i = 0; i < ctx->nallow; i++)
-		if (in->sin_addr.s_addr == ctx->allow[i].s_addr)
+		if (a.s_addr == ctx->allow[i].s_addr)
 			return true;
 	return false;
 }
@@ -1036,7 +1068,7 @@ static int
 accept_conn(struct serve_ctx *ctx)
 {
 	struct timespec	 pause = { 0, 10 * 1000 * 1000 };
-	int		 fd = -1;
+	int		 fd = -1, e;
 
 	take_turn(ctx);
 	while (!http_stopping()) {
@@ -1047,17 +1079,27 @@ accept_conn(struct serve_ctx *ctx)
 			fd = -1;
 			continue;
 		}
-		if (errno == EINTR || errno == ECONNABORTED || errno == EPROTO)
-			continue;
-		if (errno == EMFILE || errno == ENFILE || errno == ENOBUFS ||
-		    errno == ENOMEM) {
+		if ((e = errno) == EINTR || e == ECONNABORTED || e == EPROTO ||
+		    e == ECONNRESET || e == ETIMEDOUT || e == EHOSTUNREACH ||
+		    e == ENETUNREACH || e == ENETDOWN || e == ENOPROTOOPT ||
+		    e == EHOSTDOWN || e == ENONET || e == EOPNOTSUPP ||
+		    e == EPERM || e == EAGAIN)
+			continue;	/* accept(2): as if nothing came */
+		if (e == EMFILE || e == ENFILE || e == ENOBUFS || e == ENOMEM) {
 			nanosleep(&pause, NULL);
 			continue;
 		}
+		/*
+		 * EINVAL: the socket listens no more. A process beside this
+		 * one on the same socket (spawn-fcgi -F) shut it down as it
+		 * stopped; this one stops too, as cleanly.
+		 */
 		pthread_mutex_lock(&ctx->pool_lock);
 		if (!http_stopping()) {
-			log_warn("accept: %s; stopping", strerror(errno));
-			ctx->failed = true;
+			if (e != EINVAL) {
+				log_warn("accept: %s; stopping", strerror(e));
+				ctx->failed = true;
+			}
 			pthread_kill(ctx->watch, SIGTERM);
 		}
 		pthread_mutex_unlock(&ctx->pool_lock);
@@ -1067,11 +1109,29 @@ accept_conn(struct serve_ctx *ctx)
 	return fd;
 }
 
+/*
+ * The connection this worker reads records from, for the stop to shut
+ * down; false when the server stops.
+ */
+static bool
+slot_set(struct slot *sl, int fd)
+{
+	bool	ok;
+
+	pthread_mutex_lock(&sl->ctx->pool_lock);
+	ok = fd == -1 || !http_stopping();
+	sl->fd = ok ? fd : -1;
+	pthread_mutex_unlock(&sl->ctx->pool_lock);
+	return ok;
+}
+
 static void *
 worker(void *arg)
 {
-	struct serve_ctx	*ctx = arg;
+	struct slot		*sl = arg;
+	struct serve_ctx	*ctx = sl->ctx;
 	struct http_req		*r;
+	int			 rc;
 
 	if ((r = calloc(1, sizeof(*r))) == NULL) {
 		pthread_mutex_lock(&ctx->pool_lock);
@@ -1101,8 +1161,12 @@ worker(void *arg)
 				r->rcvtimeo_ms = (long)atomic_load(&body_deadline) *
 				    1000;
 		}
+		if (!slot_set(sl, r->fcgx.ipcFd))
+			break;
+		rc = FCGX_Accept_r(&r->fcgx);
+		(void)slot_set(sl, -1);
 		/* Bad records: libfcgi closed the connection; take another. */
-		if (FCGX_Accept_r(&r->fcgx) < 0) {
+		if (rc < 0) {
 			r->rcvtimeo_ms = 0;
 			continue;
 		}
@@ -1133,7 +1197,10 @@ pool_spawn(struct serve_ctx *ctx)
 		return -1;
 	pthread_attr_init(&attr);
 	pthread_attr_setstacksize(&attr, THREAD_STACK);
-	if (pthread_create(&ctx->tids[ctx->started], &attr, worker, ctx) == 0) {
+	ctx->slots[ctx->started].ctx = ctx;
+	ctx->slots[ctx->started].fd = -1;
+	if (pthread_create(&ctx->tids[ctx->started], &attr, worker,
+	    &ctx->slots[ctx->started]) == 0) {
 		ctx->started++;
 		rc = 0;
 	} else {
@@ -1187,17 +1254,20 @@ static void *
 signal_thread(void *arg)
 {
 	struct serve_ctx	*ctx = arg;
-	struct timespec		 tick = { 0, POOL_TICK_NS };
+	struct timespec		 tick = { 0, POOL_TICK_NS }, second = { 1, 0 };
 	unsigned long		 seen;
 	bool			 check = false;
-	int			 sig;
+	int			 sig, i;
 
 	pthread_mutex_lock(&ctx->pool_lock);
 	seen = ctx->taken;
 	for (;;) {
+		/* Every thread in a request, and none to let in or start. */
+		bool	held = !ctx->accepting && ctx->waiting == 0;
 		bool	quiet = (ctx->accepting && ctx->taken == seen) ||
-		    (!ctx->accepting && ctx->waiting == 0 &&
-		    ctx->started >= ctx->max);
+		    (held && ctx->started >= ctx->max);
+		/* A thread failed to start: the next try is a second later. */
+		bool	backoff = held && time(NULL) - ctx->spawn_failed < 1;
 
 		if (check && !quiet)
 			pool_watch(ctx, seen);
@@ -1205,7 +1275,7 @@ signal_thread(void *arg)
 		ctx->watch_asleep = quiet;
 		pthread_mutex_unlock(&ctx->pool_lock);
 		sig = quiet ? sigwaitinfo(&ctx->sigs, NULL) :
-		    sigtimedwait(&ctx->sigs, NULL, &tick);
+		    sigtimedwait(&ctx->sigs, NULL, backoff ? &second : &tick);
 		pthread_mutex_lock(&ctx->pool_lock);
 		ctx->watch_asleep = false;
 		if (sig == SIGTERM || sig == SIGINT || sig == SIGHUP)
@@ -1217,6 +1287,9 @@ signal_thread(void *arg)
 	}
 	atomic_store(&stopping, true);
 	pthread_cond_broadcast(&ctx->turn);
+	for (i = 0; i < ctx->started; i++)
+		if (ctx->slots[i].fd != -1)
+			shutdown(ctx->slots[i].fd, SHUT_RDWR);
 	pthread_mutex_unlock(&ctx->pool_lock);
 	/* Wake the thread blocked in accept(). */
 	shutdown(0, SHUT_RDWR);
@@ -1349,7 +1422,8 @@ http_serve(http_handler handler, void *arg, int nthreads)
 	listener_init(&ctx);
 	pthread_mutex_init(&ctx.pool_lock, NULL);
 	pthread_cond_init(&ctx.turn, NULL);
-	if ((ctx.tids = calloc((size_t)ctx.max, sizeof(*ctx.tids))) == NULL)
+	if ((ctx.tids = calloc((size_t)ctx.max, sizeof(*ctx.tids))) == NULL ||
+	    (ctx.slots = calloc((size_t)ctx.max, sizeof(*ctx.slots))) == NULL)
 		goto out;
 	/*
 	 * The first worker, then the watch, under the lock: neither looks at
@@ -1383,6 +1457,7 @@ http_serve(http_handler handler, void *arg, int nthreads)
 	rc = 0;
 out:
 	free(ctx.tids);
+	free(ctx.slots);
 	pthread_cond_destroy(&ctx.turn);
 	pthread_mutex_destroy(&ctx.pool_lock);
 	return rc;

@@ -24,7 +24,8 @@ typedef void	(*http_handler)(struct http_req *, void *arg);
 
 /*
  * Serve requests with nthreads threads until SIGTERM/SIGINT. Returns 0 on a
- * clean stop, 1 on a start-up failure (reported on stderr).
+ * clean stop, 1 on a start-up failure or when accept() failed for good
+ * (reported on stderr).
  */
 int	http_serve(http_handler, void *arg, int nthreads);
 

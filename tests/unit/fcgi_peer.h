@@ -111,19 +111,22 @@ peer_connect(const char *sock)
 	return fd;
 }
 
-/* GET path as a responder's records, sent on a new connection; -1 on failure. */
+/*
+ * GET path as a responder's records on fd; keep sets FCGI_KEEP_CONN (the
+ * connection stays open for another request). 0, or -1 on failure.
+ */
 static inline int
-peer_get(const char *sock, const char *path)
+peer_send(int fd, const char *path, int keep)
 {
 	unsigned char	 req[512];
 	size_t		 o, len;
-	int		 fd;
 
-	if (strlen(path) > 200 || (fd = peer_connect(sock)) == -1)
+	if (strlen(path) > 200)
 		return -1;
 	peer_record(req, 1, 8);			/* FCGI_BEGIN_REQUEST */
 	memset(req + 8, 0, 8);
 	req[9] = 1;				/* FCGI_RESPONDER */
+	req[10] = keep ? 1 : 0;			/* FCGI_KEEP_CONN */
 	o = 16;
 	len = peer_param(req + o + 8, "REQUEST_METHOD", "GET");
 	len += peer_param(req + o + 8 + len, "REQUEST_URI", path);
@@ -133,7 +136,18 @@ peer_get(const char *sock, const char *path)
 	o += 8;
 	peer_record(req + o, 5, 0);		/* FCGI_STDIN, empty */
 	o += 8;
-	if (write(fd, req, o) != (ssize_t)o) {
+	return write(fd, req, o) == (ssize_t)o ? 0 : -1;
+}
+
+/* GET path on a new connection; the connection, or -1 on failure. */
+static inline int
+peer_get(const char *sock, const char *path)
+{
+	int	fd;
+
+	if ((fd = peer_connect(sock)) == -1)
+		return -1;
+	if (peer_send(fd, path, 0) == -1) {
 		close(fd);
 		return -1;
 	}

@@ -9,7 +9,10 @@
  *     holds back no other: the watch lets another thread in;
  *   - many requests in turn are all answered, by threads that stay
  *     within the four;
- *   - SIGTERM ends the server, status 0.
+ *   - a connection the web server keeps (FCGI_KEEP_CONN) serves request
+ *     after request;
+ *   - SIGTERM ends the server, status 0, though connections that send
+ *     nothing are still open.
  * Nothing is timed: a reply either comes (within PEER_WAIT_MS) or not.
  */
 #include <signal.h>
@@ -82,7 +85,8 @@ int
 main(void)
 {
 	char	 dir[] = "/tmp/cs-test-pool-XXXXXX", sock[64];
-	int	 lfd, hold[2], silent, partial, held, i, st = 0, waited, most = 0;
+	int	 lfd, hold[2], silent, partial, held, kept, i, st = 0, waited;
+	int	 most = 0;
 	bool	 all = true;
 	pid_t	 pid, w = 0;
 
@@ -132,8 +136,18 @@ main(void)
 	CHECK(all, "200 requests in turn are all answered");
 	CHECK(most <= 2 + 4, "never more than nthreads workers");
 
-	close(silent);
-	close(partial);
+	/* A connection the web server keeps brings request after request. */
+	kept = peer_connect(sock);
+	CHECK(kept != -1 && peer_send(kept, "/kept-1", 1) == 0 &&
+	    answered(kept, "/kept-1") && peer_send(kept, "/kept-2", 1) == 0 &&
+	    answered(kept, "/kept-2"),
+	    "two requests on one kept connection are answered");
+
+	/*
+	 * The silent connection, the partial one and the kept one, idle, are
+	 * still open: the stop shuts them down rather than waiting for the
+	 * body deadline (30 s, past PEER_WAIT_MS) or for ever.
+	 */
 	kill(pid, SIGTERM);
 	for (waited = 0; waited < PEER_WAIT_MS; waited += 50) {
 		if ((w = waitpid(pid, &st, WNOHANG)) != 0)
@@ -145,7 +159,12 @@ main(void)
 		waitpid(pid, &st, 0);
 	}
 	CHECK(w == pid && WIFEXITED(st) && WEXITSTATUS(st) == 0,
-	    "SIGTERM ends the server, status 0");
+	    "SIGTERM ends the server, status 0, with connections open that "
+	    "send nothing");
+	close(silent);
+	close(partial);
+	if (kept != -1)
+		close(kept);
 	unlink(sock);
 	rmdir(dir);
 	return check_status();
