@@ -1,19 +1,25 @@
 /*
  * fcgi_peer.h: the web server's side of FastCGI for the unit tests that
- * run http_serve in a child on a unix socket: the listening socket, one
- * GET request sent as records (FastCGI 1.0 §5), and bounded reads, so a
- * reply that does not come fails a check rather than hanging it.
+ * run http_serve in a child on a unix socket: the listening socket, the
+ * child and its stop, one GET request sent as records (FastCGI 1.0 §5),
+ * and bounded reads, so a reply that does not come fails a check rather
+ * than hanging it.
  */
 #ifndef FCGI_PEER_H
 #define FCGI_PEER_H
 
 #include <errno.h>
 #include <poll.h>
+#include <signal.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <string.h>
 #include <sys/socket.h>
 #include <sys/un.h>
+#include <sys/wait.h>
 #include <unistd.h>
+
+#include "http.h"
 
 #define PEER_WAIT_MS	20000
 
@@ -90,6 +96,48 @@ peer_listen(char *dir, char *sock, size_t socksz)
 		return -1;
 	}
 	return fd;
+}
+
+/*
+ * http_serve(handler, nthreads) in a child, on lfd as its fd 0 (libfcgi
+ * takes a listening socket there as FastCGI); the child's end of nothing
+ * else: drop is closed in it. The child's pid, or -1. lfd is closed here.
+ */
+static inline pid_t
+peer_serve(int lfd, http_handler handler, int nthreads, int drop)
+{
+	pid_t	pid;
+
+	fflush(stdout);
+	if ((pid = fork()) == 0) {
+		close(drop);
+		if (dup2(lfd, 0) == -1)
+			_exit(2);
+		close(lfd);
+		_exit(http_serve(handler, NULL, nthreads) == 0 ? 0 : 1);
+	}
+	close(lfd);
+	return pid;
+}
+
+/* SIGTERM to the child: true when it ends, status 0, within PEER_WAIT_MS. */
+static inline bool
+peer_stop(pid_t pid)
+{
+	pid_t	w = 0;
+	int	st = 0, waited;
+
+	kill(pid, SIGTERM);
+	for (waited = 0; waited < PEER_WAIT_MS; waited += 50) {
+		if ((w = waitpid(pid, &st, WNOHANG)) != 0)
+			break;
+		usleep(50 * 1000);
+	}
+	if (w == 0) {
+		kill(pid, SIGKILL);
+		waitpid(pid, &st, 0);
+	}
+	return w == pid && WIFEXITED(st) && WEXITSTATUS(st) == 0;
 }
 
 /* A connection to sock; -1 on failure. */

@@ -20,12 +20,10 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/wait.h>
 #include <unistd.h>
 
 #include "check.h"
 #include "fcgi_peer.h"
-#include "http.h"
 
 static int hold_fd = -1;	/* /held waits here for one byte */
 
@@ -85,27 +83,18 @@ int
 main(void)
 {
 	char	 dir[] = "/tmp/cs-test-pool-XXXXXX", sock[64];
-	int	 lfd, hold[2], silent, partial, held, kept, i, st = 0, waited;
-	int	 most = 0;
+	int	 lfd, hold[2], silent, partial, held, kept, i, most = 0;
 	bool	 all = true;
-	pid_t	 pid, w = 0;
+	pid_t	 pid;
 
 	signal(SIGPIPE, SIG_IGN);
 	if (pipe(hold) == -1 || (lfd = peer_listen(dir, sock, sizeof(sock))) == -1) {
 		CHECK(0, "set-up");
 		return check_status();
 	}
-	fflush(stdout);
-	if ((pid = fork()) == 0) {
-		close(hold[1]);
-		hold_fd = hold[0];
-		if (dup2(lfd, 0) == -1)
-			_exit(2);
-		close(lfd);
-		_exit(http_serve(handler, NULL, 4) == 0 ? 0 : 1);
-	}
+	hold_fd = hold[0];
+	pid = peer_serve(lfd, handler, 4, hold[1]);
 	close(hold[0]);
-	close(lfd);
 
 	CHECK(get(sock, "/first"), "a request is answered");
 
@@ -148,19 +137,8 @@ main(void)
 	 * still open: the stop shuts them down rather than waiting for the
 	 * body deadline (30 s, past PEER_WAIT_MS) or for ever.
 	 */
-	kill(pid, SIGTERM);
-	for (waited = 0; waited < PEER_WAIT_MS; waited += 50) {
-		if ((w = waitpid(pid, &st, WNOHANG)) != 0)
-			break;
-		usleep(50 * 1000);
-	}
-	if (w == 0) {
-		kill(pid, SIGKILL);
-		waitpid(pid, &st, 0);
-	}
-	CHECK(w == pid && WIFEXITED(st) && WEXITSTATUS(st) == 0,
-	    "SIGTERM ends the server, status 0, with connections open that "
-	    "send nothing");
+	CHECK(peer_stop(pid), "SIGTERM ends the server, status 0, with "
+	    "connections open that send nothing");
 	close(silent);
 	close(partial);
 	if (kept != -1)

@@ -16,7 +16,6 @@
 #include <string.h>
 #include <sys/socket.h>
 #include <sys/un.h>
-#include <sys/wait.h>
 #include <unistd.h>
 
 #include "check.h"
@@ -24,7 +23,6 @@
 #include "http.h"
 
 #define RECORD_MAX	32768
-#define WAIT_MS		PEER_WAIT_MS
 
 /* The pieces the handler writes, then (after a flush and a go from us) the tail. */
 static const size_t pieces[] = { 1, 100, 8191, 8192, 16384, 16384, 70000,
@@ -207,11 +205,10 @@ main(void)
 	unsigned char		*body;
 	size_t			 blen, maxrec, nrec, full;
 	bool			 flushed;
-	int			 lfd, go[2], st = 0;
+	int			 lfd, go[2];
 	pid_t			 pid;
 	const char		*paths[] = { "/direct", "/held" };
-	int			 sfd, waited;
-	pid_t			 w = 0;
+	int			 sfd;
 	size_t			 i;
 
 	signal(SIGPIPE, SIG_IGN);
@@ -219,18 +216,9 @@ main(void)
 		CHECK(0, "set-up");
 		return check_status();
 	}
-	fflush(stdout);
-	if ((pid = fork()) == 0) {
-		/* libfcgi takes a listening socket on fd 0 as FastCGI. */
-		close(go[1]);
-		go_fd = go[0];
-		if (dup2(lfd, 0) == -1)
-			_exit(2);
-		close(lfd);
-		_exit(http_serve(handler, NULL, 1) == 0 ? 0 : 1);
-	}
+	go_fd = go[0];
+	pid = peer_serve(lfd, handler, 1, go[1]);
 	close(go[0]);
-	close(lfd);
 	for (i = 0; i < sizeof(paths) / sizeof(paths[0]); i++) {
 		char name[128];
 
@@ -264,20 +252,10 @@ main(void)
 	/*
 	 * A web server that stops reading: the handler blocks in a write.
 	 * SIGTERM must still end the server (the write gives up within a
-	 * second, well within WAIT_MS), not wait for the web server.
+	 * second, well within PEER_WAIT_MS), not wait for the web server.
 	 */
 	CHECK((sfd = start_stall(sock)) != -1, "/stall: the response starts");
-	kill(pid, SIGTERM);
-	for (waited = 0; waited < WAIT_MS; waited += 50) {
-		if ((w = waitpid(pid, &st, WNOHANG)) != 0)
-			break;
-		usleep(50 * 1000);
-	}
-	if (w == 0) {
-		kill(pid, SIGKILL);
-		waitpid(pid, &st, 0);
-	}
-	CHECK(w == pid && WIFEXITED(st) && WEXITSTATUS(st) == 0,
+	CHECK(peer_stop(pid),
 	    "SIGTERM ends the server, a write blocked on a stalled web server too");
 	if (sfd != -1)
 		close(sfd);
