@@ -1079,12 +1079,19 @@ accept_conn(struct serve_ctx *ctx)
 			fd = -1;
 			continue;
 		}
+		/* accept(2): a connection that failed before it was taken. */
 		if ((e = errno) == EINTR || e == ECONNABORTED || e == EPROTO ||
 		    e == ECONNRESET || e == ETIMEDOUT || e == EHOSTUNREACH ||
 		    e == ENETUNREACH || e == ENETDOWN || e == ENOPROTOOPT ||
-		    e == EHOSTDOWN || e == ENONET || e == EOPNOTSUPP ||
-		    e == EPERM || e == EAGAIN)
-			continue;	/* accept(2): as if nothing came */
+		    e == EHOSTDOWN || e == ENONET || e == EPERM)
+			continue;
+		/* A listening socket left nonblocking: wait, never spin. */
+		if (e == EAGAIN || e == EWOULDBLOCK) {
+			struct pollfd p = { 0, POLLIN, 0 };
+
+			(void)poll(&p, 1, 1000);
+			continue;
+		}
 		if (e == EMFILE || e == ENFILE || e == ENOBUFS || e == ENOMEM) {
 			nanosleep(&pause, NULL);
 			continue;
