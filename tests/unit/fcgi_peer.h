@@ -20,6 +20,7 @@
 #include <unistd.h>
 
 #include "http.h"
+#include "unix_listen.h"
 
 #define PEER_WAIT_MS	20000
 
@@ -80,22 +81,10 @@ peer_param(unsigned char *out, const char *name, const char *value)
 static inline int
 peer_listen(char *dir, char *sock, size_t socksz)
 {
-	struct sockaddr_un	 sa;
-	int			 fd;
-
-	if (mkdtemp(dir) == NULL ||
-	    (fd = socket(AF_UNIX, SOCK_STREAM, 0)) == -1)
+	if (mkdtemp(dir) == NULL)
 		return -1;
 	snprintf(sock, socksz, "%s/s", dir);
-	memset(&sa, 0, sizeof(sa));
-	sa.sun_family = AF_UNIX;
-	snprintf(sa.sun_path, sizeof(sa.sun_path), "%s", sock);
-	if (bind(fd, (struct sockaddr *)&sa, sizeof(sa)) == -1 ||
-	    listen(fd, 16) == -1) {
-		close(fd);
-		return -1;
-	}
-	return fd;
+	return unix_listen(sock);
 }
 
 /*

@@ -12,12 +12,12 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
-#include <sys/un.h>
 #include <unistd.h>
 
 #include <json-c/json.h>
 
 #include "check.h"
+#include "unix_listen.h"
 #include "docker.h"
 
 /* What the engine does with each connection it accepts, in turn. */
@@ -79,23 +79,6 @@ engine_run(void *arg)
 	return NULL;
 }
 
-static int
-listener(const char *path)
-{
-	struct sockaddr_un	sun;
-	int			fd;
-
-	unlink(path);
-	memset(&sun, 0, sizeof(sun));
-	sun.sun_family = AF_UNIX;
-	memcpy(sun.sun_path, path, strlen(path) + 1);
-	if ((fd = socket(AF_UNIX, SOCK_STREAM, 0)) == -1 ||
-	    bind(fd, (struct sockaddr *)&sun, sizeof(sun)) == -1 ||
-	    listen(fd, 4) == -1)
-		return -1;
-	return fd;
-}
-
 #define OK_JSON	"HTTP/1.1 200 OK\r\nContent-Type: application/json\r\n" \
 		"Content-Length: 11\r\n\r\n{\"Id\":\"x\"}\n"
 
@@ -114,7 +97,7 @@ main(void)
 	snprintf(path, sizeof(path), "/tmp/cs-engine-%d.sock", (int)getpid());
 	snprintf(host, sizeof(host), "unix://%s", path);
 	memset(&e, 0, sizeof(e));
-	if ((e.lfd = listener(path)) == -1 ||
+	if ((e.lfd = unix_listen(path)) == -1 ||
 	    docker_open(host, false, NULL, &d, &err) == -1) {
 		CHECK(0, "engine: set up");
 		return check_status();

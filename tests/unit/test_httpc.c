@@ -9,10 +9,10 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
-#include <sys/un.h>
 #include <unistd.h>
 
 #include "check.h"
+#include "unix_listen.h"
 #include "clock.h"
 #include "httpc.h"
 
@@ -187,25 +187,6 @@ test_chunked(void)
 	    "chunked: control byte in a trailer");
 }
 
-/* A listening unix socket in a fresh directory. */
-static int
-listener(char *path, size_t len)
-{
-	struct sockaddr_un	sun;
-	int			fd;
-
-	snprintf(path, len, "/tmp/cs-httpc-%d.sock", (int)getpid());
-	unlink(path);
-	memset(&sun, 0, sizeof(sun));
-	sun.sun_family = AF_UNIX;
-	memcpy(sun.sun_path, path, strlen(path) + 1);
-	if ((fd = socket(AF_UNIX, SOCK_STREAM, 0)) == -1 ||
-	    bind(fd, (struct sockaddr *)&sun, sizeof(sun)) == -1 ||
-	    listen(fd, 4) == -1)
-		return -1;
-	return fd;
-}
-
 /* The peer's side: send s whole. */
 static bool
 put(int fd, const char *s, size_t n)
@@ -256,7 +237,8 @@ test_socket(void)
 	bool			 reused, empty;
 	int			 lfd, sfd;
 
-	if ((lfd = listener(path, sizeof(path))) == -1 ||
+	snprintf(path, sizeof(path), "/tmp/cs-httpc-%d.sock", (int)getpid());
+	if ((lfd = unix_listen(path)) == -1 ||
 	    httpc_new(path, NULL, NULL, NULL, NULL, NULL, &ep, &err) == -1) {
 		CHECK(0, "socket: set up");
 		return;
