@@ -126,8 +126,6 @@ struct serve_ctx {
 	unsigned long	 taken;		/* connections accepted, ever */
 };
 
-static int	pool_spawn(struct serve_ctx *);
-
 bool
 http_stopping(void)
 {
@@ -1157,16 +1155,14 @@ worker(void *arg)
 		 * record then says whether it is kept.
 		 */
 		if (r->fcgx.ipcFd < 0) {
-			int fd = accept_conn(ctx);
+			long	ms = (long)atomic_load(&body_deadline) * 1000;
+			int	fd = accept_conn(ctx);
 
 			if (fd < 0)
 				break;
 			r->fcgx.ipcFd = fd;
 			r->fcgx.keepConnection = 1;
-			if (set_rcvtimeo(fd, (long)atomic_load(&body_deadline) *
-			    1000) == 0)
-				r->rcvtimeo_ms = (long)atomic_load(&body_deadline) *
-				    1000;
+			r->rcvtimeo_ms = set_rcvtimeo(fd, ms) == 0 ? ms : 0;
 		}
 		if (!slot_set(sl, r->fcgx.ipcFd))
 			break;
