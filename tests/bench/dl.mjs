@@ -11,10 +11,12 @@
 //   by a second instance behind the same web server and measured in the same
 //   rounds, its downloads interleaved with the others.
 // CPU per byte (utime + stime from /proc, before and after each download):
-// the engine's (dockerd) for both kinds, the web server's and /dl's for /dl,
-// and the client's (curl, a child of this process: cutime + cstime).
-// Both sides are read by the same curl into /dev/null, so the client costs
-// the same; the raw side is curl --unix-socket to the engine.
+// the engine's (dockerd; not the archive helper it starts per request) for
+// both kinds, the web server's and /dl's for /dl, and the client's (curl, a
+// child of this process: cutime + cstime); and the whole machine's busy CPU
+// per GB with its idle share (/proc/stat), which says whether the two cores
+// were the limit. Both sides are read by the same curl into /dev/null; the
+// raw side is curl --unix-socket to the engine.
 
 import { execFile } from 'node:child_process';
 import { readFileSync } from 'node:fs';
@@ -52,6 +54,9 @@ function cpuMs(pid) {
     return 0;
   }
 }
+/* The engine's: dockerd's own. It writes an archive through a helper process
+ * it starts per request, whose CPU reaches dockerd's children's only when
+ * dockerd reaps it, at no fixed time: the whole machine's figure holds it. */
 const cpuOf = (pids) => pids.reduce((t, p) => t + cpuMs(p), 0);
 /* Bytes a process wrote by system calls (/proc/PID/io wchar): the web server
  * writes each body byte to the client once, and again when it goes through
@@ -68,6 +73,23 @@ function childCpuMs() {
   const s = readFileSync('/proc/self/stat', 'utf8');
   const f = s.slice(s.lastIndexOf(')') + 2).split(' ');
   return (Number(f[13]) + Number(f[14])) * 10;
+}
+/*
+ * The whole machine's CPU (/proc/stat, ms): busy (user, nice, system, irq,
+ * softirq, steal) and idle (idle, iowait). Busy per GB is every process's
+ * share at once, the engine's archive helper (a child dockerd starts per
+ * request, whose CPU no pid above holds) included; the idle share tells
+ * whether a download was held by CPU (none idle) or by waiting.
+ */
+function machineMs() {
+  const f = readFileSync('/proc/stat', 'utf8').split('\n')[0].trim().split(/\s+/).slice(1).map(Number);
+  return { busy: (f[0] + f[1] + f[2] + f[5] + f[6] + f[7]) * 10, idle: (f[3] + f[4]) * 10 };
+}
+function machineSince(m0, bytes) {
+  const m1 = machineMs();
+  const busy = m1.busy - m0.busy;
+  const idle = m1.idle - m0.idle;
+  return { busy: perGB(busy, bytes), idle: busy + idle > 0 ? idle / (busy + idle) : 0 };
 }
 // CPU in ms per GB of the download.
 const perGB = (ms, bytes) => (ms / bytes) * 1e9;
@@ -129,6 +151,7 @@ async function download(t, dockerd) {
   const w0 = cpuMs(t.webPid);
   const p0 = cpuMs(t.pid);
   const io0 = wchar(t.webPid);
+  const m0 = machineMs();
   const sampler = setInterval(() => {
     try {
       t.maxRss = Math.max(t.maxRss, status(t.pid).rss);
@@ -137,6 +160,7 @@ async function download(t, dockerd) {
     }
   }, 50);
   const d = await curl([t.url]);
+  d.machine = machineSince(m0, d.bytes);
   clearInterval(sampler);
   if (d.code !== 200 || d.bytes !== t.size) throw new Error(`/dl GET: HTTP ${d.code}, ${d.bytes} bytes`);
   d.engine = perGB(cpuOf(dockerd) - e0, d.bytes);
@@ -149,6 +173,16 @@ async function download(t, dockerd) {
   return d;
 }
 
+/* Busy CPU per GB of the whole machine, and its idle share. */
+const machineLine = (a) =>
+  `busy ${spread(a.map((r) => r.machine.busy), (x) => x.toFixed(0))} ms of CPU per GB, idle ${spread(a.map((r) => r.machine.idle * 100), (x) => x.toFixed(0))}% of the time`;
+/*
+ * What the machine's CPU alone allows: were both kinds held by CPU only, the
+ * ratio of throughputs would be the inverse ratio of their busy CPU per GB.
+ */
+const machineBound = (dl, raw) =>
+  `with every core busy the ratio could be at most ${(median(raw.map((r) => r.machine.busy)) / median(dl.map((r) => r.machine.busy))).toFixed(2)} (raw's busy CPU per GB / this one's)`;
+
 function report(t, web, label, raw) {
   const dl = t.dl;
   const after = status(t.pid);
@@ -158,6 +192,7 @@ function report(t, web, label, raw) {
   console.log(`     ${dl.map((r) => mbps(r).toFixed(0)).join(', ')} MB/s; median ${median(dl.map(mbps)).toFixed(0)} MB/s`);
   console.log(`     ratio to the raw API, per pair ${ratios.map((x) => x.toFixed(2)).join(', ')}: ${spread(ratios)}; of the medians ${(median(dl.map(mbps)) / median(raw.map(mbps))).toFixed(2)}`);
   console.log(`     CPU per GB (median, min–max): dockerd ${spread(dl.map((r) => r.engine), (x) => x.toFixed(0))} ms; ${web} ${spread(dl.map((r) => r.web), (x) => x.toFixed(0))} ms; dl ${spread(dl.map((r) => r.prog), (x) => x.toFixed(0))} ms; curl ${spread(dl.map((r) => r.client), (x) => x.toFixed(0))} ms`);
+  console.log(`     the whole machine: ${machineLine(dl)}; ${machineBound(dl, raw)}`);
   console.log(`     ${web} wrote to temporary files: ${spread(dl.map((r) => r.spill / 1e6), (x) => x.toFixed(0))} MB per download (/proc/PID/io wchar less the body)`);
   console.log(`     /dl memory: pid ${t.pid} VmHWM before ${(t.before.hwm / 1024).toFixed(1)} MB, after ${(after.hwm / 1024).toFixed(1)} MB (grew ${((after.hwm - t.before.hwm) / 1024).toFixed(1)} MB while sending ${((dl.length * t.size) / 1e9).toFixed(1)} GB); highest RSS sampled ${(t.maxRss / 1024).toFixed(1)} MB`);
   return ratios;
@@ -184,8 +219,10 @@ async function bench(web) {
         const kind = kinds[(k + i) % kinds.length];
         if (kind === 'raw') {
           const e0 = cpuOf(dockerd);
+          const m0 = machineMs();
           const r = await curl(['--unix-socket', SOCK, ours.rawUrl]);
           if (r.code !== 200) throw new Error(`raw archive GET: HTTP ${r.code}`);
+          r.machine = machineSince(m0, r.bytes);
           r.engine = perGB(cpuOf(dockerd) - e0, r.bytes);
           raw.push(r);
         } else await download(kind === 'ours' ? ours : base, dockerd);
@@ -197,6 +234,7 @@ async function bench(web) {
     console.log(`     ${rawCmd}`);
     console.log(`     ${raw.map((r) => mbps(r).toFixed(0)).join(', ')} MB/s; median ${median(raw.map(mbps)).toFixed(0)} MB/s`);
     console.log(`     CPU per GB (median, min–max): dockerd ${spread(raw.map((r) => r.engine), (x) => x.toFixed(0))} ms; curl ${spread(raw.map((r) => r.client), (x) => x.toFixed(0))} ms`);
+    console.log(`     the whole machine: ${machineLine(raw)}`);
     const ro = report(ours, web, 'this build', raw);
     if (base) {
       const rb = report(base, web, 'base build', raw);
