@@ -41,6 +41,7 @@
 #define RETRY_MS	10000		/* after a channel could not be had */
 #define QUEUE_MAX	(1u << 20)	/* bytes waiting for one caller */
 #define READ_SIZE	(64u << 10)
+#define SAID_MS		10000		/* between two of its stderr lines */
 
 struct waiter {
 	struct waiter	*next;
@@ -73,6 +74,7 @@ struct chan {
 	struct docker_frames	 df;
 	struct supf		 frames;
 	bool			 bad;
+	long long		 said_ms;	/* its stderr last logged */
 };
 
 static pthread_mutex_t	table_lock = PTHREAD_MUTEX_INITIALIZER;
@@ -211,8 +213,17 @@ on_stream(void *arg, int stream, const char *buf, size_t len)
 		}
 		return;
 	}
-	log_warn("container %s: supervisor channel: %.*s", c->container,
-	    (int)(len > 200 ? 200 : len), buf);
+	/*
+	 * Its stderr (the supervisor's complaints, or a stand-in's): escaped,
+	 * and a line per SAID_MS at most, whatever comes.
+	 */
+	if (c->said_ms == 0 || clock_ms() - c->said_ms >= SAID_MS) {
+		char esc[256];
+
+		c->said_ms = clock_ms();
+		log_warn("container %s: supervisor channel: %s", c->container,
+		    log_escape(esc, sizeof(esc), buf, len));
+	}
 }
 
 static void *
@@ -425,15 +436,23 @@ chan_get(struct sandbox *sb, const char *sup)
 	return c;
 }
 
+/*
+ * Wait on c for the frames of run id. c must still be sb's channel:
+ * chan_get returns it unlocked, and until a waiter is on it a call for
+ * another container may take it over (only an idle channel is taken over),
+ * so a frame must never leave for a container not sb's.
+ */
 static int
-waiter_add(struct chan *c, struct waiter *w, const char *id, int kind)
+waiter_add(struct chan *c, struct sandbox *sb, struct waiter *w,
+    const char *id, int kind)
 {
 	memset(w, 0, sizeof(*w));
 	snprintf(w->id, sizeof(w->id), "%s", id);
 	w->kind = kind;
 	cond_init(&w->cond);
 	pthread_mutex_lock(&c->lock);
-	if (!c->alive || find(c, id, kind) != NULL) {
+	if (!c->alive || strcmp(c->container, sandbox_container(sb)) != 0 ||
+	    find(c, id, kind) != NULL) {
 		pthread_mutex_unlock(&c->lock);
 		pthread_cond_destroy(&w->cond);
 		return -1;
@@ -511,7 +530,7 @@ chan_run(struct sandbox *sb, const char *sup, const char *run_id,
 	    (c = chan_get(sb, sup)) == NULL)
 		return CHAN_NONE;
 	if ((hlen = supf_tag_header('r', run_id, 8 + clen, head)) == 0 ||
-	    waiter_add(c, &w, run_id, 'r') == -1)
+	    waiter_add(c, sb, &w, run_id, 'r') == -1)
 		return CHAN_NONE;
 	supf_put32(head + hlen, (uint32_t)timeout_s);
 	supf_put32(head + hlen + 4, (uint32_t)max_output);
@@ -603,7 +622,7 @@ chan_ask(struct sandbox *sb, const char *sup, int type, const char *run_id)
 	if ((type != 'k' && type != 'q') || (c = chan_get(sb, sup)) == NULL)
 		return -1;
 	if ((hlen = supf_tag_header(type, run_id, 0, head)) == 0 ||
-	    waiter_add(c, &w, run_id, type) == -1)
+	    waiter_add(c, sb, &w, run_id, type) == -1)
 		return -1;
 	if (send_frame(c, head, hlen, NULL, 0, &e) == 0) {
 		until = clock_ms() + ASK_MS;
