@@ -31,7 +31,7 @@ log_silence(void)
 static void
 log_v(const char *level, const char *fmt, va_list ap)
 {
-	char		 line[2048], stamp[32];
+	char		 line[2048], stamp[32], *p;
 	struct tm	 tm;
 	time_t		 now = time(NULL);
 	int		 n;
@@ -45,6 +45,13 @@ log_v(const char *level, const char *fmt, va_list ap)
 	if (n < 0 || (size_t)n >= sizeof(line))
 		return;
 	vsnprintf(line + n, sizeof(line) - (size_t)n, fmt, ap);
+	/*
+	 * One event, one line, whatever a caller passed unescaped: a control
+	 * byte (a newline that would forge a line, a terminal escape) is '?'.
+	 */
+	for (p = line + n; *p != '\0'; p++)
+		if ((unsigned char)*p < 0x20 || *p == 0x7f)
+			*p = '?';
 	/* One write per line, so lines from threads do not interleave. */
 	n = (int)strlen(line);
 	if ((size_t)n < sizeof(line) - 1)

@@ -863,7 +863,7 @@ sandbox_exec(struct sandbox *sb, const char *command, long timeout_s,
 	struct small_out	 marks;
 	struct run		 r;
 	struct error		 local, serr;
-	char			*id = NULL, sup[SUP_PATH_MAX];
+	char			*id = NULL, sup[SUP_PATH_MAX], esc[256];
 	const char		*use;
 	bool			 stopped = false, ensured = false;
 	bool			 reinstalled = false, no_chan = false;
@@ -990,7 +990,8 @@ sandbox_exec(struct sandbox *sb, const char *command, long timeout_s,
 		}
 		reinstalled = true;
 		log_warn("run %s: the supervisor did not start (%s); "
-		    "uploading it again", run_id, r.sup_error);
+		    "uploading it again", run_id, log_escape(esc, sizeof(esc),
+		    r.sup_error, strlen(r.sup_error)));
 	}
 	res->duration_ms = clock_ms() - r.start_ms;
 	if (stopped && !r.backstop_stopped)

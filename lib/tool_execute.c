@@ -482,8 +482,11 @@ call(struct tool_ctx *tc, struct json_object *args)
 	    &err);
 	docker_set_tick(sandbox_docker(tc->sandbox), 0);
 	if (rc == -1) {
+		char esc[256];
+
 		out = tool_error("The command could not run: %s", err.msg);
-		log_warn("run %s: could not run: %s", run_id, err.msg);
+		log_warn("run %s: could not run: %s", run_id,
+		    log_escape(esc, sizeof(esc), err.msg, strlen(err.msg)));
 		runs_finish(tc->db, run_id, "error", -1, 0, 0, 0, out);
 		runs_set_error(tc->db, run_id, err.msg);
 		return out;
