@@ -17,6 +17,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "clock.h"
 #include "config.h"
 #include "db.h"
 #include "dl.h"
@@ -47,11 +48,18 @@ struct arch {
 	bool			 head;
 	bool			 started;	/* the marker was seen */
 	bool			 gone;
-	time_t			 last;		/* when output last came */
+	long long		 begun;		/* monotonic ms */
+	long long		 last;		/* when output last came */
 };
 
-/* Server-side deadline: an archive that sends nothing this long is dropped. */
+/*
+ * Server-side deadlines, whatever the container does with its own
+ * `timeout 3600`: an archive that sends nothing for ARCHIVE_STALL_S, or
+ * still sends after ARCHIVE_MAX_S (one byte now and then would otherwise
+ * hold a worker for as long as the client reads), is dropped.
+ */
 #define ARCHIVE_STALL_S	600
+#define ARCHIVE_MAX_S	3600
 
 static void
 start(struct arch *a)
@@ -75,7 +83,7 @@ on_output(void *arg, int stream, const char *buf, size_t len)
 
 	if (stream != 1 || a->gone || len == 0)
 		return;
-	a->last = time(NULL);
+	a->last = clock_ms();
 	if (!a->started) {
 		if (buf[0] != 'A') {
 			a->gone = true;
@@ -98,10 +106,12 @@ on_output(void *arg, int stream, const char *buf, size_t len)
 static int
 on_tick(void *arg)
 {
-	struct arch *a = arg;
+	struct arch	*a = arg;
+	long long	 now = clock_ms();
 
 	return a->gone || http_stopping() || http_gone(a->r) ||
-	    time(NULL) - a->last > ARCHIVE_STALL_S;
+	    now - a->last > ARCHIVE_STALL_S * 1000LL ||
+	    now - a->begun > ARCHIVE_MAX_S * 1000LL;
 }
 
 void
@@ -122,7 +132,7 @@ dl_archive(struct http_req *r, const struct config *cfg, struct db *db,
 	a.db = db;
 	a.row = row;
 	a.head = head;
-	a.last = time(NULL);
+	a.begun = a.last = clock_ms();
 	cb.arg = &a;
 	snprintf(name, sizeof(name), "%s.%s", links_basename(row->path), row->archive);
 	if (dl_disposition("attachment", name, a.disp, sizeof(a.disp)) < 0)
