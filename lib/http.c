@@ -26,10 +26,11 @@
  * let in.
  *
  * Signals: SIGTERM, SIGINT and SIGHUP are blocked everywhere and taken by
- * that thread, which sets the stop flag, wakes the waiting threads, shuts
- * down the connections whose records a thread is reading (struct slot) and
- * the listening socket, to wake the one in accept() (EINVAL); libfcgi's
- * own handler would let a streaming request run forever. An
+ * that thread, which sets the stop flag, wakes the waiting threads, and
+ * interrupts (SIG_WAKE, pool_wake) the one in accept() and those reading
+ * a request's records (struct slot); libfcgi's own handler would let a
+ * streaming request run forever. The listening socket is never shut down:
+ * under systemd it outlives the process and serves the next start. An
  * accept() that fails for good stops the server the same way, and
  * http_serve returns 1 (a supervisor starts it again).
  */
@@ -56,6 +57,7 @@
 
 #include <fcgiapp.h>
 
+#include "clock.h"
 #include "http.h"
 #include "js.h"
 #include "log.h"
@@ -90,11 +92,17 @@ static atomic_int	 body_deadline = HTTP_BODY_DEADLINE;
 #define POOL_TICK_NS	(1000 * 1000)	/* 1 ms */
 #define POOL_QUICK	4		/* connections a thread takes a tick */
 #define SIG_TAKEN	SIGUSR1		/* to the watch: a connection was taken */
+#define SIG_WAKE	SIGUSR2		/* to a worker: leave a blocking call */
+#define STOP_WAKE_NS	(10 * 1000 * 1000)	/* between two SIG_WAKEs */
+#define STOP_WAKES	500		/* at most, on a stop: 5 s */
+#define LINGER_MS	2000		/* a lingering close, in all */
 
 /*
- * A worker's place: the connection whose records it is reading (-1 none),
- * shut down on SIGTERM so that a web server that sends nothing, or keeps
- * an idle connection, does not hold the stop back.
+ * A worker's place: the connection whose records it is reading (-1 none).
+ * On SIGTERM the worker is woken from its read (SIG_WAKE), so that a web
+ * server that sends nothing, or keeps an idle connection, does not hold
+ * the stop back. The thread is signalled, never the descriptor shut down:
+ * libfcgi may have closed it, and the number be another connection's.
  */
 struct slot {
 	struct serve_ctx	*ctx;
@@ -114,6 +122,7 @@ struct serve_ctx {
 	int		 started;	/* tids[0..started) to join */
 	int		 waiting;	/* idle threads waiting for turn */
 	bool		 accepting;	/* a thread is in accept() */
+	pthread_t	 acceptor;	/* which, while accepting */
 	bool		 calling;	/* a thread was let in, not yet there */
 	bool		 watch_asleep;	/* the watch waits for SIG_TAKEN */
 	bool		 failed;	/* accept() failed for good */
@@ -768,14 +777,50 @@ http_flush(struct http_req *r)
 static void
 finish(struct http_req *r)
 {
+	char		 trash[16384];
+	struct pollfd	 p;
+	long long	 until;
+	int		 left;
+
 	/* A kept connection reads the next request without a deadline. */
-	if (r->fcgx.keepConnection)
+	if (r->fcgx.keepConnection) {
 		rcvtimeo(r, 0);
-	else if (r->fcgx.in != NULL && r->fcgx.in->isClosed &&
-	    FCGX_GetError(r->fcgx.in) == 0)
+		FCGX_Finish_r(&r->fcgx);
+		r->rcvtimeo_ms = 0;
+		return;
+	}
+	if (r->fcgx.in != NULL && r->fcgx.in->isClosed &&
+	    FCGX_GetError(r->fcgx.in) == 0) {
 		r->fcgx.detached = 1;
+		FCGX_Finish_r(&r->fcgx);
+		r->rcvtimeo_ms = 0;
+		return;
+	}
+	/*
+	 * Input left unread (an answer given before the body's end): the
+	 * lingering close is ours, LINGER_MS in all and cut by a stop.
+	 * libfcgi's waits 2 s a read for as long as bytes trickle in, which
+	 * a client behind a web server that forwards the body as it comes
+	 * (Caddy) could make last for ever. The connection is kept open past
+	 * FCGX_Finish_r (its end records sent) by marking it kept; after a
+	 * write error libfcgi closes it, plainly (detached).
+	 */
+	r->fcgx.keepConnection = 1;
+	r->fcgx.detached = 1;
 	FCGX_Finish_r(&r->fcgx);
+	r->fcgx.detached = 0;
 	r->rcvtimeo_ms = 0;
+	if (r->fcgx.ipcFd < 0)
+		return;
+	p.fd = r->fcgx.ipcFd;
+	p.events = POLLIN;
+	until = clock_ms() + LINGER_MS;
+	if (shutdown(p.fd, SHUT_WR) == 0)
+		while (!http_stopping() && (left = (int)(until - clock_ms())) > 0 &&
+		    poll(&p, 1, left) == 1 && read(p.fd, trash, sizeof(trash)) > 0)
+			;
+	close(p.fd);
+	r->fcgx.ipcFd = -1;
 }
 
 void
@@ -965,6 +1010,7 @@ take_turn(struct serve_ctx *ctx)
 		ctx->waiting--;
 	}
 	ctx->accepting = true;
+	ctx->acceptor = pthread_self();
 	ctx->calling = false;
 	pthread_mutex_unlock(&ctx->pool_lock);
 }
@@ -1115,8 +1161,8 @@ accept_conn(struct serve_ctx *ctx)
 }
 
 /*
- * The connection this worker reads records from, for the stop to shut
- * down; false when the server stops.
+ * The connection this worker reads records from (-1: none), for the stop
+ * to interrupt; false when the server stops.
  */
 static bool
 slot_set(struct slot *sl, int fd)
@@ -1249,6 +1295,47 @@ pool_watch(struct serve_ctx *ctx, unsigned long seen)
 }
 
 /*
+ * On a stop, under pool_lock: wake the thread in accept() and those
+ * reading a request's records (their calls fail with EINTR), again every
+ * STOP_WAKE_NS until none is left, STOP_WAKES times at most: a signal that
+ * comes just before the call blocks is not the last. The listening socket
+ * is left as it is: under systemd it is the socket's, and serves the next
+ * start. A thread is signalled only while it is known to be there (the
+ * lock held), so it is alive.
+ */
+static void
+pool_wake(struct serve_ctx *ctx)
+{
+	struct timespec	 gap = { 0, STOP_WAKE_NS };
+	bool		 left = true;
+	int		 n, i;
+
+	for (n = 0; left && n < STOP_WAKES; n++) {
+		left = false;
+		if (ctx->accepting) {
+			pthread_kill(ctx->acceptor, SIG_WAKE);
+			left = true;
+		}
+		for (i = 0; i < ctx->started; i++)
+			if (ctx->slots[i].fd != -1) {
+				pthread_kill(ctx->tids[i], SIG_WAKE);
+				left = true;
+			}
+		if (left) {
+			pthread_mutex_unlock(&ctx->pool_lock);
+			nanosleep(&gap, NULL);
+			pthread_mutex_lock(&ctx->pool_lock);
+		}
+	}
+}
+
+static void
+on_wake(int sig)
+{
+	(void)sig;
+}
+
+/*
  * The signal thread, which watches the pool between signals: each tick
  * while no thread waits in accept() and one could be let in, asleep while
  * one waits there and nothing comes, or none can be let in.
@@ -1260,7 +1347,7 @@ signal_thread(void *arg)
 	struct timespec		 tick = { 0, POOL_TICK_NS }, second = { 1, 0 };
 	unsigned long		 seen;
 	bool			 check = false;
-	int			 sig, i;
+	int			 sig;
 
 	pthread_mutex_lock(&ctx->pool_lock);
 	seen = ctx->taken;
@@ -1290,12 +1377,8 @@ signal_thread(void *arg)
 	}
 	atomic_store(&stopping, true);
 	pthread_cond_broadcast(&ctx->turn);
-	for (i = 0; i < ctx->started; i++)
-		if (ctx->slots[i].fd != -1)
-			shutdown(ctx->slots[i].fd, SHUT_RDWR);
+	pool_wake(ctx);
 	pthread_mutex_unlock(&ctx->pool_lock);
-	/* Wake the thread blocked in accept(). */
-	shutdown(0, SHUT_RDWR);
 	return NULL;
 }
 
@@ -1400,6 +1483,8 @@ int
 http_serve(http_handler handler, void *arg, int nthreads)
 {
 	struct serve_ctx	 ctx;
+	struct sigaction	 wake;
+	sigset_t		 unblock;
 	int			 i, rc = 1;
 
 	memset(&ctx, 0, sizeof(ctx));
@@ -1420,6 +1505,14 @@ http_serve(http_handler handler, void *arg, int nthreads)
 	sigaddset(&ctx.sigs, SIG_TAKEN);
 	pthread_sigmask(SIG_BLOCK, &ctx.sigs, NULL);
 	signal(SIGPIPE, SIG_IGN);
+	/* Without SA_RESTART: a blocking call it comes in fails (EINTR). */
+	memset(&wake, 0, sizeof(wake));
+	wake.sa_handler = on_wake;
+	sigemptyset(&wake.sa_mask);
+	sigaction(SIG_WAKE, &wake, NULL);
+	sigemptyset(&unblock);
+	sigaddset(&unblock, SIG_WAKE);
+	pthread_sigmask(SIG_UNBLOCK, &unblock, NULL);
 
 	ctx.max = nthreads < 1 ? 1 : nthreads;
 	listener_init(&ctx);
@@ -1438,7 +1531,7 @@ http_serve(http_handler handler, void *arg, int nthreads)
 		if (ctx.started > 0) {
 			atomic_store(&stopping, true);
 			pthread_cond_broadcast(&ctx.turn);
-			shutdown(0, SHUT_RDWR);
+			pool_wake(&ctx);
 		}
 		pthread_mutex_unlock(&ctx.pool_lock);
 		log_warn("cannot start the first thread or the signal thread");

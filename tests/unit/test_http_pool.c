@@ -11,8 +11,13 @@
  *     within the four;
  *   - a connection the web server keeps (FCGI_KEEP_CONN) serves request
  *     after request;
+ *   - an answer given before the request body's end closes the
+ *     connection after a bounded lingering read, though the body still
+ *     trickles in (libfcgi's own would read for as long as it comes);
  *   - SIGTERM ends the server, status 0, though connections that send
- *     nothing are still open.
+ *     nothing are still open;
+ *   - the listening socket outlives the stop (systemd keeps it for the
+ *     next start), and the next start serves it.
  * Nothing is timed: a reply either comes (within PEER_WAIT_MS) or not.
  */
 #include <signal.h>
@@ -36,6 +41,7 @@ handler(struct http_req *r, void *arg)
 	(void)arg;
 	if (strcmp(path, "/held") == 0 && read(hold_fd, &c, 1) != 1)
 		_exit(5);
+	/* /early answers without reading its body. */
 	http_send(r, 200, "text/plain", path, strlen(path));
 }
 
@@ -61,6 +67,62 @@ get(const char *sock, const char *path)
 	return ok;
 }
 
+/*
+ * POST path with a body of a megabyte announced and 10 bytes of it sent:
+ * the connection, or -1.
+ */
+static int
+post_open(const char *sock, const char *path)
+{
+	unsigned char	 req[512];
+	size_t		 o, len;
+	int		 fd;
+
+	if ((fd = peer_connect(sock)) == -1)
+		return -1;
+	peer_record(req, 1, 8);			/* FCGI_BEGIN_REQUEST */
+	memset(req + 8, 0, 8);
+	req[9] = 1;				/* FCGI_RESPONDER */
+	o = 16;
+	len = peer_param(req + o + 8, "REQUEST_METHOD", "POST");
+	len += peer_param(req + o + 8 + len, "REQUEST_URI", path);
+	len += peer_param(req + o + 8 + len, "CONTENT_LENGTH", "1000000");
+	peer_record(req + o, 4, len);		/* FCGI_PARAMS */
+	o += 8 + len;
+	peer_record(req + o, 4, 0);
+	o += 8;
+	peer_record(req + o, 5, 10);		/* FCGI_STDIN, 10 bytes */
+	memset(req + o + 8, 'x', 10);
+	o += 8 + 10;
+	if (write(fd, req, o) != (ssize_t)o) {
+		close(fd);
+		return -1;
+	}
+	return fd;
+}
+
+/*
+ * Keep sending a byte of body every 100 ms, for at most PEER_WAIT_MS,
+ * until the server closes the connection (a write fails; its shutdown of
+ * the way back alone, the start of a lingering close, does not count):
+ * true when it does.
+ */
+static bool
+closed_while_trickling(int fd)
+{
+	unsigned char	rec[9];
+	int		waited;
+
+	peer_record(rec, 5, 1);
+	rec[8] = 'x';
+	for (waited = 0; waited < PEER_WAIT_MS; waited += 100) {
+		if (write(fd, rec, sizeof(rec)) != (ssize_t)sizeof(rec))
+			return true;
+		usleep(100 * 1000);
+	}
+	return false;
+}
+
 /* Threads of a process, from /proc. */
 static int
 threads(pid_t pid)
@@ -83,7 +145,8 @@ int
 main(void)
 {
 	char	 dir[] = "/tmp/cs-test-pool-XXXXXX", sock[64];
-	int	 lfd, hold[2], silent, partial, held, kept, i, most = 0;
+	int	 lfd, again, hold[2], silent, partial, held, kept, early, i;
+	int	 most = 0;
 	bool	 all = true;
 	pid_t	 pid;
 
@@ -93,6 +156,7 @@ main(void)
 		return check_status();
 	}
 	hold_fd = hold[0];
+	again = dup(lfd);	/* the listening socket, kept as systemd does */
 	pid = peer_serve(lfd, handler, 4, hold[1]);
 	close(hold[0]);
 
@@ -132,6 +196,14 @@ main(void)
 	    answered(kept, "/kept-2"),
 	    "two requests on one kept connection are answered");
 
+	/* An early answer, while the body trickles on. */
+	early = post_open(sock, "/early");
+	CHECK(answered(early, "/early"), "/early is answered before its body");
+	CHECK(early != -1 && closed_while_trickling(early),
+	    "its connection is closed though the body still trickles in");
+	if (early != -1)
+		close(early);
+
 	/*
 	 * The silent connection, the partial one and the kept one, idle, are
 	 * still open: the stop shuts them down rather than waiting for the
@@ -143,6 +215,12 @@ main(void)
 	close(partial);
 	if (kept != -1)
 		close(kept);
+
+	/* The next start, on the same listening socket. */
+	pid = peer_serve(again, handler, 2, -1);
+	CHECK(get(sock, "/next-start"), "the listening socket serves the next "
+	    "start after a stop");
+	CHECK(peer_stop(pid), "SIGTERM ends the next start too");
 	unlink(sock);
 	rmdir(dir);
 	return check_status();
