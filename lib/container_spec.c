@@ -85,6 +85,7 @@ const char *cspec_network(const struct cspec *cs) { return cs->network; }
 long long cspec_disk_limit(const struct cspec *cs) { return cs->disk_limit; }
 long long cspec_layer_limit(const struct cspec *cs) { return cs->layer_limit; }
 const char *cspec_container(const struct cspec *cs) { return cs->container; }
+const char *cspec_volume(const struct cspec *cs) { return cs->volume; }
 const char *cspec_egress_allow(const struct cspec *cs) { return cs->egress_allow; }
 const char *cspec_runtime(const struct cspec *cs) { return cs->runtime; }
 const char *cspec_over_file(const struct cspec *cs) { return cs->over_file; }

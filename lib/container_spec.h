@@ -86,6 +86,7 @@ const char	*cspec_network(const struct cspec *);	/* SANDBOX_NETWORK */
 long long	 cspec_disk_limit(const struct cspec *);
 long long	 cspec_layer_limit(const struct cspec *);
 const char	*cspec_container(const struct cspec *);
+const char	*cspec_volume(const struct cspec *);	/* mounted at /sandbox */
 const char	*cspec_egress_allow(const struct cspec *);
 const char	*cspec_runtime(const struct cspec *);
 /*

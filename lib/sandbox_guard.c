@@ -8,12 +8,15 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <sys/statfs.h>
 #include <time.h>
 #include <unistd.h>
 
 #include <json-c/json.h>
 
 #include "container_spec.h"
+#include "disk_usage.h"
 #include "docker.h"
 #include "js.h"
 #include "log.h"
@@ -35,6 +38,12 @@
  */
 #define SCRIPT_DEADLINE_S	6
 #define SLOW_FACTOR		50	/* a sample taking t waits >= 50 t */
+/*
+ * Failed disk samples in a row (watchdog mode, or the mode not yet known)
+ * after which /sandbox counts as over its limit: a container that breaks
+ * its own measuring never keeps a stale "under".
+ */
+#define DISK_FAILS_MAX		3
 #define RECREATE_NOTICE \
 	"Note: the sandbox container was recreated for this version of the " \
 	"server. Files in /sandbox are kept; packages and files installed " \
@@ -42,7 +51,9 @@
 
 /*
  * df, then du when the file system is bigger than $1 bytes (watchdog
- * mode): prints "MODE FS_SIZE USED".
+ * mode): prints "MODE FS_SIZE USED". Only when the volume cannot be
+ * measured on the host (host_volume): the container's root can make it
+ * print anything, so its answer is never taken to switch the watchdog off.
  */
 static const char DISK_SCRIPT[] =
     "set -- \"$1\" $(df -P -B1 /sandbox 2>/dev/null | tail -n 1)\n"
@@ -70,6 +81,9 @@ static struct {
 	char		 canary_detail[200];
 	long long	 disk_at, disk_cost;
 	bool		 disk_watch;	/* watchdog mode */
+	bool		 disk_known;	/* the mode was found */
+	int		 disk_fails;	/* failed samples in a row */
+	char		 disk_why[200];	/* why the last one failed */
 	long long	 fs_size, sandbox_used;
 	long long	 layer_at, layer_cost;
 	long long	 layer_used;
@@ -77,6 +91,11 @@ static struct {
 	long long	 fresh_at;	/* monotonic ms; 0: not now */
 	char		 fresh_id[72], fresh_started[72];	/* its identity */
 } cache;
+/*
+ * The container Id last found in watchdog mode: its mounts are fixed, so
+ * its /sandbox stays watched across restarts (which clear the cache).
+ */
+static char		 watched_id[80];
 
 int
 guard_identity(const char *container, char *id, char *started)
@@ -254,26 +273,125 @@ run_canary(struct sandbox *sb, const struct cspec *cs, struct json_object *c,
 	return netpolicy_canary_parse(out, detail, n) ? 1 : 0;
 }
 
-/* Sample /sandbox: 0 with the mode and sizes, or -1. */
+/*
+ * The volume at /sandbox opened on the host, when the engine is local (a
+ * unix socket) and its Mountpoint (GET /volumes/NAME) is readable here:
+ * a directory descriptor, or -1 with why. The path is the engine's; what
+ * lies below it is the container's. A volume mounted from elsewhere (the
+ * local driver with options, another driver) counts only when its mount is
+ * seen here (another device than its parent's), not the bare directory.
+ */
 static int
-sample_disk(struct sandbox *sb, const struct cspec *cs, bool *watch,
-    long long *fs_size, long long *used)
+host_volume(struct docker *d, const struct cspec *cs, char *why, size_t n)
 {
-	char		 max[32], out[256], mode[16];
+	struct json_object	*v = NULL, *opts;
+	struct stat		 st, up;
+	struct error		 e;
+	const char		*mp, *driver;
+	char			 path[192];
+	long			 status;
+	int			 fd = -1, pfd;
+
+	if (strncmp(docker_host(d), "unix://", 7) != 0) {
+		snprintf(why, n, "the engine is not on this host");
+		return -1;
+	}
+	snprintf(path, sizeof(path), "/volumes/%s", cspec_volume(cs));
+	if (docker_request(d, "GET", path, NULL, &status, &v, &e) == -1) {
+		snprintf(why, n, "%.150s", e.msg);
+		return -1;
+	}
+	mp = js_str_max(v, "Mountpoint", 1024);
+	if (status != 200 || mp == NULL || mp[0] != '/') {
+		snprintf(why, n, "the engine gives no Mountpoint of volume %s",
+		    cspec_volume(cs));
+		goto out;
+	}
+	if ((fd = open(mp, O_RDONLY | O_DIRECTORY | O_NOFOLLOW |
+	    O_CLOEXEC)) == -1) {
+		snprintf(why, n, "%.100s: %s", mp, strerror(errno));
+		goto out;
+	}
+	opts = js_get(v, "Options", json_type_object);
+	driver = js_str_max(v, "Driver", 64);
+	if ((opts != NULL && json_object_object_length(opts) > 0) ||
+	    driver == NULL || strcmp(driver, "local") != 0) {
+		pfd = openat(fd, "..", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+		if (pfd == -1 || fstat(fd, &st) == -1 ||
+		    fstat(pfd, &up) == -1 || st.st_dev == up.st_dev) {
+			snprintf(why, n, "the mount of volume %s is not seen "
+			    "here", cspec_volume(cs));
+			close(fd);
+			fd = -1;
+		}
+		if (pfd != -1)
+			close(pfd);
+	}
+out:
+	json_object_put(v);
+	return fd;
+}
+
+/*
+ * Sample /sandbox: 0 with the mode and sizes, or -1 with why. *host says
+ * they were measured on the host (the mode in *watch then holds even when
+ * the walk failed), not by a script in the container.
+ */
+static int
+sample_disk(struct sandbox *sb, struct docker *d, const struct cspec *cs,
+    bool *watch, long long *fs_size, long long *used, bool *host, char *why,
+    size_t n)
+{
+	char		 max[32], out[256], mode[16], no[200];
 	const char	*args[] = { max, NULL };
 	const char	*p;
 	char		*end;
+	struct statfs	 sf;
 	struct error	 e;
-	int		 code;
+	int		 code, fd, rc;
 	long long	 lim = cspec_disk_limit(cs);
-
-	if (sandbox_script_hung(sb))
-		return -1;
 	/* A fixed-size image of the limit shows a little less than it. */
-	snprintf(max, sizeof(max), "%lld", lim + lim / 20 + (16LL << 20));
-	if (sandbox_script(sb, DISK_SCRIPT, args, out, sizeof(out), NULL, NULL,
-	    SCRIPT_DEADLINE_S, &code, &e) == -1 || code != 0)
+	long long	 most = lim + lim / 20 + (16LL << 20);
+
+	*host = false;
+	*watch = false;
+	if ((fd = host_volume(d, cs, no, sizeof(no))) != -1) {
+		if (fstatfs(fd, &sf) == -1) {
+			snprintf(why, n, "statfs of its volume: %s",
+			    strerror(errno));
+			close(fd);
+			return -1;
+		}
+		*host = true;
+		*fs_size = (long long)sf.f_blocks * (long long)sf.f_frsize;
+		*watch = *fs_size > most;
+		rc = 0;
+		if (!*watch)
+			*used = (long long)(sf.f_blocks - sf.f_bfree) *
+			    (long long)sf.f_frsize;
+		else if ((rc = disk_usage(fd, clock_ms() +
+		    SCRIPT_DEADLINE_S * 1000LL, used, &e)) == -1)
+			snprintf(why, n, "its volume on the host: %.150s",
+			    e.msg);
+		close(fd);
+		return rc;
+	}
+	if (sandbox_script_hung(sb)) {
+		snprintf(why, n, "a script in the sandbox did not finish (is "
+		    "/bin/bash intact?)");
 		return -1;
+	}
+	snprintf(max, sizeof(max), "%lld", most);
+	if (sandbox_script(sb, DISK_SCRIPT, args, out, sizeof(out), NULL, NULL,
+	    SCRIPT_DEADLINE_S, &code, &e) == -1) {
+		snprintf(why, n, "%.150s", e.msg);
+		return -1;
+	}
+	if (code != 0) {
+		snprintf(why, n, "df and du in the sandbox exited with %d", code);
+		return -1;
+	}
+	snprintf(why, n, "df and du in the sandbox gave no sizes");
 	p = out;
 	if (strncmp(p, "filesystem ", 11) == 0)
 		snprintf(mode, sizeof(mode), "filesystem");
@@ -290,6 +408,7 @@ sample_disk(struct sandbox *sb, const struct cspec *cs, bool *watch,
 	if (end == p || *used < 0)
 		return -1;
 	*watch = strcmp(mode, "watchdog") == 0;
+	why[0] = '\0';
 	return 0;
 }
 
@@ -335,9 +454,9 @@ check_disk(struct sandbox *sb, struct docker *d, const struct cspec *cs,
     long long every, long long layer_every, char *why, size_t n)
 {
 	long long	 t, fs = 0, used = 0, layer = 0, at, cost;
-	bool		 watch = false, need_disk, need_layer, shared_over;
-	char		 a[32], b[32];
-	int		 over = 0, sampled = 0;
+	bool		 watch = false, need_disk, need_layer, shared_over, host;
+	char		 a[32], b[32], failed[200], id[80];
+	int		 over = 0, sampled = 0, r;
 
 	/* Another process saw a limit passed: its verdict holds here too. */
 	shared_over = access(cspec_over_file(cs), F_OK) == 0;
@@ -348,7 +467,7 @@ check_disk(struct sandbox *sb, struct docker *d, const struct cspec *cs,
 	    (every > SLOW_FACTOR * cache.disk_cost ? every :
 	    SLOW_FACTOR * cache.disk_cost) ||
 	    (cache.disk_watch && cache.sandbox_used > cspec_disk_limit(cs)) ||
-	    shared_over;
+	    cache.disk_fails >= DISK_FAILS_MAX || shared_over;
 	need_layer = cache.layer_at == 0 || t - cache.layer_at >=
 	    (layer_every > SLOW_FACTOR * cache.layer_cost ? layer_every :
 	    SLOW_FACTOR * cache.layer_cost) ||
@@ -362,21 +481,44 @@ check_disk(struct sandbox *sb, struct docker *d, const struct cspec *cs,
 
 	if (need_disk) {
 		at = clock_ms();
-		if (sample_disk(sb, cs, &watch, &fs, &used) == 0) {
-			sampled++;
-			cost = clock_ms() - at;
-			pthread_mutex_lock(&mu);
+		r = sample_disk(sb, d, cs, &watch, &fs, &used, &host, failed,
+		    sizeof(failed));
+		cost = clock_ms() - at;
+		pthread_mutex_lock(&mu);
+		snprintf(id, sizeof(id), "%.*s", (int)strcspn(cache.key, "@"),
+		    cache.key);
+		if (r == 0 && !host && !watch && (cache.disk_watch ||
+		    strcmp(id, watched_id) == 0)) {
+			/* The container's word never switches the watchdog off. */
+			snprintf(failed, sizeof(failed), "the sandbox claims a "
+			    "fixed-size file system, but /sandbox is watched");
+			r = -1;
+			watch = true;
+		}
+		if (r == 0 || host) {
 			cache.disk_watch = watch;
+			cache.disk_known = true;
+			if (watch && id[0] != '\0' && strcmp(id, "?") != 0)
+				snprintf(watched_id, sizeof(watched_id), "%s",
+				    id);
+		}
+		if (r == 0) {
+			sampled++;
 			cache.fs_size = fs;
 			cache.sandbox_used = used;
 			cache.disk_cost = cost;
-			pthread_mutex_unlock(&mu);
-		} else if (sandbox_script_hung(sb)) {
+			cache.disk_fails = 0;
+		} else {
+			if ((cache.disk_watch || !cache.disk_known) &&
+			    cache.disk_fails < DISK_FAILS_MAX)
+				cache.disk_fails++;
+			snprintf(cache.disk_why, sizeof(cache.disk_why), "%s",
+			    failed);
 			/* Its bash hangs: try again only after SLOW_FACTOR times. */
-			pthread_mutex_lock(&mu);
-			cache.disk_cost = SCRIPT_DEADLINE_S * 1000LL;
-			pthread_mutex_unlock(&mu);
+			if (!host && sandbox_script_hung(sb))
+				cache.disk_cost = SCRIPT_DEADLINE_S * 1000LL;
 		}
+		pthread_mutex_unlock(&mu);
 	}
 	if (need_layer) {
 		at = clock_ms();
@@ -395,6 +537,14 @@ check_disk(struct sandbox *sb, struct docker *d, const struct cspec *cs,
 		human(b, sizeof(b), cspec_disk_limit(cs));
 		snprintf(why, n, "/sandbox holds %s, more than its limit of %s "
 		    "(SANDBOX_DISK_LIMIT, watched)", a, b);
+		over = 1;
+	} else if (cache.disk_fails >= DISK_FAILS_MAX &&
+	    (cache.disk_watch || !cache.disk_known)) {
+		human(b, sizeof(b), cspec_disk_limit(cs));
+		snprintf(why, n, "the size of /sandbox could not be measured: "
+		    "%s (%d samples in a row), so it counts as over its limit "
+		    "of %s (SANDBOX_DISK_LIMIT, watched)", cache.disk_why,
+		    cache.disk_fails, b);
 		over = 1;
 	} else if (cache.layer_used > cspec_layer_limit(cs)) {
 		human(a, sizeof(a), cache.layer_used);
@@ -759,9 +909,10 @@ guard_status(struct sandbox *sb, struct docker *d, const struct cspec *cs,
 	const char		*bridge = NULL, *s;
 	enum cspec_verdict	 v;
 	char			 diff[400], detail[300], gw[16], path[192];
+	char			 why[200];
 	long			 status;
 	long long		 fs, used, lu;
-	bool			 watch, running = false;
+	bool			 watch, running = false, host;
 	struct error		 e;
 	int			 r;
 
@@ -838,11 +989,17 @@ guard_status(struct sandbox *sb, struct docker *d, const struct cspec *cs,
 		js_set_str(disk, "mode", "unknown (container not running)");
 		goto out;
 	}
-	if (sample_disk(sb, cs, &watch, &fs, &used) == 0) {
+	r = sample_disk(sb, d, cs, &watch, &fs, &used, &host, why,
+	    sizeof(why));
+	if (r == 0 || host)
 		js_set_str(disk, "mode", watch ? "watchdog" : "filesystem");
+	if (r == 0) {
 		js_set_int(sand, "used_bytes", used);
 		js_set_int(sand, "fs_size_bytes", fs);
-	}
+	} else
+		js_set_str(sand, "error", why);
+	js_set_str(sand, "measured", host ? "on the host" : "by a script in "
+	    "the container (its root can falsify it)");
 	if (cspec_egress(cs) != EGRESS_OPEN) {
 		can = json_object_new_object();
 		js_set(eg, "canary", can);

@@ -13,6 +13,11 @@
  *               command runs and every 30 s otherwise, more sparingly when
  *               sampling is slow; past the limit the running command is
  *               stopped and new ones are refused, saying why.
+ * The mode and size are measured on the host (statfs and a walk of the
+ * volume's Mountpoint, disk_usage.h) when the engine is local and the
+ * Mountpoint readable; otherwise by df and du in the container, whose
+ * answer never switches an established watchdog off, and whose failures,
+ * 3 in a row, count as over the limit.
  * The container's own writable layer (SizeRw: packages, files outside
  * /sandbox) is watched the same way against SANDBOX_LAYER_LIMIT.
  *
@@ -78,8 +83,8 @@ int	guard_recreate(struct sandbox *, struct docker *,
  * Add to a status object (sandbox_status): "egress" {policy, network,
  * bridge, gateway, allow, ipv6, canary {ok, detail}, rules {present,
  * detail}}, "disk" {mode, sandbox {used_bytes, limit_bytes,
- * fs_size_bytes}, layer {used_bytes, limit_bytes}} and "spec" {version,
- * wanted_version, verdict, differences}. Measures afresh.
+ * fs_size_bytes, measured, error}, layer {used_bytes, limit_bytes}} and
+ * "spec" {version, wanted_version, verdict, differences}. Measures afresh.
  */
 void	guard_status(struct sandbox *, struct docker *, const struct cspec *,
 	    struct json_object *st);
