@@ -44,6 +44,7 @@ describe('/sandbox on a fixed-size file system', { skip: loop ? false : 'no loop
     assert.match(res.structuredContent.notice, /\/sandbox is full: its file system holds at most 32\.0 MiB \(SANDBOX_DISK_LIMIT\)/);
     const st = await status(srv);
     assert.equal(st.disk.mode, 'filesystem');
+    assert.equal(st.disk.sandbox.measured, 'on the host');
     assert.ok(st.disk.sandbox.used_bytes > 20 << 20, JSON.stringify(st.disk));
   });
 
@@ -107,6 +108,26 @@ describe('/sandbox on the host\'s disk: the watchdog', () => {
     assert.ok(st.disk.layer.used_bytes > 24 << 20, JSON.stringify(st.disk));
     await docker('exec', srv.container, 'rm', '-f', '/root/big');
     res = await conn.execute({ command: 'echo ok' });
+    assert.notEqual(res.isError, true, resultText(res));
+  });
+
+  // The tests run as root on a local engine: the volume is measured on the
+  // host, so a container that forges df and du changes nothing.
+  it('a container that forges df and du is still measured on the host', async () => {
+    let res = await conn.execute({ command: 'printf \'#!/bin/sh\\necho "0\t/sandbox"\\n\' > /usr/bin/du && printf \'#!/bin/sh\\necho "Filesystem 1-blocks Used Available Capacity Mounted on"\\necho "fake 1048576 0 1048576 0%% /sandbox"\\n\' > /usr/bin/df && du -sx -B1 /sandbox && df -P -B1 /sandbox | tail -n 1' });
+    assert.equal(res.structuredContent.stdout, '0\t/sandbox\nfake 1048576 0 1048576 0% /sandbox\n', resultText(res));
+    res = await conn.execute({ command: 'for i in $(seq 1 400); do head -c 1M /dev/zero > /sandbox/g$i; sleep 0.2; done; echo finished' }, { timeout: 200000 });
+    assert.equal(res.isError, true, resultText(res));
+    assert.match(res.structuredContent.notice, /^Stopped: \/sandbox holds .* more than its limit of 16\.0 MiB/);
+    res = await conn.execute({ command: 'echo should-not-run' });
+    assert.equal(res.isError, true, resultText(res));
+    assert.match(resultText(res), /Refused: \/sandbox holds .* more than its limit of 16\.0 MiB/);
+    const st = await status(srv);
+    assert.equal(st.disk.mode, 'watchdog');
+    assert.equal(st.disk.sandbox.measured, 'on the host');
+    assert.ok(st.disk.sandbox.used_bytes > 16 << 20, JSON.stringify(st.disk));
+    await docker('exec', srv.container, 'sh', '-c', 'rm -f /sandbox/g*');
+    res = await conn.execute({ command: 'echo free' });
     assert.notEqual(res.isError, true, resultText(res));
   });
 });
