@@ -488,7 +488,7 @@ check_disk(struct sandbox *sb, struct docker *d, const struct cspec *cs,
 		snprintf(id, sizeof(id), "%.*s", (int)strcspn(cache.key, "@"),
 		    cache.key);
 		if (r == 0 && !host && !watch && (cache.disk_watch ||
-		    strcmp(id, watched_id) == 0)) {
+		    (id[0] != '\0' && strcmp(id, watched_id) == 0))) {
 			/* The container's word never switches the watchdog off. */
 			snprintf(failed, sizeof(failed), "the sandbox claims a "
 			    "fixed-size file system, but /sandbox is watched");
