@@ -64,8 +64,13 @@
 
 #define MAX_HEADERS	32
 
+struct slot;
+
 struct http_req {
 	FCGX_Request	 fcgx;
+	struct slot	*slot;		/* its worker's (NULL: plain CGI) */
+	size_t		 out_bytes;	/* through libfcgi's buffer */
+	bool		 sndtimeo;	/* DIRECT_STALL_S set as send timeout */
 	FCGX_Stream	*in, *out;
 	FCGX_ParamArray	 envp;
 	int		 status;
@@ -96,6 +101,7 @@ static atomic_int	 body_deadline = HTTP_BODY_DEADLINE;
 #define STOP_WAKE_NS	(10 * 1000 * 1000)	/* between two SIG_WAKEs */
 #define STOP_WAKES	500		/* at most, on a stop: 5 s */
 #define LINGER_MS	2000		/* a lingering close, in all */
+#define STOP_WRITES	100		/* wakes before a write is cut: 1 s */
 
 /*
  * A worker's place: the connection whose records it is reading (-1 none).
@@ -107,6 +113,7 @@ static atomic_int	 body_deadline = HTTP_BODY_DEADLINE;
 struct slot {
 	struct serve_ctx	*ctx;
 	int			 fd;
+	atomic_bool		 writing;	/* in a write of libfcgi's */
 };
 
 /* The pool; every field under pool_lock. */
@@ -540,23 +547,69 @@ http_header_add(struct http_req *r, const char *name, const char *value)
 #define RECORDS_PER_CALL 16
 #define FCGI_STDOUT_TYPE 6
 
+/*
+ * libfcgi's own writes (its buffer, the end records) have no deadline: a
+ * web server that stops reading (Caddy, whose client stopped) would hold
+ * the worker for ever. Past SNDTIMEO_AFTER bytes of a response (less fits
+ * the connection's send buffer and never blocks) the connection gets
+ * DIRECT_STALL_S as its send timeout, and a write stalled that long fails;
+ * and while in such a write the thread is marked, for a stop to interrupt
+ * it after a grace (pool_wake).
+ */
+#define SNDTIMEO_AFTER	(32 * 1024)
+
+static void
+stall_deadline(struct http_req *r)
+{
+	struct timeval stall = { DIRECT_STALL_S, 0 };
+
+	if (r->sndtimeo || r->fcgx.ipcFd < 0)
+		return;
+	r->sndtimeo = true;
+	(void)setsockopt(r->fcgx.ipcFd, SOL_SOCKET, SO_SNDTIMEO, &stall,
+	    sizeof(stall));
+}
+
+static void
+writing(struct http_req *r, bool on)
+{
+	if (r->slot != NULL)
+		atomic_store(&r->slot->writing, on);
+}
+
+/* libfcgi's FCGX_FFlush, marked: 0, or -1 with the request gone. */
+static int
+fcgi_flush(struct http_req *r)
+{
+	int rc;
+
+	writing(r, true);
+	rc = FCGX_FFlush(r->out);
+	writing(r, false);
+	if (rc != 0) {
+		r->gone = true;
+		return -1;
+	}
+	return 0;
+}
+
 static int
 put_direct(struct http_req *r, const char *p, size_t len)
 {
 	unsigned char	 hdr[RECORDS_PER_CALL][8];
 	struct iovec	 iov[RECORDS_PER_CALL * 2];
-	struct timeval	 wait = { DIRECT_WAIT, 0 }, none = { 0, 0 };
+	struct timeval	 wait = { DIRECT_WAIT, 0 };
+	struct timeval	 stall = { DIRECT_STALL_S, 0 };
 	time_t		 last = time(NULL);
 	int		 rc;
 
-	if (FCGX_FFlush(r->out) != 0) {
-		r->gone = true;
+	if (fcgi_flush(r) == -1)
 		return -1;
-	}
 	/*
 	 * A blocked write wakes every DIRECT_WAIT seconds to look at the stop
 	 * flag and the stall deadline. Only here: libfcgi's own writes (the
-	 * end records) take an error for a timeout, so it is taken off again.
+	 * end records) would take an error for so short a timeout, so theirs
+	 * is DIRECT_STALL_S again after (stall_deadline).
 	 */
 	(void)setsockopt(r->fcgx.ipcFd, SOL_SOCKET, SO_SNDTIMEO, &wait,
 	    sizeof(wait));
@@ -629,8 +682,9 @@ fail:
 	r->gone = true;
 	rc = -1;
 out:
-	(void)setsockopt(r->fcgx.ipcFd, SOL_SOCKET, SO_SNDTIMEO, &none,
-	    sizeof(none));
+	(void)setsockopt(r->fcgx.ipcFd, SOL_SOCKET, SO_SNDTIMEO, &stall,
+	    sizeof(stall));
+	r->sndtimeo = true;
 	return rc;
 }
 
@@ -704,9 +758,16 @@ put(struct http_req *r, const void *buf, size_t len)
 	if (len >= DIRECT_MIN && can_direct(r))
 		return put_direct(r, p, len);
 	while (len > 0) {
-		int chunk = len > 65536 ? 65536 : (int)len;
+		int	chunk = len > 65536 ? 65536 : (int)len;
+		bool	ok;
 
-		if (FCGX_PutStr(p, chunk, r->out) != chunk) {
+		r->out_bytes += (size_t)chunk;
+		if (r->out_bytes > SNDTIMEO_AFTER)
+			stall_deadline(r);
+		writing(r, true);
+		ok = FCGX_PutStr(p, chunk, r->out) == chunk;
+		writing(r, false);
+		if (!ok) {
 			r->gone = true;
 			return -1;
 		}
@@ -758,11 +819,7 @@ http_flush(struct http_req *r)
 {
 	if (start(r) == -1 || bulk_flush(r) == -1)
 		return -1;
-	if (FCGX_FFlush(r->out) != 0) {
-		r->gone = true;
-		return -1;
-	}
-	return 0;
+	return fcgi_flush(r);
 }
 
 /*
@@ -774,6 +831,18 @@ http_flush(struct http_req *r)
  * three system calls and a wait less per request. libfcgi closes plainly a
  * request marked detached (fcgiapp.h), and the mark is cleared with it.
  */
+/* libfcgi's FCGX_Finish_r (the end records, maybe the close), marked. */
+static void
+fcgi_finish(struct http_req *r)
+{
+	writing(r, true);
+	FCGX_Finish_r(&r->fcgx);
+	writing(r, false);
+	r->rcvtimeo_ms = 0;
+	if (r->fcgx.ipcFd < 0)
+		r->sndtimeo = false;
+}
+
 static void
 finish(struct http_req *r)
 {
@@ -782,18 +851,17 @@ finish(struct http_req *r)
 	long long	 until;
 	int		 left;
 
+	r->out_bytes = 0;
 	/* A kept connection reads the next request without a deadline. */
 	if (r->fcgx.keepConnection) {
 		rcvtimeo(r, 0);
-		FCGX_Finish_r(&r->fcgx);
-		r->rcvtimeo_ms = 0;
+		fcgi_finish(r);
 		return;
 	}
 	if (r->fcgx.in != NULL && r->fcgx.in->isClosed &&
 	    FCGX_GetError(r->fcgx.in) == 0) {
 		r->fcgx.detached = 1;
-		FCGX_Finish_r(&r->fcgx);
-		r->rcvtimeo_ms = 0;
+		fcgi_finish(r);
 		return;
 	}
 	/*
@@ -807,9 +875,8 @@ finish(struct http_req *r)
 	 */
 	r->fcgx.keepConnection = 1;
 	r->fcgx.detached = 1;
-	FCGX_Finish_r(&r->fcgx);
+	fcgi_finish(r);
 	r->fcgx.detached = 0;
-	r->rcvtimeo_ms = 0;
 	if (r->fcgx.ipcFd < 0)
 		return;
 	p.fd = r->fcgx.ipcFd;
@@ -831,7 +898,7 @@ http_end(struct http_req *r)
 	if (!r->started)
 		http_send_error(r, 500, "The handler sent no response.");
 	if (!r->gone && bulk_flush(r) == 0)
-		FCGX_FFlush(r->out);
+		(void)fcgi_flush(r);
 	if (r->fcgx.out == NULL) {
 		int fd;
 
@@ -1191,6 +1258,7 @@ worker(void *arg)
 		return NULL;
 	}
 	r->status = 200;
+	r->slot = sl;
 	/* No listening socket: libfcgi reads the connections given to it. */
 	(void)FCGX_InitRequest(&r->fcgx, -1, 0);
 	while (!http_stopping()) {
@@ -1208,6 +1276,7 @@ worker(void *arg)
 				break;
 			r->fcgx.ipcFd = fd;
 			r->fcgx.keepConnection = 1;
+			r->sndtimeo = false;
 			r->rcvtimeo_ms = set_rcvtimeo(fd, ms) == 0 ? ms : 0;
 		}
 		if (!slot_set(sl, r->fcgx.ipcFd))
@@ -1319,6 +1388,11 @@ pool_wake(struct serve_ctx *ctx)
 		for (i = 0; i < ctx->started; i++)
 			if (ctx->slots[i].fd != -1) {
 				pthread_kill(ctx->tids[i], SIG_WAKE);
+				left = true;
+			} else if (atomic_load(&ctx->slots[i].writing)) {
+				/* Still in a write after STOP_WRITES: stuck. */
+				if (n >= STOP_WRITES)
+					pthread_kill(ctx->tids[i], SIG_WAKE);
 				left = true;
 			}
 		if (left) {

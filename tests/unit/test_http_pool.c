@@ -15,7 +15,8 @@
  *     connection after a bounded lingering read, though the body still
  *     trickles in (libfcgi's own would read for as long as it comes);
  *   - SIGTERM ends the server, status 0, though connections that send
- *     nothing are still open;
+ *     nothing are still open, and a handler is blocked writing a response
+ *     in small pieces that the web server does not read;
  *   - the listening socket outlives the stop (systemd keeps it for the
  *     next start), and the next start serves it.
  * Nothing is timed: a reply either comes (within PEER_WAIT_MS) or not.
@@ -42,6 +43,17 @@ handler(struct http_req *r, void *arg)
 	if (strcmp(path, "/held") == 0 && read(hold_fd, &c, 1) != 1)
 		_exit(5);
 	/* /early answers without reading its body. */
+	/* /flood writes until a write fails; nobody reads it. */
+	if (strcmp(path, "/flood") == 0) {
+		static const char line[] = "0123456789abcdef0123456789abcdef\n";
+		int i;
+
+		http_status(r, 200);
+		for (i = 0; i < (64 << 20) / (int)sizeof(line); i++)
+			if (http_puts(r, line) == -1)
+				return;
+		return;
+	}
 	http_send(r, 200, "text/plain", path, strlen(path));
 }
 
@@ -145,7 +157,7 @@ int
 main(void)
 {
 	char	 dir[] = "/tmp/cs-test-pool-XXXXXX", sock[64];
-	int	 lfd, again, hold[2], silent, partial, held, kept, early, i;
+	int	 lfd, again, hold[2], silent, partial, held, kept, early, flood, i;
 	int	 most = 0;
 	bool	 all = true;
 	pid_t	 pid;
@@ -204,13 +216,20 @@ main(void)
 	if (early != -1)
 		close(early);
 
+	/* A response the web server does not read: its writer blocks. */
+	flood = peer_get(sock, "/flood");
+	CHECK(flood != -1, "/flood is sent");
+	usleep(200 * 1000);
+
 	/*
 	 * The silent connection, the partial one and the kept one, idle, are
 	 * still open: the stop shuts them down rather than waiting for the
 	 * body deadline (30 s, past PEER_WAIT_MS) or for ever.
 	 */
 	CHECK(peer_stop(pid), "SIGTERM ends the server, status 0, with "
-	    "connections open that send nothing");
+	    "connections open that send nothing and a writer blocked");
+	if (flood != -1)
+		close(flood);
 	close(silent);
 	close(partial);
 	if (kept != -1)
