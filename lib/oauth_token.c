@@ -121,6 +121,25 @@ grant_code(struct http_req *r, const struct config *cfg, struct db *db,
 		why = "Unknown or expired code.";
 		goto fail;
 	}
+	/*
+	 * §4.1.3: issued to this client, for this redirect_uri, and RFC 7636
+	 * §4.6: with its verifier. First, so that a code seen used (in a log,
+	 * a history) revokes nothing in the hands of another client or
+	 * without its verifier.
+	 */
+	if (strcmp(row.client_id, c->client_id) != 0) {
+		why = "The code was issued to another client.";
+		goto fail;
+	}
+	if (*row.redirect_uri != '\0' && (redirect_uri == NULL ||
+	    strcmp(redirect_uri, row.redirect_uri) != 0)) {
+		why = "redirect_uri does not match the authorization request.";
+		goto fail;
+	}
+	if (!oauth_pkce_s256(verifier, row.challenge)) {
+		why = "The code_verifier does not match the code_challenge.";
+		goto fail;
+	}
 	/* §4.1.2: a code used twice revokes what it issued. */
 	if (row.used) {
 		if (row.grant_id != 0 &&
@@ -136,22 +155,6 @@ grant_code(struct http_req *r, const struct config *cfg, struct db *db,
 	}
 	if (row.expires <= now) {
 		why = "The code has expired.";
-		goto fail;
-	}
-	/* §4.1.3: issued to this client. */
-	if (strcmp(row.client_id, c->client_id) != 0) {
-		why = "The code was issued to another client.";
-		goto fail;
-	}
-	/* §4.1.3: the same redirect_uri as in the authorization request. */
-	if (*row.redirect_uri != '\0' && (redirect_uri == NULL ||
-	    strcmp(redirect_uri, row.redirect_uri) != 0)) {
-		why = "redirect_uri does not match the authorization request.";
-		goto fail;
-	}
-	/* RFC 7636 §4.6. */
-	if (!oauth_pkce_s256(verifier, row.challenge)) {
-		why = "The code_verifier does not match the code_challenge.";
 		goto fail;
 	}
 	/* RFC 8707 §2.2: the audience was fixed at authorization. */

@@ -488,6 +488,20 @@ describe('OAuth: refusals issue nothing', () => {
     assert.equal(r.json.error, 'invalid_grant');
   });
 
+  it('token: a used code shown by another client, or without its verifier, revokes nothing', async () => {
+    const c = await code(pub);
+    const p = { grant_type: 'authorization_code', code: c.code, code_verifier: c.verifier, redirect_uri: c.redirectUri, client_id: pub.client_id };
+    const first = await tokenRequest(srv, p);
+    assert.equal(first.status, 200, first.text);
+    const other = (await register(srv, { redirect_uris: ['http://127.0.0.1:40000/cb'], token_endpoint_auth_method: 'none', grant_types: ['authorization_code', 'refresh_token'], client_name: 'other' })).json;
+    for (const q of [{ ...p, client_id: other.client_id }, { ...p, code_verifier: 'z'.repeat(43) }]) {
+      const t = await tokenRequest(srv, q);
+      assert.equal(t.status, 400, t.text);
+      assert.equal(t.json.error, 'invalid_grant');
+    }
+    assert.equal((await mcpStatus(srv, first.json.access_token)).status, 200, 'the tokens issued stand');
+  });
+
   it('token: client authentication per registered method, 401 invalid_client', async () => {
     const c = await code(conf);
     const n0 = await issued(srv);
