@@ -364,8 +364,16 @@ static const char *const sql[STMT__MAX] = {
 	[STMT_SIGNIN_INSERT] =
 	    "INSERT INTO signin_attempt (at, addr, client_id, client_name, "
 	    "redirect_host, result) VALUES (?, ?, ?, ?, ?, ?)",
+	/* A flood of throttled tries is one row a minute per address. */
+	[STMT_SIGNIN_THROTTLED] =
+	    "INSERT INTO signin_attempt (at, addr, client_id, client_name, "
+	    "redirect_host, result) SELECT ?1, ?2, ?3, ?4, ?5, 'throttled' "
+	    "WHERE NOT EXISTS (SELECT 1 FROM signin_attempt WHERE at > ?1 - 60 "
+	    "AND addr = ?2 AND result = 'throttled')",
+	/* By age, and past the newest 100,000 rows whatever their age. */
 	[STMT_SIGNIN_PRUNE] =
-	    "DELETE FROM signin_attempt WHERE at < ?",
+	    "DELETE FROM signin_attempt WHERE at < ? OR id <= (SELECT id FROM "
+	    "signin_attempt ORDER BY id DESC LIMIT 1 OFFSET 100000)",
 	[STMT_SIGNIN_LIST] =
 	    "SELECT at, addr, result, client_id, client_name, redirect_host "
 	    "FROM signin_attempt ORDER BY id DESC LIMIT ?",

@@ -165,6 +165,7 @@ enum db_stmt {
 	STMT_CLIENT_CAP,	/* keep: all but the newest keep never-used clients go */
 	STMT_REQUEST_CAP,	/* keep: all but the newest keep pending requests go */
 	STMT_SIGNIN_INSERT,	/* at, addr, client_id, client_name, redirect_host, result */
+	STMT_SIGNIN_THROTTLED,	/* at, addr, client_id, client_name, redirect_host */
 	STMT_SIGNIN_PRUNE,	/* min_at */
 	STMT_SIGNIN_LIST,	/* limit -> at, addr, result, client_id, client_name,
 				   redirect_host */

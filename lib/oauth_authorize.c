@@ -351,9 +351,14 @@ audit(struct db *db, const char *addr, const char *client_id,
 	host[0] = '\0';
 	if (redirect_to != NULL)
 		(void)oauth_redirect_known(NULL, redirect_to, host, sizeof(host));
-	db_exec(db, STMT_SIGNIN_INSERT, "itttt" "t", oauth_now(), addr,
-	    client_id != NULL ? client_id : "", c != NULL ? c->name : NULL,
-	    host[0] != '\0' ? host : NULL, result);
+	if (strcmp(result, "throttled") == 0)
+		db_exec(db, STMT_SIGNIN_THROTTLED, "itttt", oauth_now(), addr,
+		    client_id != NULL ? client_id : "", c != NULL ? c->name :
+		    NULL, host[0] != '\0' ? host : NULL);
+	else
+		db_exec(db, STMT_SIGNIN_INSERT, "itttt" "t", oauth_now(), addr,
+		    client_id != NULL ? client_id : "", c != NULL ? c->name :
+		    NULL, host[0] != '\0' ? host : NULL, result);
 }
 
 /* POST: the sign-in form. */

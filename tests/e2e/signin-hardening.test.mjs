@@ -89,6 +89,8 @@ describe('sign-in behind a trusted proxy', () => {
     const rows = await sql(srv, "select result, addr from signin_attempt where addr = '203.0.113.5' order by id");
     assert.equal(rows, 'wrong_key|203.0.113.5\nthrottled|203.0.113.5');
     assert.equal(await sql(srv, "select count(*) from signin_attempt where result = 'ok' and addr = '2001:db8:1:3::1' and redirect_host = '127.0.0.1:40000'"), '1');
+    // Seven throttled guesses at once: one row (a flood is a row a minute).
+    assert.equal(await sql(srv, "select count(*) from signin_attempt where result = 'throttled' and addr = '192.0.2.77'"), '1');
     const listed = JSON.parse(await ctl(srv, ['--json', 'signins', '--limit', '50']));
     assert.ok(listed.some((r) => r.result === 'wrong_key' && r.address === '192.0.2.77' && r.client_name === 'loopback app'));
     assert.match(await ctl(srv, ['signins']), /wrong_key/);
