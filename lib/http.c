@@ -759,14 +759,17 @@ put(struct http_req *r, const void *buf, size_t len)
 		return put_direct(r, p, len);
 	while (len > 0) {
 		int	chunk = len > 65536 ? 65536 : (int)len;
-		bool	ok;
+		/* libfcgi writes only when its buffer runs out. */
+		bool	fills = r->out->stop - r->out->wrNext < chunk, ok;
 
 		r->out_bytes += (size_t)chunk;
 		if (r->out_bytes > SNDTIMEO_AFTER)
 			stall_deadline(r);
-		writing(r, true);
+		if (fills)
+			writing(r, true);
 		ok = FCGX_PutStr(p, chunk, r->out) == chunk;
-		writing(r, false);
+		if (fills)
+			writing(r, false);
 		if (!ok) {
 			r->gone = true;
 			return -1;
