@@ -327,7 +327,8 @@ out:
 }
 
 static void
-do_delete(struct http_req *r, const struct config *cfg, struct db *db)
+do_delete(struct http_req *r, const struct config *cfg, struct db *db,
+    const struct auth_info *who)
 {
 	const char *sid = http_header(r, "Mcp-Session-Id");
 
@@ -341,7 +342,7 @@ do_delete(struct http_req *r, const struct config *cfg, struct db *db)
 		    "the Mcp-Session-Id header.");
 		return;
 	}
-	switch (session_delete(db, sid)) {
+	switch (session_delete(db, sid, auth_owner(who))) {
 	case 1:
 		http_send(r, 204, NULL, "", 0);
 		break;
@@ -376,7 +377,7 @@ handle(struct http_req *r, const struct config *cfg, struct db *db)
 	if (strcmp(method, "POST") == 0)
 		do_post(r, cfg, db, &who);
 	else if (strcmp(method, "DELETE") == 0)
-		do_delete(r, cfg, db);
+		do_delete(r, cfg, db, &who);
 	else {
 		/* No server-initiated stream (transports "Listening for Messages"). */
 		http_header_add(r, "Allow", "POST, DELETE");

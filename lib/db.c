@@ -31,7 +31,7 @@ static const char *const sql[STMT__MAX] = {
 	[STMT_SESSION_TOUCH] =
 	    "UPDATE session SET last_used = ? WHERE id_hash = ? AND last_used < ?",
 	[STMT_SESSION_DELETE] =
-	    "DELETE FROM session WHERE id_hash = ?",
+	    "DELETE FROM session WHERE id_hash = ? AND owner = ?",
 	[STMT_SESSION_PRUNE] =
 	    "DELETE FROM session WHERE last_used < ?",
 

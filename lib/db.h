@@ -25,7 +25,7 @@ enum db_stmt {
 	STMT_SESSION_GET,	/* id_hash, min_last_used, owner -> protocol_version,
 				   last_used */
 	STMT_SESSION_TOUCH,	/* now, id_hash */
-	STMT_SESSION_DELETE,	/* id_hash */
+	STMT_SESSION_DELETE,	/* id_hash, owner */
 	STMT_SESSION_PRUNE,	/* min_last_used */
 	/* runs (sql/004-runs.sql) */
 	STMT_RUN_INSERT,	/* id, session_hash, request_id, client_id, client_name, command, timeout, started, owner, container_id, container_started */

@@ -79,7 +79,7 @@ session_lookup(struct db *db, const char *id, long ttl, const char *owner,
 }
 
 int
-session_delete(struct db *db, const char *id)
+session_delete(struct db *db, const char *id, const char *owner)
 {
 	char hash[CRYPTO_SHA256_HEX];
 	long n;
@@ -87,7 +87,7 @@ session_delete(struct db *db, const char *id)
 	if (!session_id_valid(id))
 		return 0;
 	crypto_sha256_hex(id, strlen(id), hash);
-	if ((n = db_exec(db, STMT_SESSION_DELETE, "t", hash)) < 0)
+	if ((n = db_exec(db, STMT_SESSION_DELETE, "tt", hash, owner)) < 0)
 		return -1;
 	return n > 0;
 }

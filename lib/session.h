@@ -33,8 +33,11 @@ int	session_create(struct db *, long ttl, const char *protocol_version,
 int	session_lookup(struct db *, const char *id, long ttl, const char *owner,
 	    char *version, size_t vsz);
 
-/* End a session. 1 when it existed, 0 when unknown, -1 on error. */
-int	session_delete(struct db *, const char *id);
+/*
+ * End a session of owner. 1 when it existed, 0 when unknown or another
+ * owner's, -1 on error.
+ */
+int	session_delete(struct db *, const char *id, const char *owner);
 
 /* Is s a syntactically valid session id (visible ASCII, bounded)? */
 int	session_id_valid(const char *s);

@@ -131,6 +131,13 @@ describe('SANDBOX_SCOPE=person', () => {
     assert.ok(session);
     assert.equal((await post(people.alice.provider.tokens().access_token, session)).status, 200);
     assert.equal((await post(people.bob.provider.tokens().access_token, session)).status, 404);
+    // Nor end it.
+    const del = await fetch(srv.mcpUrl, {
+      method: 'DELETE',
+      headers: { Authorization: `Bearer ${people.bob.provider.tokens().access_token}`, 'Mcp-Session-Id': session },
+    });
+    assert.equal(del.status, 404);
+    assert.equal((await post(people.alice.provider.tokens().access_token, session)).status, 200);
   });
 
   it('a shared link serves the file from its owner\'s sandbox', async () => {
