@@ -563,7 +563,8 @@ stall_deadline(struct http_req *r)
 {
 	struct timeval stall = { DIRECT_STALL_S, 0 };
 
-	if (r->sndtimeo || r->fcgx.ipcFd < 0)
+	/* FastCGI only: plain CGI writes to its stdout, no socket of ours. */
+	if (r->sndtimeo || r->fcgx.out == NULL || r->fcgx.ipcFd < 0)
 		return;
 	r->sndtimeo = true;
 	(void)setsockopt(r->fcgx.ipcFd, SOL_SOCKET, SO_SNDTIMEO, &stall,
