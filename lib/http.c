@@ -826,15 +826,6 @@ http_flush(struct http_req *r)
 	return fcgi_flush(r);
 }
 
-/*
- * End the FastCGI request (FCGX_Finish_r). libfcgi closes a connection by
- * shutting its side down and reading until the web server closes (at most
- * 2 s): a lingering close, so that input still unread cannot reset the
- * connection before the web server has read the response. When the input
- * was read to its end, nothing more can come, and a plain close does:
- * three system calls and a wait less per request. libfcgi closes plainly a
- * request marked detached (fcgiapp.h), and the mark is cleared with it.
- */
 /* libfcgi's FCGX_Finish_r (the end records, maybe the close), marked. */
 static void
 fcgi_finish(struct http_req *r)
@@ -843,10 +834,16 @@ fcgi_finish(struct http_req *r)
 	FCGX_Finish_r(&r->fcgx);
 	writing(r, false);
 	r->rcvtimeo_ms = 0;
-	if (r->fcgx.ipcFd < 0)
-		r->sndtimeo = false;
 }
 
+/*
+ * End the FastCGI request. A connection is closed with a lingering close,
+ * so that input still unread cannot reset it before the web server has
+ * read the response. When the input was read to its end, nothing more can
+ * come, and a plain close does: three system calls and a wait less per
+ * request (libfcgi closes plainly a request marked detached, fcgiapp.h,
+ * and clears the mark with it).
+ */
 static void
 finish(struct http_req *r)
 {
