@@ -52,16 +52,17 @@ CFLAGS	+= -std=c11 -D_GNU_SOURCE -Wall -Wextra -Werror -Wshadow -Wpointer-arith 
 	   -fstack-protector-strong -D_FORTIFY_SOURCE=2 $(SANFLAGS) \
 	   $(shell pkg-config --cflags $(PKGS) 2>/dev/null)
 # --as-needed: a program records only the libraries it calls, so those that
-# never reach the engine or fetch a URL do not load libssl (lib/app_net.c).
+# never reach the engine or fetch a URL do not load libssl (lib/app/app_net.c).
 # Outbound HTTP (the Docker engine, Client ID Metadata Documents) is our own
-# small client, lib/httpc.c: no program loads libcurl and its long chain of
+# small client, lib/base/httpc.c: no program loads libcurl and its long chain of
 # libraries, relocated in every process that maps them.
 LDFLAGS	+= $(SANFLAGS) -pthread -Wl,--as-needed
 LDLIBS	+= $(shell pkg-config --libs $(PKGS) 2>/dev/null) -pthread -lm
 
-# lib/engine/: the Docker Engine API client, the archive reader and file
-# access, the one door to the engine.
-LIB_SRC	 = $(wildcard lib/*.c lib/engine/*.c)
+# lib/ is one library in area folders (docs/architecture.md): each folder
+# includes only the public headers of the folders below it.
+LIB_AREAS = base store http engine oauth sandbox links runs tools mcp ops app
+LIB_SRC	 = $(foreach a,$(LIB_AREAS),$(wildcard lib/$(a)/*.c))
 LIB_OBJ	 = $(LIB_SRC:lib/%.c=$(BUILD)/lib/%.o) $(BUILD)/lib/schema.o \
 	   $(BUILD)/lib/supervisor_frames.o $(BUILD)/lib/supervisor_bin.o
 PROG_SRC = $(wildcard cgi-bin/*.c)
@@ -69,18 +70,19 @@ PROGS	 = $(PROG_SRC:cgi-bin/%.c=$(BUILD)/bin/%)
 UNIT_SRC = $(wildcard tests/unit/test_*.c)
 UNITS	 = $(UNIT_SRC:tests/unit/%.c=$(BUILD)/tests/%)
 SQL	 = $(sort $(wildcard sql/[0-9]*.sql))
+INCLUDES = -Ilib -Icontainers
 
 all: $(PROGS)
 
 $(BUILD)/lib/%.o: lib/%.c
 	@mkdir -p $(@D)
 	@$(if $(Q),echo "  CC      $<")
-	$(Q)$(CC) $(CFLAGS) -MMD -MP -Ilib -Ilib/engine -Icontainers/supervisor -c -o $@ $<
+	$(Q)$(CC) $(CFLAGS) -MMD -MP $(INCLUDES) -c -o $@ $<
 
-# The schema files in sql/, compiled in as C strings (lib/schema.h).
+# The schema files in sql/, compiled in as C strings (lib/store/schema.h).
 $(BUILD)/lib/schema.c: $(SQL) Makefile
 	@mkdir -p $(@D)
-	@{ echo '#include "schema.h"'; \
+	@{ echo '#include "store/schema.h"'; \
 	   echo 'const struct schema_step schema_steps[] = {'; \
 	   for f in $(SQL); do \
 	     n=$$(basename $$f | sed 's/^0*\([0-9][0-9]*\)-.*/\1/'); \
@@ -90,38 +92,38 @@ $(BUILD)/lib/schema.c: $(SQL) Makefile
 	   done; \
 	   echo '{ 0, NULL, NULL } };'; } > $@
 
-$(BUILD)/lib/schema.o: $(BUILD)/lib/schema.c lib/schema.h
-	$(Q)$(CC) $(CFLAGS) -Ilib -Ilib/engine -Icontainers/supervisor -c -o $@ $<
+$(BUILD)/lib/schema.o: $(BUILD)/lib/schema.c lib/store/schema.h
+	$(Q)$(CC) $(CFLAGS) $(INCLUDES) -c -o $@ $<
 
 # The supervisor (containers/supervisor): a static program the server
-# uploads into the container, compiled in as a byte array (lib/sandbox_sup.h)
+# uploads into the container, compiled in as a byte array (lib/sandbox/sup.h)
 # so no installed copy can drift from the server. Never sanitized: it runs
 # in the container, alone.
 SUP_SRC	 = containers/supervisor/supervisor.c containers/supervisor/frames.c \
-	   lib/output.c
+	   lib/base/output.c
 SUP_CFLAGS = -std=c11 -D_GNU_SOURCE -Os -Wall -Wextra -Werror -Wshadow \
 	   -Wformat=2 -Wstrict-prototypes -Wmissing-prototypes -Wno-unused-parameter \
-	   -Icontainers/supervisor -Ilib
+	   -Icontainers -Ilib
 
-$(BUILD)/supervisor/supervisor: $(SUP_SRC) containers/supervisor/frames.h lib/output.h lib/clock.h
+$(BUILD)/supervisor/supervisor: $(SUP_SRC) containers/supervisor/frames.h lib/base/output.h lib/base/clock.h
 	@mkdir -p $(@D)
 	@$(if $(Q),echo "  LD      $@ (static)")
 	$(Q)$(CC) $(SUP_CFLAGS) -static -s -o $@ $(SUP_SRC)
 
 $(BUILD)/lib/supervisor_bin.c: $(BUILD)/supervisor/supervisor
 	@{ echo '#include <stddef.h>'; \
-	   echo '#include "sandbox_sup.h"'; \
+	   echo '#include "sandbox/sup.h"'; \
 	   echo 'const unsigned char sup_binary[] = {'; \
 	   od -An -v -tx1 $< | sed -e 's/ \([0-9a-f][0-9a-f]\)/0x\1,/g'; \
 	   echo '};'; \
 	   echo "const size_t sup_binary_len = sizeof(sup_binary);"; } > $@
 
-$(BUILD)/lib/supervisor_bin.o: $(BUILD)/lib/supervisor_bin.c lib/sandbox_sup.h
+$(BUILD)/lib/supervisor_bin.o: $(BUILD)/lib/supervisor_bin.c lib/sandbox/sup.h
 	$(Q)$(CC) $(filter-out -fsanitize%,$(CFLAGS)) -Ilib -c -o $@ $<
 
 $(BUILD)/lib/supervisor_frames.o: containers/supervisor/frames.c containers/supervisor/frames.h
 	@mkdir -p $(@D)
-	$(Q)$(CC) $(CFLAGS) -Icontainers/supervisor -c -o $@ $<
+	$(Q)$(CC) $(CFLAGS) -Icontainers -c -o $@ $<
 
 $(BUILD)/libcodesandbox.a: $(LIB_OBJ)
 	@rm -f $@
@@ -131,7 +133,7 @@ $(BUILD)/libcodesandbox.a: $(LIB_OBJ)
 $(BUILD)/cgi-bin/%.o: cgi-bin/%.c
 	@mkdir -p $(@D)
 	@$(if $(Q),echo "  CC      $<")
-	$(Q)$(CC) $(CFLAGS) -MMD -MP -Ilib -Ilib/engine -Icontainers/supervisor -c -o $@ $<
+	$(Q)$(CC) $(CFLAGS) -MMD -MP $(INCLUDES) -c -o $@ $<
 
 # sandboxctl knows where the installed settings file is.
 $(BUILD)/cgi-bin/sandboxctl.o: CFLAGS += -DSYSCONF_ENV_FILE='"$(SYSCONFDIR)/code-sandbox/env"'
@@ -144,13 +146,13 @@ $(BUILD)/bin/%: $(BUILD)/cgi-bin/%.o $(BUILD)/libcodesandbox.a
 $(BUILD)/tests/%.o: tests/unit/%.c
 	@mkdir -p $(@D)
 	@$(if $(Q),echo "  CC      $<")
-	$(Q)$(CC) $(CFLAGS) -MMD -MP -Ilib -Ilib/engine -Icontainers/supervisor -c -o $@ $<
+	$(Q)$(CC) $(CFLAGS) -MMD -MP $(INCLUDES) -c -o $@ $<
 
 $(BUILD)/tests/%: $(BUILD)/tests/%.o $(BUILD)/libcodesandbox.a
 	@$(if $(Q),echo "  LD      $@")
 	$(Q)$(CC) $(LDFLAGS) -o $@ $< $(BUILD)/libcodesandbox.a $(LDLIBS)
 
-# test_chan_owner includes lib/sandbox_chan.c and stubs the engine under it:
+# test_chan_owner includes lib/sandbox/chan.c and stubs the engine under it:
 # its own definitions, first on the command line, stand.
 $(BUILD)/tests/test_chan_owner: LDFLAGS += -Wl,--allow-multiple-definition
 
@@ -165,7 +167,7 @@ FUZZ_SECONDS ?= 60
 $(BUILD)/fuzz/%: tests/fuzz/%.c tests/fuzz/fuzz.h $(BUILD)/libcodesandbox.a
 	@mkdir -p $(@D)
 	@$(if $(Q),echo "  FUZZ    $@")
-	$(Q)$(CC) $(CFLAGS) -fsanitize=fuzzer -Ilib -Ilib/engine -Icontainers/supervisor \
+	$(Q)$(CC) $(CFLAGS) -fsanitize=fuzzer $(INCLUDES) \
 	    -o $@ $< $(BUILD)/libcodesandbox.a \
 	    $(LDFLAGS) $(LDLIBS)
 

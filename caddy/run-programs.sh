@@ -26,7 +26,7 @@
 #   CS_STOP_TIMEOUT   seconds the programs get to exit on stop (default 20),
 #                     then they are killed
 # The whole environment is passed to the programs: SANDBOX_ENV_FILE and the
-# SANDBOX_* settings (lib/config.c), DOCKER_HOST, ...
+# SANDBOX_* settings (lib/base/config.c), DOCKER_HOST, ...
 set -u
 
 PROGRAMS="mcp wellknown authorize token register dl up"

@@ -1,10 +1,10 @@
 /*
  * dl: /dl, serving shared files to whoever holds a link (share_file makes
- * them). The logic is in lib/dl.c; links.h describes the URL and its
+ * them). The logic is in lib/links/dl.c; links.h describes the URL and its
  * signature.
  */
-#include "app.h"
-#include "dl.h"
+#include "app/app.h"
+#include "links/dl.h"
 
 int
 main(void)

@@ -14,17 +14,17 @@
 #include <string.h>
 #include <strings.h>
 
-#include "app.h"
-#include "auth.h"
-#include "cleanup.h"
-#include "config.h"
-#include "db.h"
-#include "http.h"
-#include "js.h"
-#include "log.h"
-#include "mcp.h"
-#include "session.h"
-#include "sse.h"
+#include "app/app.h"
+#include "base/config.h"
+#include "base/js.h"
+#include "base/log.h"
+#include "http/http.h"
+#include "http/sse.h"
+#include "mcp/mcp.h"
+#include "mcp/session.h"
+#include "oauth/auth.h"
+#include "ops/cleanup.h"
+#include "store/db.h"
 
 #define BODY_MAX	(1024 * 1024)	/* commands are capped lower, in the tool */
 #define BATCH_MAX	32

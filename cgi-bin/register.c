@@ -1,9 +1,9 @@
 /*
  * register: /register, dynamic client registration (RFC 7591).
- * The logic is in lib/oauth.c.
+ * The logic is in lib/oauth/oauth.c.
  */
-#include "app.h"
-#include "oauth.h"
+#include "app/app.h"
+#include "oauth/oauth.h"
 
 int
 main(void)

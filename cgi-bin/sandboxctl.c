@@ -27,17 +27,17 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "cleanup.h"
-#include "clientaddr.h"
-#include "config.h"
-#include "crypto.h"
-#include "db.h"
-#include "docker.h"
-#include "js.h"
-#include "log.h"
-#include "owners.h"
-#include "sandbox.h"
-#include "sandboxes.h"
+#include "base/clientaddr.h"
+#include "base/config.h"
+#include "base/crypto.h"
+#include "base/js.h"
+#include "base/log.h"
+#include "engine/docker.h"
+#include "oauth/owners.h"
+#include "ops/cleanup.h"
+#include "sandbox/sandbox.h"
+#include "sandbox/sandboxes.h"
+#include "store/db.h"
 
 #define LIMIT_DEFAULT	20
 #define LIMIT_MAX	10000
@@ -353,7 +353,7 @@ show_sandboxes(struct json_object *arr)
 }
 
 /*
- * What of the sandbox guard's checks stops commands (sandbox_guard.h),
+ * What of the sandbox guard's checks stops commands (sandbox/guard.h),
  * appended to the problems in broken.
  */
 static void
@@ -386,7 +386,7 @@ guard_problems(struct json_object *st, char *broken, size_t n)
 		    len ? ", " : "");
 }
 
-/* The egress policy, disk limits and configuration drift (sandbox_guard.h). */
+/* The egress policy, disk limits and configuration drift (sandbox/guard.h). */
 static void
 show_guard(struct json_object *st)
 {

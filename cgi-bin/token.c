@@ -1,12 +1,12 @@
 /*
  * token: /token (RFC 6749 §3.2) and /revoke (RFC 7009): one program, two
- * routes. The logic is in lib/oauth_token.c.
+ * routes. The logic is in lib/oauth/token.c.
  */
 #include <string.h>
 
-#include "app.h"
-#include "http.h"
-#include "oauth.h"
+#include "app/app.h"
+#include "http/http.h"
+#include "oauth/oauth.h"
 
 static void
 handle(struct http_req *r, const struct config *cfg, struct db *db)

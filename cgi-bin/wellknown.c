@@ -1,9 +1,9 @@
 /*
  * wellknown: /.well-known/ metadata: RFC 9728 protected resource metadata
- * and RFC 8414 authorization server metadata. The logic is in lib/oauth.c.
+ * and RFC 8414 authorization server metadata. The logic is in lib/oauth/oauth.c.
  */
-#include "app.h"
-#include "oauth.h"
+#include "app/app.h"
+#include "oauth/oauth.h"
 
 static void
 handle(struct http_req *r, const struct config *cfg, struct db *db)

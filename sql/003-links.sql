@@ -1,6 +1,6 @@
 -- 003-links.sql: download links made by share_file and served by /dl.
 --
--- A link's URL is PUBLIC_URL/dl/<id>/<expires>/<sig>/<name> (lib/links.h):
+-- A link's URL is PUBLIC_URL/dl/<id>/<expires>/<sig>/<name> (lib/links/links.h):
 -- the signature covers the id, the expiry and the path below, under a key
 -- derived from SANDBOX_API_KEY. The id alone serves nothing, so it is kept
 -- in clear: operators find a link by the id in its URL.

@@ -1,7 +1,7 @@
 -- 010-uploads.sql: upload links made by the upload_link tool and served by
 -- /up, the record of every upload through them, and folder download links.
 --
--- A link's URL is PUBLIC_URL/up/<id>/<expires>/<sig>/ (lib/uplinks.h): the
+-- A link's URL is PUBLIC_URL/up/<id>/<expires>/<sig>/ (lib/links/uplinks.h): the
 -- signature covers the id, the expiry, the folder, the byte cap and the
 -- overwrite flag below, under a key derived from SANDBOX_API_KEY.
 --

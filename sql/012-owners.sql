@@ -35,7 +35,7 @@ CREATE INDEX run_owner ON run (owner, started);
 ALTER TABLE link ADD COLUMN owner TEXT NOT NULL DEFAULT 'operator';
 
 -- SANDBOX_SCOPE=person: one container and volume per owner, named from a
--- hash of the owner (lib/sandboxes.c). running is what the server last did
+-- hash of the owner (lib/sandbox/sandboxes.c). running is what the server last did
 -- to it (started on use, stopped when idle or at the cap); the engine is
 -- asked again by sandboxctl status. Commands running in it are the run
 -- rows with state 'running' and this owner.

@@ -5,7 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "frames.h"
+#include "supervisor/frames.h"
 
 void
 supf_init(struct supf *f, uint32_t max)

@@ -2,7 +2,7 @@
  * supervisor: runs the sandbox's commands inside the container, so a
  * command's result exists whatever happens to the server process that
  * asked for it. Static, no dependencies; the server uploads it into the
- * container on start (lib/sandbox_sup.c) and runs it through an engine exec.
+ * container on start (lib/sandbox/sup.c) and runs it through an engine exec.
  *
  *   supervisor run ID TIMEOUT MAX CHUNK...
  *	Run `bash -c COMMAND` (COMMAND is the CHUNKs joined; when there are
@@ -46,9 +46,9 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "frames.h"
-#include "output.h"
-#include "clock.h"
+#include "base/clock.h"
+#include "base/output.h"
+#include "supervisor/frames.h"
 
 #define RUNS		"/run/code-sandbox/runs"
 #define KEEP_S		(2 * 86400)
@@ -128,7 +128,7 @@ frame(int fd, int type, const void *buf, size_t len)
 	return len == 0 ? 0 : write_all(fd, buf, len);
 }
 
-/* Head, then tail in order, as frames ht and tt (lib/output.c keeps them). */
+/* Head, then tail in order, as frames ht and tt (lib/base/output.c keeps them). */
 static int
 cap_write(int fd, const struct capture *c, int ht, int tt)
 {
@@ -291,7 +291,7 @@ run(const char *id, long timeout, long max, int nchunks, char **chunks)
 	struct sigaction	 sa;
 
 	signal(SIGPIPE, SIG_IGN);
-	/* The same bounds and cut as the server's (lib/output.c). */
+	/* The same bounds and cut as the server's (lib/base/output.c). */
 	if ((out = capture_new((size_t)max)) == NULL ||
 	    (err = capture_new((size_t)max)) == NULL)
 		die(125, "out of memory");

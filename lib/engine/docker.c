@@ -25,11 +25,11 @@
 
 #include <json-c/json.h>
 
-#include "clock.h"
-#include "docker.h"
-#include "httpc.h"
-#include "js.h"
-#include "url.h"
+#include "base/clock.h"
+#include "base/httpc.h"
+#include "base/js.h"
+#include "base/url.h"
+#include "engine/docker.h"
 
 #define API_VERSION		"v1.41"
 #define CONNECT_TIMEOUT_MS	5000L

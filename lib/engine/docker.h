@@ -1,6 +1,6 @@
 /*
  * docker.h: a small Docker Engine API client (API v1.41) over our own
- * HTTP/1.1 client (lib/httpc.h).
+ * HTTP/1.1 client (lib/base/httpc.h).
  *
  * The engine is named like the docker CLI names it: DOCKER_HOST is
  * unix:///path/docker.sock or tcp://host:port; with DOCKER_TLS_VERIFY the
@@ -23,7 +23,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "error.h"
+#include "base/error.h"
 
 struct json_object;
 struct docker;

@@ -18,7 +18,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "tar.h"
+#include "engine/tar.h"
 
 #define OFF_NAME	0
 #define LEN_NAME	100

@@ -26,7 +26,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 
-#include "error.h"
+#include "base/error.h"
 
 #define TAR_BLOCK		512
 #define TAR_META_MAX		(64 * 1024)	/* one pax header or long name */

@@ -11,11 +11,11 @@ import { TOP } from './lib/server.mjs';
 
 const conf = readFileSync(join(TOP, 'lighttpd.conf'), 'utf8');
 
-test('lighttpd.conf passes every setting in lib/config.c to the programs', () => {
-  const src = readFileSync(join(TOP, 'lib/config.c'), 'utf8');
+test('lighttpd.conf passes every setting in lib/base/config.c to the programs', () => {
+  const src = readFileSync(join(TOP, 'lib/base/config.c'), 'utf8');
   const table = src.slice(src.indexOf('settings[] = {'));
   const names = [...table.matchAll(/^\s*\{\s*"([A-Z][A-Z0-9_]*)"\s*,/gm)].map((m) => m[1]);
-  assert.ok(names.length >= 15, `found only ${names.length} settings in lib/config.c`);
+  assert.ok(names.length >= 15, `found only ${names.length} settings in lib/base/config.c`);
   const listed = conf.slice(conf.indexOf('var.cs_env'), conf.indexOf(')', conf.indexOf('var.cs_env')));
   const missing = names.filter((n) => !listed.includes(`"${n}"`));
   assert.deepEqual(missing, [], 'settings missing from var.cs_env in lighttpd.conf');

@@ -3,7 +3,7 @@
 // serve at once, and requests beyond that wait their turn and are answered.
 // (SANDBOX_DB_CACHE: tests/unit/test_db_cache.c.) CS_MCP_PROCS sizes the
 // /mcp processes (one by default), and no program loads libcurl (outbound
-// HTTP is lib/httpc.c).
+// HTTP is lib/base/httpc.c).
 
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
@@ -77,14 +77,14 @@ test('one /mcp process by default, CS_MCP_PROCS more; no program loads libcurl; 
     for (const p of one.programPids(null)) {
       curl[progName(p)] = /libcurl\.so/.test(readFileSync(`/proc/${p}/maps`, 'utf8'));
     }
-    // Outbound HTTP is our own client (lib/httpc.c): no program loads libcurl.
+    // Outbound HTTP is our own client (lib/base/httpc.c): no program loads libcurl.
     for (const n of ['wellknown', 'token', 'register', 'mcp', 'dl', 'up', 'authorize']) {
       assert.equal(curl[n], false, `${n} does not load libcurl`);
     }
     const sess = await openSession(one);
     // In the one process, one thread at a time waits in accept() and takes
     // the requests after its own; a request that holds it lets another
-    // thread in (lib/http.c), so a quick request is answered while a long
+    // thread in (lib/http/http.c), so a quick request is answered while a long
     // one runs.
     const order = [];
     const long = call(one, sess, 'tools/call', { name: 'execute', arguments: { command: 'sleep 3; echo late' } }, { id: 200 }).then((r) => {

@@ -3,7 +3,7 @@
  * lib/engine/docker.c): fed growing prefixes of the input, as the answer
  * arrives; once it says a status, every longer prefix says the same.
  */
-#include "docker.h"
+#include "engine/docker.h"
 #include "fuzz.h"
 
 int

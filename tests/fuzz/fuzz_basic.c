@@ -1,6 +1,6 @@
-/* Authorization: Basic client credentials (oauth_basic_parse, lib/oauth.c). */
+/* Authorization: Basic client credentials (oauth_basic_parse, lib/oauth/oauth.c). */
 #include "fuzz.h"
-#include "oauth.h"
+#include "oauth/oauth.h"
 
 int
 LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)

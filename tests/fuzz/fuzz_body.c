@@ -1,12 +1,12 @@
 /*
  * Request bodies, of known length and chunked (unknown length): the first
  * byte picks the Content-Length case and the size of each read, the rest
- * is the body as it arrives (http_body_read, lib/http.c).
+ * is the body as it arrives (http_body_read, lib/http/http.c).
  */
 #include <stdio.h>
 
 #include "fuzz.h"
-#include "http.h"
+#include "http/http.h"
 
 struct src {
 	const uint8_t	*p;

@@ -1,13 +1,13 @@
 /*
- * Client ID Metadata Documents as fetched (cimd_validate, lib/cimd.c) and
+ * Client ID Metadata Documents as fetched (cimd_validate, lib/oauth/cimd.c) and
  * client_id URLs (cimd_is_url): the input before the first NUL is the
  * document's URL, the rest the document.
  */
 #include <json-c/json.h>
 
 #include "fuzz.h"
-#include "cimd.h"
-#include "oauth_extern.h"
+#include "oauth/cimd.h"
+#include "oauth/extern.h"
 
 int
 LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)

@@ -1,7 +1,7 @@
-/* The clean-up script's output, written inside the container (lib/cleanup.c). */
-#include "cleanup.h"
+/* The clean-up script's output, written inside the container (lib/ops/cleanup.c). */
+#include "base/log.h"
 #include "fuzz.h"
-#include "log.h"
+#include "ops/cleanup.h"
 
 int
 LLVMFuzzerInitialize(int *argc, char ***argv)

@@ -1,9 +1,9 @@
 /*
  * Forms and query strings (form_parse), percent-decoding (form_decode) and
  * cookies (form_cookie): the input before the first NUL is the form, the
- * rest a Cookie header (lib/form.c).
+ * rest a Cookie header (lib/base/form.c).
  */
-#include "form.h"
+#include "base/form.h"
 #include "fuzz.h"
 
 int

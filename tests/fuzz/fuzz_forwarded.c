@@ -1,9 +1,9 @@
 /*
- * Forwarding headers (clientaddr_resolve, lib/clientaddr.c) through a
+ * Forwarding headers (clientaddr_resolve, lib/base/clientaddr.c) through a
  * trusted list: the input before the first NUL is the header, the rest the
  * trusted list; the address found is then keyed and looked up.
  */
-#include "clientaddr.h"
+#include "base/clientaddr.h"
 #include "fuzz.h"
 
 int

@@ -2,7 +2,7 @@
  * The Engine API's multiplexed stream frames (exec output, lib/engine/docker.c):
  * the first byte sets the size of each piece fed.
  */
-#include "docker.h"
+#include "engine/docker.h"
 #include "fuzz.h"
 
 static void

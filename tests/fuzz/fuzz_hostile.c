@@ -4,8 +4,8 @@
  * canary's output and `iptables -S` text (netpolicy.c).
  *
  *   clang -fsanitize=fuzzer,address,undefined -D_GNU_SOURCE -Ilib \
- *     tests/fuzz/fuzz_hostile.c lib/container_spec.c lib/netpolicy.c \
- *     lib/js.c lib/error.c $(pkg-config --cflags --libs json-c) -o fuzz_hostile
+ *     tests/fuzz/fuzz_hostile.c lib/sandbox/cspec.c lib/sandbox/netpolicy.c \
+ *     lib/base/js.c lib/base/error.c $(pkg-config --cflags --libs json-c) -o fuzz_hostile
  */
 #include <stdint.h>
 #include <stdlib.h>
@@ -13,10 +13,10 @@
 
 #include <json-c/json.h>
 
-#include "config.h"
-#include "container_spec.h"
-#include "js.h"
-#include "netpolicy.h"
+#include "base/config.h"
+#include "base/js.h"
+#include "sandbox/cspec.h"
+#include "sandbox/netpolicy.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
@@ -55,7 +55,7 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	}
 	netpolicy_canary_parse(s, d, sizeof(d));
 	netpolicy_rules_in(s, "cs-0123456789", d, sizeof(d));
-	netpolicy_valid_ipv4(s, true);
+	config_valid_ipv4(s, true);
 	free(s);
 	return 0;
 }

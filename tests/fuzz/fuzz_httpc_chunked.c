@@ -1,11 +1,11 @@
 /*
- * The chunked transfer coding's decoder (httpc_chunked_step, lib/httpc.c):
+ * The chunked transfer coding's decoder (httpc_chunked_step, lib/base/httpc.c):
  * the input decoded whole and decoded in pieces of a size taken from its
  * first byte gives the same data and the same verdict; data pieces point
  * inside the bytes given and never past them.
  */
+#include "base/httpc.h"
 #include "fuzz.h"
-#include "httpc.h"
 
 /* Decode buf in pieces of step bytes into out; the verdict. */
 static int

@@ -2,13 +2,13 @@
  * fuzz_image.c: the picture signature and size reader view_image runs on
  * bytes read from the container (image_info).
  *
- *   clang -fsanitize=fuzzer,address,undefined -D_GNU_SOURCE -Ilib tests/fuzz/fuzz_image.c lib/image.c
+ *   clang -fsanitize=fuzzer,address,undefined -D_GNU_SOURCE -Ilib tests/fuzz/fuzz_image.c lib/tools/image.c
  */
 #include <stddef.h>
 #include <stdint.h>
 #include <stdlib.h>
 
-#include "image.h"
+#include "tools/image.h"
 
 int	LLVMFuzzerTestOneInput(const uint8_t *d, size_t n);
 

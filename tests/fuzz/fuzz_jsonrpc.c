@@ -1,9 +1,9 @@
-/* JSON-RPC messages: parsed as /mcp parses them, then classified (lib/mcp.c). */
+/* JSON-RPC messages: parsed as /mcp parses them, then classified (lib/mcp/mcp.c). */
 #include <json-c/json.h>
 
+#include "base/js.h"
 #include "fuzz.h"
-#include "js.h"
-#include "mcp.h"
+#include "mcp/mcp.h"
 
 int
 LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)

@@ -1,6 +1,6 @@
-/* Download link paths as /dl receives them (links_parse, lib/links.c). */
+/* Download link paths as /dl receives them (links_parse, lib/links/links.c). */
 #include "fuzz.h"
-#include "links.h"
+#include "links/links.h"
 
 int
 LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)

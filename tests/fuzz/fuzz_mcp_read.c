@@ -11,9 +11,9 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "base/js.h"
 #include "fuzz.h"
-#include "js.h"
-#include "mcp.h"
+#include "mcp/mcp.h"
 
 /* The next line of [*p, end) as a new string, NULL when empty. */
 static char *

@@ -4,13 +4,13 @@
  * multipart_boundary), the rest the body, fed in pieces whose sizes come
  * from the input's first byte.
  *
- *   clang -fsanitize=fuzzer,address,undefined -D_GNU_SOURCE -Ilib tests/fuzz/fuzz_multipart.c lib/multipart.c lib/error.c
+ *   clang -fsanitize=fuzzer,address,undefined -D_GNU_SOURCE -Ilib tests/fuzz/fuzz_multipart.c lib/links/multipart.c lib/base/error.c
  */
 #include <stddef.h>
 #include <stdint.h>
 #include <string.h>
 
-#include "multipart.h"
+#include "links/multipart.h"
 
 static int
 begin(void *arg, const struct multipart_part *p)

@@ -1,9 +1,9 @@
 /*
- * Range and If-None-Match headers of /dl (lib/dl.c): the first 8 bytes
+ * Range and If-None-Match headers of /dl (lib/links/dl.c): the first 8 bytes
  * are the file size, the rest the header value.
  */
-#include "dl.h"
 #include "fuzz.h"
+#include "links/dl.h"
 
 int
 LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)

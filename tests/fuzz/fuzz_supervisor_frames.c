@@ -17,8 +17,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "frames.h"
 #include "fuzz.h"
+#include "supervisor/frames.h"
 
 struct tally {
 	unsigned long	frames;

@@ -3,8 +3,8 @@
  * sets the size of each piece fed, the rest is the stream; the wanted
  * entry is "f".
  */
+#include "engine/tar.h"
 #include "fuzz.h"
-#include "tar.h"
 
 static int
 begin(void *arg, const struct tar_entry *e)

@@ -2,14 +2,14 @@
  * fuzz_uplink_url.c: the /up request path parser (uplinks_parse), then
  * the stored name derived from it, as upload_handle does for a PUT.
  *
- *   clang -fsanitize=fuzzer,address,undefined -D_GNU_SOURCE -Ilib tests/fuzz/fuzz_uplink_url.c lib/upload.c lib/uplinks.c build/libcodesandbox.a $(pkg-config --libs fcgi json-c libssl libcrypto sqlite3) -lm
+ *   clang -fsanitize=fuzzer,address,undefined -D_GNU_SOURCE -Ilib tests/fuzz/fuzz_uplink_url.c lib/links/upload.c lib/links/uplinks.c build/libcodesandbox.a $(pkg-config --libs fcgi json-c libssl libcrypto sqlite3) -lm
  */
 #include <stddef.h>
 #include <stdint.h>
 #include <string.h>
 
-#include "uplinks.h"
-#include "upload.h"
+#include "links/uplinks.h"
+#include "links/upload.h"
 
 int	LLVMFuzzerTestOneInput(const uint8_t *d, size_t n);
 

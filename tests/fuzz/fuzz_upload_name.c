@@ -6,7 +6,7 @@
  * non-empty C string of at most UPLOAD_NAME_MAX bytes with no '/', '\\',
  * control character, or leading '.'.
  *
- *   clang -fsanitize=fuzzer,address,undefined -D_GNU_SOURCE -Ilib tests/fuzz/fuzz_upload_name.c lib/upload.c build/libcodesandbox.a $(pkg-config --libs fcgi json-c libssl libcrypto sqlite3) -lm
+ *   clang -fsanitize=fuzzer,address,undefined -D_GNU_SOURCE -Ilib tests/fuzz/fuzz_upload_name.c lib/links/upload.c build/libcodesandbox.a $(pkg-config --libs fcgi json-c libssl libcrypto sqlite3) -lm
  */
 #include <ctype.h>
 #include <stddef.h>
@@ -14,8 +14,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "error.h"
-#include "upload.h"
+#include "base/error.h"
+#include "links/upload.h"
 
 int	LLVMFuzzerTestOneInput(const uint8_t *d, size_t n);
 

@@ -1,12 +1,12 @@
 /*
- * URLs from outside (lib/url.c: URLs and Origin values, and the redirect
- * URI rules of lib/oauth.c):
+ * URLs from outside (lib/base/url.c: URLs and Origin values, and the redirect
+ * URI rules of lib/oauth/oauth.c):
  * the input before the first NUL is a registered redirect URI, the rest
  * the one a request names.
  */
+#include "base/url.h"
 #include "fuzz.h"
-#include "oauth.h"
-#include "url.h"
+#include "oauth/oauth.h"
 
 int
 LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)

@@ -19,7 +19,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include "http.h"
+#include "http/http.h"
 #include "unix_listen.h"
 
 #define PEER_WAIT_MS	20000

@@ -6,13 +6,13 @@
  * refused (it then runs its command without the channel) rather than send
  * its command to the second container.
  *
- * The engine is stubbed below (this file includes sandbox_chan.c, and its
+ * The engine is stubbed below (this file includes sandbox/chan.c, and its
  * definitions come first at link time: see the Makefile).
  */
 #include <unistd.h>
 
 #include "check.h"
-#include "../../lib/sandbox_chan.c"
+#include "../../lib/sandbox/chan.c"
 
 struct docker_conn {
 	char	container[64];

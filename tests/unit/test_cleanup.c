@@ -5,7 +5,7 @@
 #include <json-c/json.h>
 
 #include "check.h"
-#include "cleanup.h"
+#include "ops/cleanup.h"
 
 static struct json_object *
 names(const struct cleanup_report *r)

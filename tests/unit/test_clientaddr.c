@@ -6,10 +6,10 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "base/clientaddr.h"
+#include "base/form.h"
+#include "base/url.h"
 #include "check.h"
-#include "clientaddr.h"
-#include "form.h"
-#include "url.h"
 
 static const char *
 resolve(const char *peer, const char *fwd, const char *trusted)

@@ -3,8 +3,8 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "base/config.h"
 #include "check.h"
-#include "config.h"
 
 static char envpath[] = "/tmp/cs-test-env-XXXXXX";
 

@@ -7,9 +7,9 @@
 #include <stdlib.h>
 #include <unistd.h>
 
+#include "base/error.h"
 #include "check.h"
-#include "db.h"
-#include "error.h"
+#include "store/db.h"
 
 static long
 opened_cache(const char *path)

@@ -7,9 +7,9 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "base/clock.h"
 #include "check.h"
-#include "clock.h"
-#include "disk_usage.h"
+#include "sandbox/disk_usage.h"
 
 static char	top[64], outside[64];
 

@@ -9,7 +9,7 @@
 #include <string.h>
 
 #include "check.h"
-#include "docker.h"
+#include "engine/docker.h"
 
 /* What the decoder delivered, per stream. */
 struct sink {

@@ -17,8 +17,8 @@
 #include <json-c/json.h>
 
 #include "check.h"
+#include "engine/docker.h"
 #include "unix_listen.h"
-#include "docker.h"
 
 /* What the engine does with each connection it accepts, in turn. */
 struct engine {

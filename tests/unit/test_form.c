@@ -1,9 +1,9 @@
 /* test_form.c: urlencoded forms, base64url, constant-time helpers. */
 #include <string.h>
 
+#include "base/crypto.h"
+#include "base/form.h"
 #include "check.h"
-#include "crypto.h"
-#include "form.h"
 
 int
 main(void)

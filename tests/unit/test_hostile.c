@@ -1,7 +1,7 @@
 /*
  * test_hostile.c: the egress policy's parsers (addresses, the canary's
  * answer, iptables -S) and the comparison of a container with its wanted
- * shape (container_spec.c), over engine answers written here.
+ * shape (sandbox/cspec.c), over engine answers written here.
  */
 #include <stdlib.h>
 #include <string.h>
@@ -9,11 +9,11 @@
 
 #include <json-c/json.h>
 
+#include "base/config.h"
+#include "base/js.h"
 #include "check.h"
-#include "config.h"
-#include "container_spec.h"
-#include "js.h"
-#include "netpolicy.h"
+#include "sandbox/cspec.h"
+#include "sandbox/netpolicy.h"
 
 static char envpath[] = "/tmp/cs-test-hostile-XXXXXX";
 
@@ -74,16 +74,16 @@ main(void)
 	char		 d[400];
 	int		 fd;
 
-	CHECK(netpolicy_valid_ipv4("10.0.0.1", false), "ipv4 plain");
-	CHECK(netpolicy_valid_ipv4("203.0.113.0/24", true), "ipv4 cidr");
-	CHECK(!netpolicy_valid_ipv4("203.0.113.0/24", false), "cidr refused where an address is wanted");
-	CHECK(!netpolicy_valid_ipv4("010.0.0.1", false), "leading zero refused");
-	CHECK(!netpolicy_valid_ipv4("1.2.3.256", false), "octet > 255 refused");
-	CHECK(!netpolicy_valid_ipv4("1.2.3", false), "three parts refused");
-	CHECK(!netpolicy_valid_ipv4("1.2.3.4/33", true), "prefix > 32 refused");
-	CHECK(!netpolicy_valid_ipv4("1.2.3.4/", true), "empty prefix refused");
-	CHECK(!netpolicy_valid_ipv4("1.2.3.4 ", false), "trailing space refused");
-	CHECK(!netpolicy_valid_ipv4("", false), "empty refused");
+	CHECK(config_valid_ipv4("10.0.0.1", false), "ipv4 plain");
+	CHECK(config_valid_ipv4("203.0.113.0/24", true), "ipv4 cidr");
+	CHECK(!config_valid_ipv4("203.0.113.0/24", false), "cidr refused where an address is wanted");
+	CHECK(!config_valid_ipv4("010.0.0.1", false), "leading zero refused");
+	CHECK(!config_valid_ipv4("1.2.3.256", false), "octet > 255 refused");
+	CHECK(!config_valid_ipv4("1.2.3", false), "three parts refused");
+	CHECK(!config_valid_ipv4("1.2.3.4/33", true), "prefix > 32 refused");
+	CHECK(!config_valid_ipv4("1.2.3.4/", true), "empty prefix refused");
+	CHECK(!config_valid_ipv4("1.2.3.4 ", false), "trailing space refused");
+	CHECK(!config_valid_ipv4("", false), "empty refused");
 
 	CHECK(netpolicy_canary_parse("blocked 172.18.0.1 UDP port 9 rejected\n", d, sizeof(d)) &&
 	    strcmp(d, "blocked 172.18.0.1 UDP port 9 rejected") == 0, "canary blocked");

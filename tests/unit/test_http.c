@@ -3,7 +3,7 @@
 #include <string.h>
 
 #include "check.h"
-#include "http.h"
+#include "http/http.h"
 
 struct src {
 	const char	*p;

@@ -20,7 +20,7 @@
 
 #include "check.h"
 #include "fcgi_peer.h"
-#include "http.h"
+#include "http/http.h"
 
 #define RECORD_MAX	32768
 

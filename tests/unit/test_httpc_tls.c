@@ -1,5 +1,5 @@
 /*
- * test_httpc_tls.c: lib/httpc.c's HTTPS origin (httpc_new_https, what a
+ * test_httpc_tls.c: lib/base/httpc.c's HTTPS origin (httpc_new_https, what a
  * Client ID Metadata Document fetch uses) against a real TLS server on
  * loopback: `openssl s_server -www` with a certificate for cimd.test from a
  * CA made here. The system's CA store is taken from SSL_CERT_FILE (OpenSSL's
@@ -19,9 +19,9 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "base/clock.h"
+#include "base/httpc.h"
 #include "check.h"
-#include "clock.h"
-#include "httpc.h"
 
 static char	dir[] = "/tmp/cs-tls.XXXXXX";
 

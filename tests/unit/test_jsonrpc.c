@@ -1,9 +1,9 @@
 /* test_jsonrpc.c: JSON-RPC envelopes, bounded parsing, version negotiation. */
 #include <string.h>
 
+#include "base/js.h"
 #include "check.h"
-#include "js.h"
-#include "mcp.h"
+#include "mcp/mcp.h"
 
 static enum mcp_kind
 classify(const char *text, int *code)

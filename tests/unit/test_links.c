@@ -1,8 +1,8 @@
 /*
- * test_links.c: link signing and checking (lib/links.c, against a real
+ * test_links.c: link signing and checking (lib/links/links.c, against a real
  * SQLite file), range parsing, Content-Disposition, ETag matching and
- * media types (lib/dl.c, lib/mime.c), and the engine's time format
- * (lib/engine/files.c).
+ * media types (lib/links/dl.c, lib/links/mime.c), and the engine's time format
+ * (lib/sandbox/files.c).
  */
 #include <stdbool.h>
 #include <stdio.h>
@@ -11,11 +11,11 @@
 #include <unistd.h>
 
 #include "check.h"
-#include "db.h"
-#include "dl.h"
-#include "files.h"
-#include "links.h"
-#include "mime.h"
+#include "links/dl.h"
+#include "links/links.h"
+#include "links/mime.h"
+#include "sandbox/files.h"
+#include "store/db.h"
 
 static const char api_key[] = "test-api-key-0123456789abcdefghijklmnop";
 
@@ -139,11 +139,11 @@ test_url(void)
 	    strstr(url, "/caf%C3%A9%20%26%20co%20%231.txt") != NULL,
 	    "URL: name percent-encoded");
 	CHECK(url != NULL && links_parse(url + strlen(pfx) - 4, &u, &err) == 0 &&
-	    strcmp(u.name, links_basename(path)) == 0 &&
+	    strcmp(u.name, files_basename(path)) == 0 &&
 	    links_verify(key, u.id, u.expires, path, u.sig),
 	    "URL parses back and verifies");
 	free(url);
-	CHECK(strcmp(links_basename("/a/b/c.txt"), "c.txt") == 0, "basename");
+	CHECK(strcmp(files_basename("/a/b/c.txt"), "c.txt") == 0, "basename");
 }
 
 static void

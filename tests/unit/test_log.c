@@ -7,8 +7,8 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "base/log.h"
 #include "check.h"
-#include "log.h"
 
 int
 main(void)

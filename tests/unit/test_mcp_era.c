@@ -5,9 +5,9 @@
  */
 #include <string.h>
 
+#include "base/js.h"
 #include "check.h"
-#include "js.h"
-#include "mcp.h"
+#include "mcp/mcp.h"
 
 #define META_OK "\"_meta\":{\"io.modelcontextprotocol/protocolVersion\":\"2026-07-28\"," \
 	"\"io.modelcontextprotocol/clientCapabilities\":{}}"

@@ -8,12 +8,12 @@
 #include <string.h>
 #include <sys/socket.h>
 
+#include "base/crypto.h"
+#include "base/js.h"
 #include "check.h"
-#include "crypto.h"
-#include "js.h"
-#include "oauth.h"
-#include "cimd.h"
-#include "oauth_extern.h"
+#include "oauth/cimd.h"
+#include "oauth/extern.h"
+#include "oauth/oauth.h"
 
 static bool
 valid(const char *uri)

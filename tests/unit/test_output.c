@@ -1,5 +1,5 @@
 /*
- * test_output.c: bounded capture and UTF-8 repair (lib/output.c).
+ * test_output.c: bounded capture and UTF-8 repair (lib/base/output.c).
  * Prints "ok - name" or "not ok - name" per check; exits 1 on any failure.
  */
 #include <stdbool.h>
@@ -7,8 +7,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "base/output.h"
 #include "check.h"
-#include "output.h"
 
 /* Repair buf and compare with want. */
 static bool

@@ -6,12 +6,12 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "base/config.h"
+#include "base/crypto.h"
 #include "check.h"
-#include "config.h"
-#include "crypto.h"
-#include "db.h"
-#include "owners.h"
-#include "sandboxes.h"
+#include "oauth/owners.h"
+#include "sandbox/sandboxes.h"
+#include "store/db.h"
 
 static void
 test_names(void)

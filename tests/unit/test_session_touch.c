@@ -1,6 +1,6 @@
 /*
  * test_session_touch: a session lookup reads; it writes last_used only when
- * the last write is more than a minute old (lib/session.c), so the hot path
+ * the last write is more than a minute old (lib/mcp/session.c), so the hot path
  * of /mcp takes no write lock on the database.
  */
 #include <stdio.h>
@@ -11,11 +11,11 @@
 
 #include <sqlite3.h>
 
+#include "base/crypto.h"
+#include "base/error.h"
 #include "check.h"
-#include "crypto.h"
-#include "db.h"
-#include "error.h"
-#include "session.h"
+#include "mcp/session.h"
+#include "store/db.h"
 
 /* PRAGMA data_version: changes when another connection commits. */
 static long long

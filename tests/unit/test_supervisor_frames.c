@@ -10,7 +10,7 @@
 #include <string.h>
 
 #include "check.h"
-#include "frames.h"
+#include "supervisor/frames.h"
 
 struct seen {
 	char	types[64];

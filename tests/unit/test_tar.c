@@ -11,7 +11,7 @@
 #include <unistd.h>
 
 #include "check.h"
-#include "tar.h"
+#include "engine/tar.h"
 
 /* An archive being built in memory. */
 struct ar {

@@ -8,11 +8,11 @@
 #include <string.h>
 
 #include "check.h"
-#include "image.h"
-#include "multipart.h"
-#include "tar.h"
-#include "uplinks.h"
-#include "upload.h"
+#include "engine/tar.h"
+#include "links/multipart.h"
+#include "links/uplinks.h"
+#include "links/upload.h"
+#include "tools/image.h"
 
 struct seen {
 	char	log[2048];

@@ -1,0 +1,33 @@
+/*
+ * app_net.c: app_main_net (app.h), the main of the programs that reach
+ * the Docker engine (its client, lib/engine/docker.c over lib/base/httpc.c).
+ */
+#include "app/app.h"
+#include "engine/docker.h"
+#include "http/http.h"
+#include "ops/cleanup.h"
+
+static int
+net_init(void)
+{
+	if (docker_global_init() == -1)
+		return -1;
+	/* No call into the engine keeps a worker from honouring SIGTERM. */
+	docker_set_stop(http_stopping);
+	return 0;
+}
+
+static void
+net_fini(void)
+{
+	cleanup_shutdown();	/* a background clean-up pass uses cfg and the engine */
+	docker_global_cleanup();
+}
+
+int
+app_main_net(const char *name, app_handler handler)
+{
+	static const struct app_net net = { net_init, net_fini };
+
+	return app_run(name, handler, &net);
+}

@@ -1,0 +1,486 @@
+/*
+ * cimd.c: Client ID Metadata Documents (MCP authorization 2025-11-25
+ * "Client ID Metadata Documents"; draft-ietf-oauth-client-id-metadata-document).
+ *
+ * A client_id that is an https URL names a JSON document describing the
+ * client. Fetching a URL chosen by whoever sends an authorization request is
+ * a server-side request forgery risk, so the fetch is boxed in:
+ *   - https only, on the URL's own port; no redirects; no proxy;
+ *   - the host is resolved here, every address must be public (not
+ *     loopback, private, link-local, shared, multicast, reserved,
+ *     documentation), and the connection goes to the address checked
+ *     (httpc_new_https: no second lookup), with TLS verified against the
+ *     system's CA store and the URL's host name (SNI);
+ *   - the name lookup gets CIMD_DNS_MS (getaddrinfo_a, cancelled past it);
+ *     the fetch 5 s in all, 16 KiB at most;
+ *   - fetches are counted per minute, overall and per host
+ *     (SANDBOX_CIMD_FETCHES_PER_MINUTE, a fifth of it per host), so that
+ *     requests naming many documents cannot keep workers busy fetching.
+ * The validated document is cached in oauth_client (cimd = 1) and fetched
+ * again after an hour (oauth.c).
+ */
+#include <arpa/inet.h>
+#include <ctype.h>
+#include <netdb.h>
+#include <netinet/in.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+
+#include "base/clock.h"
+#include "base/config.h"
+#include "base/httpc.h"
+#include "base/js.h"
+#include "base/log.h"
+#include "base/url.h"
+#include "oauth/cimd.h"
+#include "oauth/extern.h"
+#include "oauth/oauth.h"
+#include "store/db.h"
+
+#define CIMD_MAX_BYTES		16384
+#define CIMD_TIMEOUT_MS		5000
+#define CIMD_CONNECT_MS		3000
+#define CIMD_DNS_MS		2000
+
+bool
+cimd_is_url(const char *id)
+{
+	const char	*path, *p;
+	char		 why[128];
+
+	/* §3: https, a path, no fragment, no user info, no dot segments. */
+	if (strlen(id) > OAUTH_MAX_CLIENT_ID || strncmp(id, "https://", 8) != 0 ||
+	    !oauth_redirect_valid(id, why, sizeof(why)))
+		return false;
+	if ((path = strchr(id + 8, '/')) == NULL || path[1] == '\0' ||
+	    strchr(id, '?') != NULL)
+		return false;
+	for (p = path; *p != '\0'; p++)
+		if (p[0] == '/' && p[1] == '.' && (p[2] == '/' || p[2] == '\0' ||
+		    (p[2] == '.' && (p[3] == '/' || p[3] == '\0'))))
+			return false;
+	return true;
+}
+
+static bool
+v4_public(const uint8_t a[4])
+{
+	uint32_t v = (uint32_t)a[0] << 24 | (uint32_t)a[1] << 16 |
+	    (uint32_t)a[2] << 8 | a[3];
+	static const struct { uint32_t net; int bits; } deny[] = {
+		{ 0x00000000, 8 },	/* "this" network */
+		{ 0x0a000000, 8 },	/* private */
+		{ 0x64400000, 10 },	/* shared (CGNAT) */
+		{ 0x7f000000, 8 },	/* loopback */
+		{ 0xa9fe0000, 16 },	/* link-local, cloud metadata */
+		{ 0xac100000, 12 },	/* private */
+		{ 0xc0000000, 24 },	/* IETF protocol assignments */
+		{ 0xc0000200, 24 },	/* documentation */
+		{ 0xc0586300, 24 },	/* 6to4 relay */
+		{ 0xc0a80000, 16 },	/* private */
+		{ 0xc6120000, 15 },	/* benchmarking */
+		{ 0xc6336400, 24 },	/* documentation */
+		{ 0xcb007100, 24 },	/* documentation */
+		{ 0xe0000000, 4 },	/* multicast */
+		{ 0xf0000000, 4 },	/* reserved, broadcast */
+	};
+	size_t i;
+
+	for (i = 0; i < sizeof(deny) / sizeof(deny[0]); i++)
+		if ((v & (0xffffffffu << (32 - deny[i].bits))) == deny[i].net)
+			return false;
+	return true;
+}
+
+bool
+cimd_addr_public(int family, const void *addr)
+{
+	const uint8_t *a = addr;
+
+	if (family == AF_INET)
+		return v4_public(a);
+	if (family != AF_INET6)
+		return false;
+	/* ::ffff:a.b.c.d and 64:ff9b::a.b.c.d carry an IPv4 address. */
+	if (memcmp(a, "\0\0\0\0\0\0\0\0\0\0\xff\xff", 12) == 0 ||
+	    memcmp(a, "\0\x64\xff\x9b\0\0\0\0\0\0\0\0", 12) == 0)
+		return v4_public(a + 12);
+	/* Only global unicast 2000::/3, less its special blocks. */
+	if ((a[0] & 0xe0) != 0x20)
+		return false;
+	if ((a[0] == 0x20 && a[1] == 0x01 && a[2] == 0x00 && a[3] == 0x00) ||	/* Teredo */
+	    (a[0] == 0x20 && a[1] == 0x01 && a[2] == 0x0d && a[3] == 0xb8) ||	/* documentation */
+	    (a[0] == 0x20 && a[1] == 0x02) ||					/* 6to4 */
+	    (a[0] == 0x20 && a[1] == 0x01 && a[2] == 0x00 && (a[3] & 0xf0) == 0x10)) /* ORCHID */
+		return false;
+	return true;
+}
+
+int
+cimd_validate(const char *url, const char *doc, size_t len, char **name,
+    struct json_object **redirect_uris, struct json_object **metadata,
+    bool *refresh, struct error *err)
+{
+	struct json_object	*o, *uris, *g, *meta = NULL;
+	const char		*s;
+	char			 why[256];
+	size_t			 i, n;
+	bool			 code = false;
+	int			 rc = -1;
+
+	*name = NULL;
+	*redirect_uris = *metadata = NULL;
+	*refresh = false;
+	if ((o = js_parse(doc, len, 8, err)) == NULL)
+		return -1;
+	if (!json_object_is_type(o, json_type_object)) {
+		error_set(err, "The client metadata document is not a JSON object.");
+		goto out;
+	}
+	/* §4.1: client_id must equal the document's URL exactly. */
+	if ((s = js_str(o, "client_id")) == NULL || strcmp(s, url) != 0) {
+		error_set(err, "The client metadata document's client_id is "
+		    "not its own URL.");
+		goto out;
+	}
+	/* §4.1: no shared secrets for a document anyone can read. */
+	if (json_object_object_get_ex(o, "client_secret", NULL) ||
+	    json_object_object_get_ex(o, "client_secret_expires_at", NULL) ||
+	    ((s = js_str(o, "token_endpoint_auth_method")) != NULL &&
+	    strcmp(s, "none") != 0)) {
+		error_set(err, "The client metadata document asks for secret "
+		    "or key based authentication; only \"none\" is supported.");
+		goto out;
+	}
+	if ((uris = js_get(o, "redirect_uris", json_type_array)) == NULL ||
+	    (n = json_object_array_length(uris)) == 0 ||
+	    n > OAUTH_MAX_REDIRECT_URIS) {
+		error_set(err, "The client metadata document has no usable "
+		    "redirect_uris.");
+		goto out;
+	}
+	for (i = 0; i < n; i++) {
+		struct json_object *v = json_object_array_get_idx(uris, i);
+
+		if (!json_object_is_type(v, json_type_string) ||
+		    !oauth_redirect_valid(json_object_get_string(v), why, sizeof(why))) {
+			error_set(err, "The client metadata document has an "
+			    "invalid redirect URI.");
+			goto out;
+		}
+	}
+	if ((g = js_get(o, "grant_types", json_type_array)) != NULL) {
+		for (i = 0, n = json_object_array_length(g); i < n && i < 16; i++) {
+			s = json_object_get_string(json_object_array_get_idx(g, i));
+			if (s != NULL && strcmp(s, "authorization_code") == 0)
+				code = true;
+			if (s != NULL && strcmp(s, "refresh_token") == 0)
+				*refresh = true;
+		}
+		if (!code) {
+			error_set(err, "The client metadata document does not "
+			    "use the authorization_code grant.");
+			goto out;
+		}
+	}
+	meta = json_object_new_object();
+	js_set_str(meta, "client_id", url);
+	if ((s = js_str_max(o, "client_name", OAUTH_MAX_NAME)) != NULL) {
+		for (const char *p = s; *p != '\0'; p++)
+			if ((unsigned char)*p < 0x20 || *p == 0x7f)
+				goto noname;
+		js_set_str(meta, "client_name", s);
+		if ((*name = strdup(s)) == NULL) {
+			error_set(err, "out of memory");
+			goto out;
+		}
+	}
+noname:
+	js_set(meta, "redirect_uris", json_object_get(uris));
+	js_set_str(meta, "token_endpoint_auth_method", "none");
+	*redirect_uris = json_object_get(uris);
+	*metadata = meta;
+	meta = NULL;
+	rc = 0;
+out:
+	json_object_put(meta);
+	json_object_put(o);
+	return rc;
+}
+
+/* The response body, capped. */
+struct sink {
+	char	buf[CIMD_MAX_BYTES + 1];
+	size_t	len;
+	bool	too_big;
+};
+
+/* A name lookup in flight: on the heap, since it may outlive the caller. */
+struct lookup {
+	struct gaicb	 cb;
+	struct addrinfo	 hints;
+	char		 host[256];
+	char		 port[8];
+};
+
+/*
+ * getaddrinfo with a deadline (getaddrinfo has none): 0 with *res (free
+ * with freeaddrinfo), or -1. A lookup that can be neither finished nor
+ * cancelled in time is left to finish on its own: its few hundred bytes
+ * are not freed (rare, and bounded by the fetch rate).
+ */
+static int
+lookup(const char *host, const char *port, struct addrinfo **res)
+{
+	struct lookup		*l;
+	struct gaicb		*list[1];
+	struct timespec		 ts = { CIMD_DNS_MS / 1000, (CIMD_DNS_MS % 1000) * 1000000L };
+	int			 e;
+
+	*res = NULL;
+	if ((l = calloc(1, sizeof(*l))) == NULL)
+		return -1;
+	snprintf(l->host, sizeof(l->host), "%s", host);
+	snprintf(l->port, sizeof(l->port), "%s", port);
+	l->hints.ai_family = AF_UNSPEC;
+	l->hints.ai_socktype = SOCK_STREAM;
+	l->cb.ar_name = l->host;
+	l->cb.ar_service = l->port;
+	l->cb.ar_request = &l->hints;
+	list[0] = &l->cb;
+	if (getaddrinfo_a(GAI_NOWAIT, list, 1, NULL) != 0) {
+		free(l);
+		return -1;
+	}
+	/* One wait: gai_suspend returns early only when the lookup ends. */
+	while ((e = gai_suspend((const struct gaicb *const *)list, 1, &ts)) == EAI_INTR)
+		;
+	if ((e = gai_error(&l->cb)) == EAI_INPROGRESS) {
+		if (gai_cancel(&l->cb) == EAI_NOTCANCELED) {
+			log_warn("cimd: the lookup of %s outlived its deadline", l->host);
+			return -1;	/* l stays with the resolver thread */
+		}
+		e = gai_error(&l->cb);
+	}
+	if (e == 0)
+		*res = l->cb.ar_result;
+	else if (l->cb.ar_result != NULL)
+		freeaddrinfo(l->cb.ar_result);
+	free(l);
+	return e == 0 ? 0 : -1;
+}
+
+/*
+ * Resolve host and choose the address to pin: every address must be
+ * public (so that no answer in the set points inside). Writes the first
+ * address, numeric, into pin: the one connected to. 0 or -1 with err.
+ */
+static int
+resolve_public(const char *host, const char *port, char *pin, size_t pinsz,
+    struct error *err)
+{
+	struct addrinfo	*res = NULL, *ai;
+	char		 addr[INET6_ADDRSTRLEN];
+	int		 rc = -1;
+
+	if (lookup(host, port, &res) == -1 || res == NULL)
+		return error_set(err, "The client metadata document's host "
+		    "does not resolve (within %d s).", CIMD_DNS_MS / 1000);
+	for (ai = res; ai != NULL; ai = ai->ai_next) {
+		const void *a = ai->ai_family == AF_INET ?
+		    (const void *)&((struct sockaddr_in *)ai->ai_addr)->sin_addr :
+		    (const void *)&((struct sockaddr_in6 *)ai->ai_addr)->sin6_addr;
+
+		if (!cimd_addr_public(ai->ai_family, a)) {
+			error_set(err, "The client metadata document's host "
+			    "is not on a public address.");
+			goto out;
+		}
+	}
+	if (inet_ntop(res->ai_family, res->ai_family == AF_INET ?
+	    (const void *)&((struct sockaddr_in *)res->ai_addr)->sin_addr :
+	    (const void *)&((struct sockaddr_in6 *)res->ai_addr)->sin6_addr,
+	    addr, sizeof(addr)) == NULL)
+		goto out;
+	snprintf(pin, pinsz, "%s", addr);
+	rc = 0;
+out:
+	freeaddrinfo(res);
+	return rc;
+}
+
+/* The next wait toward deadline: a second at most, 0 once it has passed. */
+static int
+wait_ms(long long deadline)
+{
+	long long	left = deadline - clock_ms();
+
+	return left <= 0 ? 0 : left > 1000 ? 1000 : (int)left;
+}
+
+/*
+ * GET the document at the pinned address: 200 only, no redirect followed,
+ * at most CIMD_MAX_BYTES, all within CIMD_TIMEOUT_MS (connecting within
+ * CIMD_CONNECT_MS). 0 with body filled, or -1 with err.
+ */
+static int
+fetch(const char *host, const char *addr, const char *port, const char *path,
+    struct sink *body, struct error *err)
+{
+	struct httpc		*ep = NULL;
+	struct httpc_conn	*c = NULL;
+	struct httpc_head	 h;
+	struct httpc_body	 b;
+	struct error		 e;
+	const char		*p;
+	char			 req[2048];
+	long long		 deadline = clock_ms() + CIMD_TIMEOUT_MS;
+	size_t			 off = 0, n;
+	long			 w;
+	bool			 reused, empty;
+	int			 rc = -1, k, slice;
+
+	if (httpc_new_https(host, addr, port, &ep, &e) == -1) {
+		error_set(err, "out of memory");
+		goto out;
+	}
+	k = snprintf(req, sizeof(req), "GET %s HTTP/1.1\r\nHost: %s\r\n"
+	    "User-Agent: code-sandbox\r\nAccept: application/json\r\n"
+	    "Connection: close\r\n\r\n", path, httpc_authority(ep));
+	if (k < 0 || (size_t)k >= sizeof(req)) {
+		error_set(err, "The client_id is too long.");
+		goto out;
+	}
+	if ((c = httpc_conn_get(ep, false, 0, clock_ms() + CIMD_CONNECT_MS,
+	    &reused, &e)) == NULL)
+		goto failed;
+	/* Every wait a slice of the one deadline. */
+	while (off < (size_t)k) {
+		if ((slice = wait_ms(deadline)) == 0)
+			goto late;
+		if ((w = httpc_write(c, req + off, (size_t)k - off, slice,
+		    NULL)) < 0) {
+			error_set(&e, "the connection broke");
+			goto failed;
+		}
+		off += (size_t)w;
+	}
+	for (;;) {
+		if ((slice = wait_ms(deadline)) == 0)
+			goto late;
+		k = httpc_read_head(c, &h, false, NULL, NULL, slice, &empty,
+		    &e);
+		if (k == 1)
+			break;
+		if (k == -1)
+			goto failed;
+	}
+	if (h.status != 200) {
+		error_set(err, "The client metadata document answered HTTP %d.",
+		    h.status);
+		goto out;
+	}
+	if (h.framing == HTTPC_LENGTH && h.length > CIMD_MAX_BYTES) {
+		body->too_big = true;
+		goto failed;
+	}
+	httpc_body_init(&b, c, &h);
+	for (;;) {
+		if ((slice = wait_ms(deadline)) == 0)
+			goto late;
+		k = httpc_body_next(&b, &p, &n, slice, &e);
+		if (k == 2)
+			break;
+		if (k == -1)
+			goto failed;
+		if (k == 1) {
+			if (n > CIMD_MAX_BYTES - body->len) {
+				body->too_big = true;
+				goto failed;
+			}
+			memcpy(body->buf + body->len, p, n);
+			body->len += n;
+		}
+	}
+	rc = 0;
+	goto out;
+late:
+	error_set(&e, "no complete answer within %d s", CIMD_TIMEOUT_MS / 1000);
+failed:
+	error_set(err, "The client metadata document could not be fetched: "
+	    "%s.", body->too_big ? "it is too large" : e.msg);
+out:
+	httpc_conn_close(c);
+	httpc_free(ep);
+	return rc;
+}
+
+int
+cimd_fetch(struct db *db, const struct config *cfg, const char *url,
+    struct error *err)
+{
+	struct sink		*body = NULL;
+	struct json_object	*uris = NULL, *meta = NULL;
+	struct url		 u;
+	char			 host[256], port[8] = "443", pin[512], *name = NULL;
+	char			 key[300];
+	const char		*path;
+	char			*pathbuf = NULL;
+	long			 per_host;
+	long long		 n;
+	bool			 refresh;
+	int			 rc = -1;
+
+	if (!cimd_is_url(url) || url_split(url, &u) == -1)
+		return error_set(err, "The client_id is not a valid metadata "
+		    "document URL.");
+	if (u.hostlen >= sizeof(host) || u.portlen >= sizeof(port))
+		return error_set(err, "The client_id's host is invalid.");
+	snprintf(host, sizeof(host), "%.*s", (int)u.hostlen, u.host);
+	if (u.port != NULL)
+		snprintf(port, sizeof(port), "%.*s", (int)u.portlen, u.port);
+	/* Fetches per minute, overall and per host: counted before fetching. */
+	per_host = cfg->cimd_per_minute / 5 > 0 ? cfg->cimd_per_minute / 5 : 1;
+	/* Host names compare without case: one counter per host. */
+	snprintf(key, sizeof(key), "cimd:%s", host);
+	for (char *k = key; *k != '\0'; k++)
+		*k = (char)tolower((unsigned char)*k);
+	if ((n = oauth_rate_hit(db, "cimd:*", 60)) == -1 ||
+	    n > cfg->cimd_per_minute ||
+	    (n = oauth_rate_hit(db, key, 60)) == -1 || n > per_host) {
+		error_set(err, "Too many client metadata documents were fetched "
+		    "in the last minute; try again in a minute.");
+		return CIMD_RATE_LIMITED;
+	}
+	if (resolve_public(host, port, pin, sizeof(pin), err) == -1)
+		return -1;
+	/* The request target: the URL's path (cimd_is_url: no query). */
+	path = u.rest;
+	if ((pathbuf = strndup(path, strcspn(path, "#"))) == NULL ||
+	    (body = calloc(1, sizeof(*body))) == NULL) {
+		error_set(err, "out of memory");
+		goto out;
+	}
+	if (fetch(host, pin, port, pathbuf, body, err) == -1)
+		goto out;
+	if (cimd_validate(url, body->buf, body->len, &name, &uris, &meta,
+	    &refresh, err) == -1)
+		goto out;
+	if (db_exec(db, STMT_CLIENT_UPSERT_CIMD, "ttttttiii", url, NULL, "none",
+	    name, js_text(uris, NULL), js_text(meta, NULL), (long long)refresh,
+	    1LL, oauth_now()) != 1) {
+		error_set(err, "The client metadata document could not be stored.");
+		goto out;
+	}
+	log_info("cimd: fetched the metadata document of %s", url);
+	rc = 0;
+out:
+	free(name);
+	json_object_put(uris);
+	json_object_put(meta);
+	free(pathbuf);
+	free(body);
+	return rc;
+}

@@ -1,0 +1,48 @@
+/*
+ * cimd.h: Client ID Metadata Documents (cimd.c; MCP authorization
+ * "Client ID Metadata Documents", draft-ietf-oauth-client-id-metadata-document).
+ */
+#ifndef CS_CIMD_H
+#define CS_CIMD_H
+
+#include <stdbool.h>
+#include <stddef.h>
+
+#include "base/error.h"
+
+struct config;
+struct db;
+struct json_object;
+
+/* An https client_id naming a Client ID Metadata Document? */
+bool	cimd_is_url(const char *client_id);
+
+/*
+ * Fetch and validate the Client ID Metadata Document at url and store it
+ * in oauth_client (cimd = 1) through db. Returns 0, or -1 with a message
+ * for a person in err, or CIMD_RATE_LIMITED (nothing fetched: too many
+ * fetches this minute, overall or from this host).
+ */
+#define CIMD_RATE_LIMITED	(-2)
+int	cimd_fetch(struct db *, const struct config *, const char *url,
+	    struct error *err);
+
+/*
+ * Validate a fetched document (draft-ietf-oauth-client-id-metadata-document
+ * §4): a JSON object whose client_id equals url, with valid redirect_uris,
+ * and no secret-based authentication. Returns 0 with the values to store
+ * (*name may be NULL; *redirect_uris and *metadata are new references), or
+ * -1 with err.
+ */
+int	cimd_validate(const char *url, const char *doc, size_t len, char **name,
+	    struct json_object **redirect_uris, struct json_object **metadata,
+	    bool *refresh, struct error *err);
+
+/*
+ * Is this address one a server may fetch from: not loopback, private,
+ * link-local, shared, multicast, reserved or documentation space? family is
+ * AF_INET or AF_INET6, addr a struct in_addr or in6_addr.
+ */
+bool	cimd_addr_public(int family, const void *addr);
+
+#endif

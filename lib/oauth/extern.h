@@ -1,0 +1,174 @@
+/*
+ * oauth/extern.h: what the files of the OAuth module share. Not for
+ * programs. The files depend on each other in one direction only:
+ *   url.c, form.c                  parsing
+ *   oauth/store.c                  the OAuth tables as typed rows
+ *   oauth.c                        shared rules, metadata, registration
+ *   cimd.c (cimd.h)                Client ID Metadata Documents
+ *   signin.c (signin.h)            the sign-in page
+ *   oauth/authorize.c, oauth/token.c   the endpoints, using all of the above
+ */
+#ifndef CS_OAUTH_EXTERN_H
+#define CS_OAUTH_EXTERN_H
+
+#include <stdbool.h>
+#include <stddef.h>
+
+#include "base/clientaddr.h"
+#include "base/crypto.h"
+#include "base/error.h"
+#include "oauth/oauth.h"
+
+struct config;
+struct db;
+struct form;
+struct http_req;
+struct json_object;
+
+/* Token prefixes: readable in logs of secret scanners, never stored. */
+#define TOKEN_PREFIX_ACCESS	"csat_"
+#define TOKEN_PREFIX_REFRESH	"csrt_"
+#define TOKEN_PREFIX_SECRET	"cscs_"
+#define TOKEN_PREFIX_CLIENT	"csc_"
+/* Random bytes in a token, secret, code or request id: 256 bits. */
+#define TOKEN_BYTES		32
+/* Room for a prefix and base64url of TOKEN_BYTES, plus NUL. */
+#define TOKEN_MAX		64
+
+/* A client as stored (sql/002-oauth.sql oauth_client). */
+struct oauth_client {
+	char			 client_id[OAUTH_MAX_CLIENT_ID + 1];
+	char			 secret_hash[CRYPTO_SHA256_HEX];	/* "" when public */
+	char			 auth_method[24];
+	char			*name;		/* may be NULL */
+	struct json_object	*redirect_uris;	/* array of strings */
+	bool			 refresh;	/* may use refresh_token */
+	bool			 cimd;
+	long long		 created;
+	long long		 approved;	/* first sign-in; 0: never approved */
+};
+
+/*
+ * Load a client by id into c. Returns 1 when found, 0 when not, -1 on a
+ * database error. Free with oauth_client_clear (also after 0 and -1).
+ */
+int	oauth_client_load(struct db *, const char *client_id, struct oauth_client *c);
+void	oauth_client_clear(struct oauth_client *);
+
+/*
+ * Typed rows of the other OAuth tables (oauth/store.c). Each loader returns
+ * 1 with the row, 0 when there is none, -1 on a database error; the
+ * strings are copies, freed by the matching clear (also after 0 and -1).
+ */
+
+/* An authorization request waiting on its sign-in page (oauth_request). */
+struct oauth_pending {
+	char		*csrf_hash;
+	char		*client_id;
+	char		*redirect_uri;	/* as sent, "" when omitted */
+	char		*redirect_to;
+	char		*challenge;
+	char		*state;		/* NULL when not sent */
+	char		*scope;
+	char		*resource;
+};
+int	oauth_pending_load(struct db *, const char *id_hash, long long now,
+	    struct oauth_pending *);
+void	oauth_pending_clear(struct oauth_pending *);
+
+/* An authorization code (oauth_code). */
+struct oauth_code_row {
+	char		*client_id;
+	char		*redirect_uri;	/* "" when the request sent none */
+	char		*challenge;
+	char		*scope;
+	char		*resource;
+	long long	 expires;
+	bool		 used;
+	long long	 grant_id;	/* what its use issued; 0: none */
+};
+int	oauth_code_load(struct db *, const char *code_hash, struct oauth_code_row *);
+void	oauth_code_clear(struct oauth_code_row *);
+
+/* An access or refresh token with its grant (oauth_token, oauth_grant). */
+struct oauth_token_row {
+	bool		 refresh;
+	long long	 grant_id;
+	long long	 expires;
+	long long	 rotated;	/* when it was used; 0: current */
+	bool		 grace_used;
+	char		*client_id;
+	char		*scope;
+	char		*resource;
+};
+int	oauth_token_load(struct db *, const char *token_hash, struct oauth_token_row *);
+void	oauth_token_clear(struct oauth_token_row *);
+/* How many refresh tokens issued from parent were used; -1 on error. */
+long long oauth_token_children_used(struct db *, const char *parent_hash);
+
+/*
+ * Check and count one sign-in try of the throttle key (an address, an IPv6
+ * /64), in one transaction, before the key is compared: 1 when it may try
+ * now (the try is already counted as a failure: *wait is what a wrong key
+ * costs; STMT_THROTTLE_CLEAR forgets it when the key is right), 0 when it
+ * must wait *wait more seconds, -1 on a database error. Each failure
+ * doubles the wait (1 s, 2 s, ... at most 15 min; forgotten after an hour).
+ */
+int	oauth_throttle_take(struct db *, const char *key, long long now,
+	    long long *wait);
+
+/*
+ * The registered redirect URI given matches, or the one to use when given
+ * is NULL and exactly one is registered (RFC 6749 §3.1.2.3). NULL if none.
+ */
+const char *oauth_client_redirect(const struct oauth_client *, const char *given);
+
+/* Make a token: prefix + base64url of TOKEN_BYTES random bytes. 0 or -1. */
+int	oauth_new_token(const char *prefix, char out[TOKEN_MAX]);
+
+/* Hex SHA-256 of a token, as stored. */
+void	oauth_hash(const char *token, char out[CRYPTO_SHA256_HEX]);
+
+/* Current time, unix seconds. */
+long long oauth_now(void);
+
+/* RFC 6749 §5.2 error: JSON body, no-store. */
+void	oauth_error(struct http_req *, int status, const char *error,
+	    const char *description);
+
+/*
+ * Authenticate the client of a token or revocation request (RFC 6749 §2.3,
+ * RFC 7009 §2.1) by its registered method: client_secret_basic in the
+ * Authorization header, client_secret_post or none in the form. Returns 0
+ * with c loaded, or -1 having answered 401 invalid_client (with
+ * WWW-Authenticate when Basic was tried) or 400 invalid_request.
+ */
+int	oauth_client_auth(struct http_req *, struct db *, const struct form *,
+	    struct oauth_client *c);
+
+/*
+ * The address of the client of r (clientaddr.h: the peer, or through
+ * SANDBOX_TRUSTED_PROXIES the forwarding header) and its throttle key.
+ */
+void	oauth_client_addr(struct http_req *, const struct config *,
+	    char addr[CLIENTADDR_MAX], char key[CLIENTADDR_MAX]);
+
+/*
+ * Count one hit of key in the current window of window seconds (one
+ * statement: concurrent hits are all counted). Returns the hits in this
+ * window including this one, or -1 on a database error.
+ */
+long long oauth_rate_hit(struct db *, const char *key, long window);
+
+/*
+ * Is the redirect URI's host one the sign-in page names without a warning
+ * (loopback, or in SANDBOX_REDIRECT_HOSTS; cfg NULL: loopback only)?
+ * Writes host[:port] into host.
+ */
+bool	oauth_redirect_known(const struct config *, const char *uri, char *host,
+	    size_t hostsz);
+
+/* Delete what has expired (codes, requests, tokens, empty grants, throttles). */
+void	oauth_prune(struct db *);
+
+#endif

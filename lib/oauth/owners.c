@@ -1,0 +1,163 @@
+/* owners.c: see owners.h. */
+#include <stdio.h>
+#include <string.h>
+#include <time.h>
+
+#include "base/config.h"
+#include "base/crypto.h"
+#include "base/log.h"
+#include "oauth/owners.h"
+#include "store/db.h"
+
+#define KEY_BYTES	32	/* 256 random bits */
+#define KEY_TYPED_MAX	512	/* longer typed keys are refused unread */
+
+bool
+owners_name_valid(const char *s)
+{
+	size_t n = strlen(s);
+
+	if (n == 0 || n >= OWNER_MAX || strcmp(s, OWNER_OPERATOR) == 0 ||
+	    strchr("._-", s[0]) != NULL)
+		return false;
+	return strspn(s, "abcdefghijklmnopqrstuvwxyz0123456789._-") == n;
+}
+
+int
+owners_check_key(const struct config *cfg, struct db *db, const char *key,
+    char owner[OWNER_MAX])
+{
+	char		 hash[CRYPTO_SHA256_HEX];
+	struct db_q	*q;
+	bool		 operator;
+	long long	 id = 0;
+	int		 rc = 0;
+
+	owner[0] = '\0';
+	if (key == NULL || strlen(key) > KEY_TYPED_MAX)
+		return 0;
+	operator = crypto_str_equal(key, cfg->api_key);
+	/* Hashed either way: the time taken does not tell which key matched. */
+	crypto_sha256_hex(key, strlen(key), hash);
+	if (operator) {
+		snprintf(owner, OWNER_MAX, "%s", OWNER_OPERATOR);
+		return 1;
+	}
+	if (strncmp(key, OWNER_KEY_PREFIX, strlen(OWNER_KEY_PREFIX)) != 0)
+		return 0;
+	if ((q = db_query(db, STMT_OWNER_KEY_FIND, "t", hash)) == NULL)
+		return -1;
+	switch (db_step(q)) {
+	case DB_ROW:
+		/* The index found it; the stored hash is compared in full. */
+		if (db_text(q, 2) != NULL && strlen(db_text(q, 2)) ==
+		    CRYPTO_SHA256_HEX - 1 && crypto_equal(hash, db_text(q, 2),
+		    CRYPTO_SHA256_HEX - 1) && owners_name_valid(db_text(q, 1))) {
+			id = db_int(q, 0);
+			snprintf(owner, OWNER_MAX, "%s", db_text(q, 1));
+			rc = 1;
+		}
+		break;
+	case DB_DONE:
+		break;
+	case DB_ERROR:
+		rc = -1;
+		break;
+	}
+	db_done(q);
+	if (rc == 1)
+		db_exec(db, STMT_OWNER_KEY_USED, "ii", (long long)time(NULL), id);
+	return rc;
+}
+
+/* Delete every sign-in of owner; in the caller's transaction. 0 or -1. */
+static int
+end_signins(struct db *db, const char *owner)
+{
+	if (db_exec(db, STMT_OWNER_GRANTS_DELETE, "t", owner) < 0 ||
+	    db_exec(db, STMT_OWNER_CODES_DELETE, "t", owner) < 0 ||
+	    db_exec(db, STMT_OWNER_SESSIONS_DELETE, "t", owner) < 0)
+		return -1;
+	return 0;
+}
+
+/* Make a key, store its hash for name, optionally replacing the valid one. */
+static int
+issue(struct db *db, const char *name, bool rotate, char key[OWNER_KEY_MAX],
+    struct error *err)
+{
+	char		hash[CRYPTO_SHA256_HEX], live[32];
+	size_t		plen = strlen(OWNER_KEY_PREFIX);
+	long long	now = (long long)time(NULL);
+	int		found;
+
+	key[0] = '\0';
+	if (!owners_name_valid(name))
+		return error_set(err, "%s: a key's name uses a-z, 0-9, '.', '_' "
+		    "and '-' (at most %d, not starting with a sign) and is not "
+		    "\"%s\"", name, OWNER_MAX - 1, OWNER_OPERATOR);
+	memcpy(key, OWNER_KEY_PREFIX, plen);
+	if (crypto_token(key + plen, OWNER_KEY_MAX - plen, KEY_BYTES) == -1)
+		return error_set(err, "no randomness available");
+	crypto_sha256_hex(key, strlen(key), hash);
+	if (db_begin(db) == -1)
+		goto dberr;
+	if ((found = db_get_text(db, STMT_OWNER_KEY_LIVE, live, sizeof(live),
+	    "t", name)) == -1)
+		goto rollback;
+	if (!rotate && found == 1) {
+		db_rollback(db);
+		crypto_wipe(key, OWNER_KEY_MAX);
+		return error_set(err, "%s already has a valid key (rotate or "
+		    "revoke it)", name);
+	}
+	if (rotate && found == 0) {
+		db_rollback(db);
+		crypto_wipe(key, OWNER_KEY_MAX);
+		return error_set(err, "%s has no valid key (add one)", name);
+	}
+	if (rotate && (db_exec(db, STMT_OWNER_KEY_REVOKE, "it", now, name) != 1 ||
+	    end_signins(db, name) == -1))
+		goto rollback;
+	if (db_exec(db, STMT_OWNER_KEY_INSERT, "tti", name, hash, now) != 1 ||
+	    db_commit(db) == -1)
+		goto rollback;
+	return 0;
+rollback:
+	db_rollback(db);
+dberr:
+	crypto_wipe(key, OWNER_KEY_MAX);
+	return error_set(err, "the key store cannot be written");
+}
+
+int
+owners_key_add(struct db *db, const char *name, char key[OWNER_KEY_MAX],
+    struct error *err)
+{
+	return issue(db, name, false, key, err);
+}
+
+int
+owners_key_rotate(struct db *db, const char *name, char key[OWNER_KEY_MAX],
+    struct error *err)
+{
+	return issue(db, name, true, key, err);
+}
+
+int
+owners_key_revoke(struct db *db, const char *name, struct error *err)
+{
+	long n;
+
+	if (!owners_name_valid(name))
+		return error_set(err, "%s: not the name of a personal key", name);
+	if (db_begin(db) == -1)
+		return error_set(err, "the key store cannot be written");
+	if ((n = db_exec(db, STMT_OWNER_KEY_REVOKE, "it",
+	    (long long)time(NULL), name)) < 0 || end_signins(db, name) == -1 ||
+	    db_commit(db) == -1) {
+		db_rollback(db);
+		return error_set(err, "the key store cannot be written");
+	}
+	return n > 0;
+}

@@ -1,0 +1,249 @@
+/*
+ * runs/collect.c: finishing a run from the supervisor's record, whichever
+ * process asks (get_result, the reconciler); see runs.h.
+ *
+ * The server's own record decides what it says: the run table's
+ * cancel_requested for a cancellation, its start time and timeout for a
+ * timeout, the container's identity stored with the run (its Id and
+ * StartedAt, sql/016) against the engine's now for "killed with the
+ * container". The record in the container only gives the output, the exit
+ * status and the duration.
+ */
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <json-c/json.h>
+
+#include "base/config.h"
+#include "base/js.h"
+#include "base/log.h"
+#include "oauth/owners.h"
+#include "runs/result.h"
+#include "runs/runs.h"
+#include "sandbox/sandbox.h"
+#include "store/db.h"
+
+#define LOST_GRACE_S	60	/* past its deadline, a run with no record is lost */
+#define BACKSTOP_S	10	/* past its deadline, a running run is killed */
+#define START_GRACE_S	10	/* a new run, or a container start, to its supervisor */
+#define RECONCILE_EVERY_S 50
+#define RECONCILE_LEASE_S 300
+#define RECONCILE_MAX	50	/* runs looked at per pass */
+
+struct info {
+	char		state[32];
+	long long	timeout;
+	long long	started;
+	bool		cancel;
+	char		cid[SANDBOX_IDENT_MAX];		/* "" when not stored */
+	char		cstarted[SANDBOX_IDENT_MAX];
+};
+
+static int
+run_info(struct db *db, const char *run_id, struct info *in)
+{
+	struct db_q	*q;
+	int		 rc = -1;
+
+	memset(in, 0, sizeof(*in));
+	if ((q = db_query(db, STMT_RUN_INFO, "t", run_id)) == NULL)
+		return -1;
+	switch (db_step(q)) {
+	case DB_ROW:
+		snprintf(in->state, sizeof(in->state), "%s", db_text(q, 0));
+		in->timeout = db_int(q, 1);
+		in->started = db_int(q, 2);
+		in->cancel = db_int(q, 3) != 0;
+		snprintf(in->cid, sizeof(in->cid), "%s",
+		    db_text(q, 4) != NULL ? db_text(q, 4) : "");
+		snprintf(in->cstarted, sizeof(in->cstarted), "%s",
+		    db_text(q, 5) != NULL ? db_text(q, 5) : "");
+		rc = 1;
+		break;
+	case DB_DONE:
+		rc = 0;
+		break;
+	case DB_ERROR:
+		break;
+	}
+	db_done(q);
+	return rc;
+}
+
+/* A run with no record: lost, said honestly. */
+static int
+finish_lost(struct db *db, const char *run_id, bool with_container)
+{
+	struct json_object	*res;
+	struct json_object	*sc = json_object_new_object();
+	int			 rc;
+
+	js_set_str(sc, "run_id", run_id);
+	js_set(sc, "exit_code", NULL);
+	js_set_bool(sc, "killed_with_container", with_container);
+	res = result_new(with_container ? "Killed with the container: the "
+	    "sandbox container stopped or restarted while this command ran, "
+	    "and nothing of it was kept (no output, no exit code)." : "This command ended "
+	    "without a result: the supervisor that ran it was killed before it "
+	    "could keep one (no output, no exit code).", sc, true);
+	rc = runs_finish(db, run_id, "error", -1, 0, 0, 0, res);
+	json_object_put(res);
+	return rc;
+}
+
+int
+runs_collect(struct db *db, struct sandbox *sb, const char *run_id)
+{
+	struct exec_result	 res;
+	struct json_object	*out;
+	struct info		 in;
+	struct error		 err;
+	char			 cid[SANDBOX_IDENT_MAX];
+	char			 cstarted[SANDBOX_IDENT_MAX];
+	const char		*state;
+	long long		 now = (long long)time(NULL), restarted;
+	bool			 running;
+	int			 rc;
+
+	if ((rc = run_info(db, run_id, &in)) != 1)
+		return rc == 0 ? 1 : -1;	/* no such run: nothing to do */
+	if (strcmp(in.state, "running") != 0)
+		return 1;
+	switch (sandbox_collect(sb, run_id, (long)in.timeout, &res, &err)) {
+	case SANDBOX_RUNNING:
+		/*
+		 * Past its deadline: the supervisor kills at the timeout, so
+		 * this is a backstop (as sandbox_exec's for a watched run,
+		 * which a task or handle no longer has).
+		 */
+		if (now >= in.started + in.timeout + BACKSTOP_S) {
+			log_warn("run %s still running %lld s after its "
+			    "deadline; killing it", run_id,
+			    now - in.started - in.timeout);
+			if (sandbox_kill(sb, run_id, &err) == -1)
+				log_warn("run %s: %s", run_id, err.msg);
+		}
+		return 0;
+	case SANDBOX_LOST:
+		/*
+		 * The container it started in: is it still this one? Rows
+		 * from before sql/016 compare clocks, both in whole seconds
+		 * (a restart in the run's second counts). The row is written
+		 * before the command's first exec, which may start the
+		 * container itself: a run without a record in a container
+		 * started only START_GRACE_S ago may not have reached its
+		 * supervisor yet.
+		 */
+		if (in.cid[0] != '\0' && in.cstarted[0] != '\0') {
+			if (sandbox_identity(sb, false, cid, cstarted, &err) == 0 &&
+			    (strcmp(cid, in.cid) != 0 ||
+			    strcmp(cstarted, in.cstarted) != 0)) {
+				if (sandbox_started_at(sb, &restarted, NULL,
+				    &err) == 0 && now < restarted + START_GRACE_S)
+					return 0;
+				return finish_lost(db, run_id, true) == -1 ?
+				    -1 : 1;
+			}
+		} else if (sandbox_started_at(sb, &restarted, NULL, &err) == 0 &&
+		    restarted >= in.started) {
+			if (now < restarted + START_GRACE_S)
+				return 0;
+			return finish_lost(db, run_id, true) == -1 ? -1 : 1;
+		}
+		if (now < in.started + in.timeout + LOST_GRACE_S)
+			return 0;	/* perhaps not started yet, or no supervisor */
+		return finish_lost(db, run_id, false) == -1 ? -1 : 1;
+	case SANDBOX_DONE:
+		break;
+	default:
+		/*
+		 * No container, or one that does not run: nothing of the run
+		 * can be alive, and its record (if any) waits for a start the
+		 * operator may not want. Said as it is.
+		 */
+		if (err.status == 404 || (err.status == 409 &&
+		    sandbox_started_at(sb, &restarted, &running, &err) == 0 &&
+		    !running)) {
+			/* A new run's first exec may be making it now. */
+			if (now < in.started + START_GRACE_S)
+				return 0;
+			return finish_lost(db, run_id, true) == -1 ? -1 : 1;
+		}
+		log_warn("run %s: cannot collect: %s", run_id, err.msg);
+		return -1;
+	}
+	/* The server's record decides: its clock, its cancellation mark. */
+	if (res.timed_out && now - in.started < in.timeout)
+		res.timed_out = false;
+	if (in.cancel && res.exit_code == 137)
+		res.killed = true;
+	if ((out = result_exec(&res, (long)in.timeout, run_id,
+	    &state)) == NULL) {
+		exec_result_free(&res);
+		return -1;
+	}
+	rc = runs_finish(db, run_id, state, res.exit_code, res.duration_ms,
+	    res.out.total, res.err.total, out);
+	if (rc == 0)
+		log_info("run %s collected from its record: %s", run_id, state);
+	json_object_put(out);
+	exec_result_free(&res);
+	return rc == -1 ? -1 : 1;
+}
+
+void
+runs_reconcile(const struct config *cfg)
+{
+	struct db	*db = NULL;
+	struct sandbox	*sb = NULL;
+	struct db_q	*q;
+	struct error	 e;
+	char		 holder[64], ids[RECONCILE_MAX][RUN_ID_MAX + 1];
+	char		 owners[RECONCILE_MAX][OWNER_MAX];
+	long long	 now = (long long)time(NULL);
+	int		 n = 0, i, done = 0;
+
+	if (db_open(cfg->db_path, &db, &e) == -1) {
+		log_warn("reconcile: %s", e.msg);
+		return;
+	}
+	snprintf(holder, sizeof(holder), "%ld/%lx", (long)getpid(),
+	    (unsigned long)pthread_self());
+	if (db_exec(db, STMT_RECONCILE_LEASE_TAKE, "iiti", now,
+	    now + RECONCILE_LEASE_S, holder, (long long)RECONCILE_EVERY_S) != 1)
+		goto out;
+	if ((q = db_query(db, STMT_RUN_UNFINISHED, "i",
+	    (long long)RECONCILE_MAX)) != NULL) {
+		while (n < RECONCILE_MAX && db_step(q) == DB_ROW) {
+			snprintf(ids[n], sizeof(ids[0]), "%s", db_text(q, 0));
+			snprintf(owners[n], sizeof(owners[0]), "%s",
+			    db_text(q, 1) != NULL ? db_text(q, 1) : "");
+			n++;
+		}
+		db_done(q);
+	}
+	/* Each run from its owner's sandbox (sandboxes.h); rows come by owner. */
+	for (i = 0; i < n; i++) {
+		if (i == 0 || strcmp(owners[i], owners[i - 1]) != 0) {
+			sandbox_close(sb);
+			sb = NULL;
+			if (sandbox_open(cfg, owners[i][0] != '\0' ? owners[i] :
+			    NULL, &sb, &e) == -1) {
+				log_warn("reconcile: %s", e.msg);
+				continue;
+			}
+		}
+		if (sb != NULL && runs_collect(db, sb, ids[i]) == 1)
+			done++;
+	}
+	if (done > 0)
+		log_info("reconcile: finished %d of %d unfinished runs", done, n);
+	db_exec(db, STMT_RECONCILE_LEASE_RELEASE, "t", holder);
+out:
+	sandbox_close(sb);
+	db_close(db);
+}

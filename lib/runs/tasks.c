@@ -1,0 +1,306 @@
+/* tasks.c: see tasks.h. */
+#include <stdio.h>
+#include <string.h>
+#include <time.h>
+
+#include "base/config.h"
+#include "base/crypto.h"
+#include "base/js.h"
+#include "base/log.h"
+#include "oauth/auth.h"
+#include "runs/runs.h"
+#include "runs/tasks.h"
+#include "sandbox/sandbox.h"
+#include "store/db.h"
+
+#define LINE_MAX_BYTES	200
+#define ADMIT_COLLECT_MAX 64	/* runs collected at the cap, at most */
+
+/* ISO 8601 in UTC ("2026-07-28T10:30:00Z"). */
+static void
+iso8601(long long t, char *out, size_t n)
+{
+	time_t		tt = (time_t)t;
+	struct tm	tm;
+
+	gmtime_r(&tt, &tm);
+	strftime(out, n, "%Y-%m-%dT%H:%M:%SZ", &tm);
+}
+
+/* The Task fields every answer carries (tasks.md "Tasks"). */
+static void
+task_fields(struct json_object *o, const char *id, const char *status,
+    const char *message, long long created, long long updated)
+{
+	char t[32];
+
+	js_set_str(o, "taskId", id);
+	js_set_str(o, "status", status);
+	if (message != NULL)
+		js_set_str(o, "statusMessage", message);
+	iso8601(created, t, sizeof(t));
+	js_set_str(o, "createdAt", t);
+	iso8601(updated, t, sizeof(t));
+	js_set_str(o, "lastUpdatedAt", t);
+	js_set_int(o, "ttlMs", (long long)TASK_KEEP_S * 1000);
+	js_set_int(o, "pollIntervalMs", TASK_POLL_MS);
+}
+
+int
+tasks_mark(struct db *db, const char *run_id, const char *handle,
+    const char *status_message, struct json_object **out)
+{
+	long long now = (long long)time(NULL);
+
+	if (out != NULL)
+		*out = NULL;
+	if (db_exec(db, STMT_TASK_MARK, "tit", handle, now, run_id) != 1)
+		return -1;
+	if (out != NULL) {
+		*out = json_object_new_object();
+		js_set_str(*out, "resultType", "task");
+		task_fields(*out, run_id, "working", status_message, now, now);
+	}
+	return 0;
+}
+
+void
+tasks_note(struct db *db, const char *run_id, const char *line)
+{
+	char	buf[LINE_MAX_BYTES + 1];
+	size_t	n = strlen(line);
+
+	if (n > LINE_MAX_BYTES) {
+		n = LINE_MAX_BYTES;
+		while (n > 0 && ((unsigned char)line[n] & 0xc0) == 0x80)
+			n--;
+	}
+	memcpy(buf, line, n);
+	buf[n] = '\0';
+	db_exec(db, STMT_TASK_NOTE, "tit", buf, (long long)time(NULL), run_id);
+}
+
+/* The row of a task the caller may see. 1, 0 (why set) or -1; q is left for the caller. */
+static int
+lookup(struct db *db, const struct auth_info *who, const char *task_id,
+    struct db_q **qp, char *why, size_t n)
+{
+	struct db_q	*q;
+	int		 rc;
+
+	*qp = NULL;
+	if ((q = db_query(db, STMT_TASK_GET, "t", task_id)) == NULL)
+		return -1;
+	rc = db_step(q);
+	if (rc == DB_ERROR) {
+		db_done(q);
+		return -1;
+	}
+	/* Another owner's task is as unknown as no task (no oracle). */
+	if (rc != DB_ROW || db_null(q, 4) ||
+	    strcmp(db_text(q, 4), "task") != 0 ||
+	    !crypto_str_equal(db_text(q, 0), auth_owner(who))) {
+		snprintf(why, n, "Failed to retrieve task: Task not found");
+		db_done(q);
+		return 0;
+	}
+	*qp = q;
+	return 1;
+}
+
+/*
+ * A task still running by its row: its worker may be gone (killed, the
+ * programs restarted). Collect it from the supervisor's record in the
+ * owner's sandbox, as get_result does (runs_collect), so the task ends
+ * with its real result; a live worker's run is left to it.
+ */
+static void
+collect(struct db *db, const struct config *cfg, const struct auth_info *who,
+    const char *task_id)
+{
+	struct sandbox	*sb = NULL;
+	struct error	 err;
+
+	if (sandbox_open(cfg, auth_owner(who), &sb, &err) == -1)
+		log_warn("task %s: %s", task_id, err.msg);
+	else
+		runs_collect(db, sb, task_id);
+	sandbox_close(sb);
+}
+
+int
+tasks_get(struct db *db, const struct config *cfg, const struct auth_info *who,
+    const char *task_id, struct json_object **out, char *why, size_t n)
+{
+	struct json_object	*o, *result = NULL, *err;
+	struct db_q		*q;
+	const char		*state, *text, *status;
+	char			 msg[LINE_MAX_BYTES + 64];
+	long long		 created, updated, now = (long long)time(NULL);
+	int			 rc;
+
+	*out = NULL;
+	if ((rc = lookup(db, who, task_id, &q, why, n)) != 1)
+		return rc;
+	if (strcmp(db_text(q, 1), "running") == 0) {
+		db_done(q);
+		collect(db, cfg, who, task_id);
+		if ((rc = lookup(db, who, task_id, &q, why, n)) != 1)
+			return rc;
+	}
+	state = db_text(q, 1);
+	created = db_int(q, 2);
+	updated = db_null(q, 3) ? (db_null(q, 7) ? created : db_int(q, 7)) :
+	    db_int(q, 3);
+	text = db_text(q, 5);
+	o = json_object_new_object();
+	if (strcmp(state, "running") == 0) {
+		status = "working";
+		snprintf(msg, sizeof(msg), "Running for %llds.%s%s",
+		    now - created, db_null(q, 6) ? "" : " Latest output seen: ",
+		    db_null(q, 6) ? "" : db_text(q, 6));
+	} else if (text == NULL) {
+		/* Finished and its result dropped after TASK_KEEP_S: gone. */
+		snprintf(why, n, "Failed to retrieve task: Task has expired");
+		db_done(q);
+		json_object_put(o);
+		return 0;
+	} else if ((result = js_parse(text, strlen(text), JS_MAX_DEPTH,
+	    NULL)) == NULL) {
+		db_done(q);
+		json_object_put(o);
+		return -1;
+	} else if (strcmp(state, "cancel") == 0) {
+		status = "cancelled";
+		snprintf(msg, sizeof(msg), "Cancelled: the command and "
+		    "everything it started were killed.");
+	} else if (strcmp(state, "detached") == 0) {
+		/* Not collected to its end: a fault of the server, not of the command. */
+		status = "failed";
+		snprintf(msg, sizeof(msg), "The server restarted while the "
+		    "command ran; its result was not captured.");
+	} else {
+		status = "completed";
+		snprintf(msg, sizeof(msg), "Finished (%s).", state);
+	}
+	task_fields(o, task_id, status, msg, created, updated);
+	if (strcmp(status, "completed") == 0)
+		js_set(o, "result", result);
+	else {
+		if (strcmp(status, "failed") == 0) {
+			err = json_object_new_object();
+			js_set_int(err, "code", -32603);
+			js_set_str(err, "message", msg);
+			js_set(o, "error", err);
+		}
+		json_object_put(result);
+	}
+	db_done(q);
+	*out = o;
+	return 1;
+}
+
+int
+tasks_cancel(struct db *db, const struct config *cfg,
+    const struct auth_info *who, const char *task_id, char *why, size_t n)
+{
+	struct db_q	*q;
+	struct sandbox	*sb = NULL;
+	struct error	 err;
+	char		 id[RUN_ID_MAX + 1];
+	int		 rc;
+
+	if ((rc = lookup(db, who, task_id, &q, why, n)) != 1)
+		return rc;
+	db_done(q);
+	/* Finished tasks are acknowledged too (cancellation is cooperative). */
+	if (db_get_text(db, STMT_TASK_CANCEL, id, sizeof(id), "t", task_id) != 1)
+		return 1;
+	/* The collecting worker sees the mark within a second and kills too. */
+	if (sandbox_open(cfg, auth_owner(who), &sb, &err) == -1 ||
+	    sandbox_kill(sb, task_id, &err) == -1)
+		log_warn("cancel task %s: %s", task_id, err.msg);
+	sandbox_close(sb);
+	return 1;
+}
+
+int
+tasks_update(struct db *db, const struct auth_info *who, const char *task_id,
+    char *why, size_t n)
+{
+	struct db_q	*q;
+	int		 rc;
+
+	if ((rc = lookup(db, who, task_id, &q, why, n)) != 1)
+		return rc;
+	db_done(q);
+	return 1;
+}
+
+/* Running rows: all, and the owner's. 0 or -1. */
+static int
+count_running(struct db *db, const char *owner, long long *all,
+    long long *mine)
+{
+	struct db_q	*q;
+	int		 rc = -1;
+
+	if ((q = db_query(db, STMT_RUN_COUNT_ACTIVE, "ti", owner,
+	    (long long)time(NULL))) == NULL)
+		return -1;
+	if (db_step(q) == DB_ROW) {
+		*all = db_int(q, 0);
+		*mine = db_int(q, 1);
+		rc = 0;
+	}
+	db_done(q);
+	return rc;
+}
+
+void
+tasks_collect_released(struct db *db, struct sandbox *sb, const char *owner,
+    long long max)
+{
+	struct db_q	*q;
+	char		 ids[ADMIT_COLLECT_MAX][RUN_ID_MAX + 1];
+	int		 n = 0, i;
+
+	if (max > ADMIT_COLLECT_MAX)
+		max = ADMIT_COLLECT_MAX;
+	if ((q = db_query(db, STMT_RUN_RELEASED, "ti", owner, max)) == NULL)
+		return;
+	while (n < max && db_step(q) == DB_ROW)
+		snprintf(ids[n++], sizeof(ids[0]), "%s", db_text(q, 0));
+	db_done(q);
+	for (i = 0; i < n; i++)
+		runs_collect(db, sb, ids[i]);
+}
+
+int
+tasks_admit(struct db *db, const struct config *cfg, struct sandbox *sb,
+    const struct auth_info *who, char *why, size_t n)
+{
+	const char	*owner = auth_owner(who);
+	long long	 all, mine;
+
+	if (count_running(db, owner, &all, &mine) == -1)
+		return -1;
+	if (sb != NULL && mine > 0 && (all >= cfg->max_running ||
+	    mine >= cfg->max_running_per_owner)) {
+		tasks_collect_released(db, sb, owner, mine);
+		if (count_running(db, owner, &all, &mine) == -1)
+			return -1;
+	}
+	if (all >= cfg->max_running) {
+		snprintf(why, n, "%lld commands are already running on this "
+		    "server (the limit, SANDBOX_MAX_RUNNING)", all);
+		return 1;
+	}
+	if (mine >= cfg->max_running_per_owner) {
+		snprintf(why, n, "%lld of your commands are already running "
+		    "(the limit per person, SANDBOX_MAX_RUNNING_PER_OWNER)",
+		    mine);
+		return 1;
+	}
+	return 0;
+}

@@ -1,0 +1,329 @@
+/*
+ * files.c: see files.h.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+#include <time.h>
+
+#include "base/crypto.h"
+#include "base/form.h"
+#include "base/js.h"
+#include "engine/docker.h"
+#include "engine/tar.h"
+#include "sandbox/files.h"
+#include "sandbox/sandbox.h"
+
+/* Go's os.FileMode type bits, which the engine's stat carries. */
+#define GO_MODE_DIR		(1u << 31)
+#define GO_MODE_SYMLINK		(1u << 27)
+#define GO_MODE_DEVICE		(1u << 26)
+#define GO_MODE_NAMED_PIPE	(1u << 25)
+#define GO_MODE_SOCKET		(1u << 24)
+#define GO_MODE_CHAR_DEVICE	(1u << 21)
+#define GO_MODE_IRREGULAR	(1u << 19)
+
+#define STAT_HEADER		"X-Docker-Container-Path-Stat:"
+#define STAT_HEADER_MAX		(16 * 1024)	/* base64 of name + linkTarget + ... */
+
+/* "/containers/<container>/archive?path=<path>", percent-encoded. */
+static char *
+archive_path(const char *container, const char *path)
+{
+	char	 c[3 * 256 + 1], *p, *url = NULL;
+	size_t	 n;
+
+	if (strlen(path) > FILES_PATH_MAX ||
+	    form_encode(container, c, sizeof(c)) < 0)
+		return NULL;
+	n = 3 * strlen(path) + 1;
+	if ((p = malloc(n)) == NULL)
+		return NULL;
+	if (form_encode(path, p, n) >= 0) {
+		n = strlen(c) + strlen(p) + 40;
+		if ((url = malloc(n)) != NULL)
+			snprintf(url, n, "/containers/%s/archive?path=%s", c, p);
+	}
+	free(p);
+	return url;
+}
+
+int
+files_parse_time(const char *s, long long *out)
+{
+	struct tm	 tm;
+	const char	*p = s;
+	long long	 t;
+	int		 v[6], i, off = 0;
+	static const int width[6] = { 4, 2, 2, 2, 2, 2 };
+	static const char sep[6] = { '-', '-', 'T', ':', ':', '\0' };
+
+	for (i = 0; i < 6; i++) {
+		int j;
+
+		v[i] = 0;
+		for (j = 0; j < width[i]; j++, p++) {
+			if (*p < '0' || *p > '9')
+				return -1;
+			v[i] = v[i] * 10 + (*p - '0');
+		}
+		if (sep[i] != '\0') {
+			if (*p != sep[i] && !(sep[i] == 'T' && *p == 't'))
+				return -1;
+			p++;
+		}
+	}
+	if (*p == '.') {
+		p++;
+		if (*p < '0' || *p > '9')
+			return -1;
+		for (i = 0; *p >= '0' && *p <= '9'; p++)
+			if (++i > 9)
+				return -1;
+	}
+	if (*p == 'Z' || *p == 'z')
+		p++;
+	else if ((*p == '+' || *p == '-') && p[1] >= '0' && p[1] <= '9' &&
+	    p[2] >= '0' && p[2] <= '9' && p[3] == ':' && p[4] >= '0' &&
+	    p[4] <= '9' && p[5] >= '0' && p[5] <= '9') {
+		off = ((p[1] - '0') * 10 + (p[2] - '0')) * 3600 +
+		    ((p[4] - '0') * 10 + (p[5] - '0')) * 60;
+		if (*p == '-')
+			off = -off;
+		p += 6;
+	} else
+		return -1;
+	if (*p != '\0' || v[1] < 1 || v[1] > 12 || v[2] < 1 || v[2] > 31 ||
+	    v[3] > 23 || v[4] > 59 || v[5] > 60)
+		return -1;
+	memset(&tm, 0, sizeof(tm));
+	tm.tm_year = v[0] - 1900;
+	tm.tm_mon = v[1] - 1;
+	tm.tm_mday = v[2];
+	tm.tm_hour = v[3];
+	tm.tm_min = v[4];
+	tm.tm_sec = v[5];
+	t = (long long)timegm(&tm);
+	*out = t - off;
+	return 0;
+}
+
+/* HEAD: keep the stat header's value. */
+struct stat_ctx {
+	char	*value;		/* base64, malloc'd */
+	size_t	 len;
+	bool	 too_big;
+};
+
+static int
+stat_header(void *arg, const char *line, size_t len)
+{
+	struct stat_ctx	*s = arg;
+	size_t		 n = sizeof(STAT_HEADER) - 1;
+
+	if (len < n || strncasecmp(line, STAT_HEADER, n) != 0)
+		return 0;
+	line += n;
+	len -= n;
+	while (len > 0 && (*line == ' ' || *line == '\t'))
+		line++, len--;
+	while (len > 0 && (line[len - 1] == '\r' || line[len - 1] == '\n' ||
+	    line[len - 1] == ' '))
+		len--;
+	if (len > STAT_HEADER_MAX) {
+		s->too_big = true;
+		return 0;
+	}
+	free(s->value);
+	if ((s->value = malloc(len + 1)) == NULL)
+		return -1;
+	memcpy(s->value, line, len);
+	s->value[len] = '\0';
+	s->len = len;
+	return 0;
+}
+
+int
+files_stat(struct sandbox *sb, const char *path,
+    struct file_stat *st, struct error *err)
+{
+	struct docker_raw_cb	 cb = { stat_header, NULL, NULL };
+	struct stat_ctx		 s = { NULL, 0, false };
+	struct json_object	*obj = NULL;
+	struct error		 perr;
+	char			*url = NULL, *json = NULL;
+	const char		*mtime, *target;
+	long long		 v;
+	long			 status, jlen;
+	bool			 stopped;
+	int			 rc = -1;
+
+	memset(st, 0, sizeof(*st));
+	cb.arg = &s;
+	if ((url = archive_path(sandbox_container(sb), path)) == NULL) {
+		error_status(err, 404, "the path is too long");
+		goto out;
+	}
+	if (docker_raw(sandbox_docker(sb), "HEAD", url, &cb, &status, &stopped, err) == -1)
+		goto out;
+	if (stopped) {
+		error_status(err, 500, "out of memory");
+		goto out;
+	}
+	if (status == 404) {
+		error_status(err, 404, "no such file");
+		goto out;
+	}
+	if (status == 500) {
+		/* HEAD has no body to say why: a link loop is the usual cause. */
+		error_status(err, 500, "the Docker engine cannot resolve the "
+		    "path (a symbolic link loop?)");
+		goto out;
+	}
+	if (status != 200 || s.value == NULL || s.too_big) {
+		error_status(err, 502, "Docker engine: unexpected answer to a "
+		    "file stat (HTTP %ld)", status);
+		goto out;
+	}
+	if ((json = malloc(s.len + 1)) == NULL ||
+	    (jlen = crypto_b64_decode(s.value, s.len, json, s.len)) < 0 ||
+	    (obj = js_parse(json, (size_t)jlen, 4, &perr)) == NULL ||
+	    js_int(obj, "size", &v) == -1 || v < 0) {
+		error_status(err, 502, "Docker engine: malformed file stat");
+		goto out;
+	}
+	st->size = (unsigned long long)v;
+	if (js_int(obj, "mode", &v) == -1 || v < 0 || v > UINT32_MAX) {
+		error_status(err, 502, "Docker engine: malformed file stat");
+		goto out;
+	}
+	st->mode = (uint32_t)v;
+	if ((mtime = js_str(obj, "mtime")) == NULL ||
+	    files_parse_time(mtime, &st->mtime) == -1)
+		st->mtime = 0;
+	if (st->mode & GO_MODE_DIR)
+		st->kind = FILE_DIRECTORY;
+	else if (st->mode & GO_MODE_SYMLINK)
+		st->kind = FILE_SYMLINK;
+	else if (st->mode & (GO_MODE_DEVICE | GO_MODE_NAMED_PIPE |
+	    GO_MODE_SOCKET | GO_MODE_CHAR_DEVICE | GO_MODE_IRREGULAR))
+		st->kind = FILE_OTHER;
+	else
+		st->kind = FILE_REGULAR;
+	if ((target = js_str_max(obj, "linkTarget", FILES_PATH_MAX)) != NULL)
+		memcpy(st->link_target, target, strlen(target) + 1);
+	rc = 0;
+out:
+	json_object_put(obj);
+	free(json);
+	free(s.value);
+	free(url);
+	return rc;
+}
+
+/* GET: feed the tar stream to the extractor. */
+struct stream_ctx {
+	struct tar_extract	*tar;
+	enum tar_rc		 rc;
+	struct error		 terr;
+};
+
+static int
+stream_body(void *arg, const char *buf, size_t len)
+{
+	struct stream_ctx *s = arg;
+
+	s->rc = tar_extract_feed(s->tar, buf, len, &s->terr);
+	/* Done, or stopped, or broken: no need for the rest of the stream. */
+	return s->rc == TAR_MORE ? 0 : -1;
+}
+
+int
+files_stream(struct sandbox *sb, const char *path,
+    const struct tar_sink *sink, struct error *err)
+{
+	struct docker_raw_cb	 cb = { NULL, stream_body, NULL };
+	struct stream_ctx	 s;
+	char			*url = NULL;
+	long			 status;
+	bool			 stopped;
+	int			 rc = -1;
+
+	memset(&s, 0, sizeof(s));
+	cb.arg = &s;
+	s.rc = TAR_MORE;
+	if ((url = archive_path(sandbox_container(sb), path)) == NULL) {
+		error_status(err, 404, "the path is too long");
+		goto out;
+	}
+	if ((s.tar = tar_extract_new(files_basename(path), sink)) == NULL) {
+		error_status(err, 500, "out of memory");
+		goto out;
+	}
+	if (docker_raw(sandbox_docker(sb), "GET", url, &cb, &status, &stopped, err) == -1)
+		goto out;
+	if (status == 404) {
+		error_status(err, 404, "no such file");
+		goto out;
+	}
+	if (status != 200) {
+		error_status(err, 502, "Docker engine: unexpected answer to an "
+		    "archive request (HTTP %ld)", status);
+		goto out;
+	}
+	if (!stopped)
+		s.rc = tar_extract_end(s.tar, &s.terr);
+	switch (s.rc) {
+	case TAR_DONE:
+		rc = 0;
+		break;
+	case TAR_STOPPED:
+		rc = 1;
+		break;
+	case TAR_NOT_FOUND:
+		error_status(err, 404, "no such file");
+		break;
+	case TAR_MORE:
+		/* The connection broke mid-stream, between our callbacks. */
+		error_status(err, 502, "the archive stream was cut short");
+		break;
+	case TAR_ERROR:
+		/* A directory or special file is "not found" as a file. */
+		if (strncmp(s.terr.msg, "the path is", 11) == 0)
+			error_status(err, 404, "%s", s.terr.msg);
+		else
+			error_status(err, 502, "Docker engine: %s", s.terr.msg);
+		break;
+	}
+out:
+	tar_extract_free(s.tar);
+	free(url);
+	return rc;
+}
+
+int
+files_put(struct sandbox *sb, const char *dir, unsigned long long length,
+    const struct docker_put_cb *cb, long *status, bool *aborted,
+    struct error *err)
+{
+	char	*url;
+	int	 rc;
+
+	*status = 0;
+	*aborted = false;
+	if ((url = archive_path(sandbox_container(sb), dir)) == NULL)
+		return error_status(err, 500, "the folder name is too long");
+	rc = docker_put_stream(sandbox_docker(sb), url, "application/x-tar",
+	    length, cb, status, aborted, err);
+	free(url);
+	return rc;
+}
+
+const char *
+files_basename(const char *path)
+{
+	const char *s = strrchr(path, '/');
+
+	return s != NULL ? s + 1 : path;
+}
