@@ -213,7 +213,7 @@ tls_context(struct httpc *h, struct error *err)
 	ERR_clear_error();
 	errno = 0;
 	if ((ctx = SSL_CTX_new(TLS_client_method())) == NULL)
-		return error_status(err, 503, "TLS: %s", tls_reason(why, sizeof(why)));
+		return error_kind(err, ERR_UNAVAILABLE, "TLS: %s", tls_reason(why, sizeof(why)));
 	SSL_CTX_set_min_proto_version(ctx, TLS1_2_VERSION);
 	SSL_CTX_set_verify(ctx, SSL_VERIFY_PEER, NULL);
 	SSL_CTX_set_options(ctx, SSL_OP_IGNORE_UNEXPECTED_EOF);
@@ -221,25 +221,25 @@ tls_context(struct httpc *h, struct error *err)
 	    SSL_MODE_ACCEPT_MOVING_WRITE_BUFFER);
 	if (h->ca == NULL) {
 		if (SSL_CTX_set_default_verify_paths(ctx) != 1) {
-			error_status(err, 503, "TLS: cannot read the system's "
+			error_kind(err, ERR_UNAVAILABLE, "TLS: cannot read the system's "
 			    "CA certificates: %s", tls_reason(why, sizeof(why)));
 			goto fail;
 		}
 	} else if (SSL_CTX_load_verify_locations(ctx, h->ca, NULL) != 1) {
-		error_status(err, 503, "TLS: cannot read the CA file %s: %s",
+		error_kind(err, ERR_UNAVAILABLE, "TLS: cannot read the CA file %s: %s",
 		    h->ca, tls_reason(why, sizeof(why)));
 		goto fail;
 	}
 	if (h->cert == NULL)
 		goto done;
 	if (SSL_CTX_use_certificate_chain_file(ctx, h->cert) != 1) {
-		error_status(err, 503, "TLS: cannot read the client certificate "
+		error_kind(err, ERR_UNAVAILABLE, "TLS: cannot read the client certificate "
 		    "%s: %s", h->cert, tls_reason(why, sizeof(why)));
 		goto fail;
 	}
 	if (SSL_CTX_use_PrivateKey_file(ctx, h->key, SSL_FILETYPE_PEM) != 1 ||
 	    SSL_CTX_check_private_key(ctx) != 1) {
-		error_status(err, 503, "TLS: cannot use the client key %s: %s",
+		error_kind(err, ERR_UNAVAILABLE, "TLS: cannot use the client key %s: %s",
 		    h->key, tls_reason(why, sizeof(why)));
 		goto fail;
 	}
@@ -292,7 +292,7 @@ connect_unix(struct httpc *h, long long deadline, struct error *err)
 	memset(&sun, 0, sizeof(sun));
 	sun.sun_family = AF_UNIX;
 	if (strlen(h->unix_path) >= sizeof(sun.sun_path)) {
-		error_status(err, 503, "the unix socket path %s is too long",
+		error_kind(err, ERR_UNAVAILABLE, "the unix socket path %s is too long",
 		    h->unix_path);
 		return -1;
 	}
@@ -315,7 +315,7 @@ connect_unix(struct httpc *h, long long deadline, struct error *err)
 		}
 		poll(NULL, 0, 20);
 	}
-	error_status(err, 503, "cannot connect to the unix socket %s: %s",
+	error_kind(err, ERR_UNAVAILABLE, "cannot connect to the unix socket %s: %s",
 	    h->unix_path, strerror(errno));
 	return -1;
 }
@@ -332,7 +332,7 @@ connect_tcp(struct httpc *h, long long deadline, struct error *err)
 	hints.ai_flags = AI_NUMERICSERV | (h->addr != NULL ? AI_NUMERICHOST : 0);
 	if ((rc = getaddrinfo(h->addr != NULL ? h->addr : h->host, h->port,
 	    &hints, &res)) != 0) {
-		error_status(err, 503, "cannot resolve %s: %s", h->host,
+		error_kind(err, ERR_UNAVAILABLE, "cannot resolve %s: %s", h->host,
 		    gai_strerror(rc));
 		return -1;
 	}
@@ -373,7 +373,7 @@ connect_tcp(struct httpc *h, long long deadline, struct error *err)
 	}
 	freeaddrinfo(res);
 	if (fd == -1) {
-		error_status(err, 503, "cannot connect to %s: %s", h->authority,
+		error_kind(err, ERR_UNAVAILABLE, "cannot connect to %s: %s", h->authority,
 		    strerror(e != 0 ? e : ECONNREFUSED));
 		return -1;
 	}
@@ -395,15 +395,15 @@ tls_start(struct httpc *h, struct httpc_conn *c, long long deadline,
 
 	ERR_clear_error();
 	if ((c->ssl = SSL_new(h->ctx)) == NULL || SSL_set_fd(c->ssl, c->fd) != 1)
-		return error_status(err, 503, "TLS: %s", tls_reason(why, sizeof(why)));
+		return error_kind(err, ERR_UNAVAILABLE, "TLS: %s", tls_reason(why, sizeof(why)));
 	if (inet_pton(AF_INET, h->host, addr) == 1 ||
 	    inet_pton(AF_INET6, h->host, addr) == 1) {
 		if (X509_VERIFY_PARAM_set1_ip_asc(SSL_get0_param(c->ssl),
 		    h->host) != 1)
-			return error_status(err, 503, "TLS: bad address %s", h->host);
+			return error_kind(err, ERR_UNAVAILABLE, "TLS: bad address %s", h->host);
 	} else if (SSL_set1_host(c->ssl, h->host) != 1 ||
 	    SSL_set_tlsext_host_name(c->ssl, h->host) != 1)
-		return error_status(err, 503, "TLS: bad host name %s", h->host);
+		return error_kind(err, ERR_UNAVAILABLE, "TLS: bad host name %s", h->host);
 	for (;;) {
 		ERR_clear_error();
 		errno = 0;
@@ -417,18 +417,18 @@ tls_start(struct httpc *h, struct httpc_conn *c, long long deadline,
 		else {
 			v = SSL_get_verify_result(c->ssl);
 			if (v != X509_V_OK)
-				return error_status(err, 503, "TLS: the "
+				return error_kind(err, ERR_UNAVAILABLE, "TLS: the "
 				    "certificate of %s: %s", h->host,
 				    X509_verify_cert_error_string(v));
-			return error_status(err, 503, "TLS handshake: %s",
+			return error_kind(err, ERR_UNAVAILABLE, "TLS handshake: %s",
 			    tls_reason(why, sizeof(why)));
 		}
 		if (stopping() || clock_ms() >= deadline)
-			return error_status(err, 503, "TLS handshake: no answer "
+			return error_kind(err, ERR_UNAVAILABLE, "TLS handshake: no answer "
 			    "in time");
 		if (wait_fd(c->fd, ev, deadline - clock_ms() > SLICE_MS ?
 		    SLICE_MS : deadline - clock_ms()) == -1)
-			return error_status(err, 503, "TLS handshake: %s",
+			return error_kind(err, ERR_UNAVAILABLE, "TLS handshake: %s",
 			    strerror(errno));
 	}
 }
@@ -843,7 +843,7 @@ httpc_read_head(struct httpc_conn *c, struct httpc_head *h, bool head_request,
 			if (n == -2)
 				return -2;
 			if (n == -1)
-				return error_status(err, 502, "malformed response "
+				return error_kind(err, ERR_UPSTREAM, "malformed response "
 				    "head");
 			if (n > 0) {
 				c->r += (size_t)n;
@@ -851,7 +851,7 @@ httpc_read_head(struct httpc_conn *c, struct httpc_head *h, bool head_request,
 				    h->status != 101) {
 					/* Interim: the real one follows. */
 					if (++interim > HTTPC_INTERIM_MAX)
-						return error_status(err, 502,
+						return error_kind(err, ERR_UPSTREAM,
 						    "too many interim answers");
 					continue;
 				}
@@ -868,10 +868,10 @@ httpc_read_head(struct httpc_conn *c, struct httpc_head *h, bool head_request,
 		if (f == 0)
 			return 0;
 		if (f == -2)
-			return error_status(err, 502, "response head longer "
+			return error_kind(err, ERR_UPSTREAM, "response head longer "
 			    "than %u bytes", HTTPC_HEAD_MAX);
 		*empty = c->got == c->mark;
-		return error_status(err, 502, "the connection %s before a "
+		return error_kind(err, ERR_UPSTREAM, "the connection %s before a "
 		    "complete answer", c->eof ? "closed" : "broke");
 	}
 }
@@ -1051,7 +1051,7 @@ httpc_body_next(struct httpc_body *b, const char **p, size_t *n, int wait_ms,
 				    avail, &used, p, n);
 				c->r += used;
 				if (rc == -1)
-					return error_status(err, 502,
+					return error_kind(err, ERR_UPSTREAM,
 					    "malformed chunked body");
 				if (rc == 2) {
 					b->done = true;
@@ -1073,7 +1073,7 @@ httpc_body_next(struct httpc_body *b, const char **p, size_t *n, int wait_ms,
 			b->done = true;
 			return 2;
 		}
-		return error_status(err, 502, "the connection %s in the middle "
+		return error_kind(err, ERR_UPSTREAM, "the connection %s in the middle "
 		    "of a response body", c->eof ? "closed" : "broke");
 	}
 }

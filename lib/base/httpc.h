@@ -78,7 +78,7 @@ const char *httpc_authority(const struct httpc *);
  * A connection for one request: the endpoint's idle connection when one is
  * kept and reuse is true (*reused is then set), else a new one connected
  * by deadline (monotonic ms) with a read buffer of bufsize bytes (at least
- * HTTPC_HEAD_MAX). On failure err->status is 503 (nothing reached) and
+ * HTTPC_HEAD_MAX). On failure err->kind is ERR_UNAVAILABLE (nothing reached) and
  * the message gives the system's reason, naming the socket.
  */
 struct httpc_conn *httpc_conn_get(struct httpc *, bool reuse, size_t bufsize,
@@ -162,7 +162,7 @@ void	httpc_framing(struct httpc_head *h, bool head_request);
  * Read a response head from c, waiting for each piece at most wait_ms:
  * 1 and h (the head consumed from the buffer, the body's first bytes left
  * there), 0 when nothing complete came in time (call again), -1 when the
- * connection ended first (err->status 502; *empty set when not one byte
+ * connection ended first (err->kind ERR_UPSTREAM; *empty set when not one byte
  * came, as on a kept connection the peer had closed) or the head is
  * malformed, -2 when fn returned -1. Interim 1xx answers other than 101 are
  * skipped (at most HTTPC_INTERIM_MAX). Never waits past wait_ms, however
@@ -216,7 +216,7 @@ void	httpc_body_init(struct httpc_body *, struct httpc_conn *,
  * The next piece, waiting for the socket at most wait_ms: 1 with *p and
  * *n (valid until the next call), 0 when nothing came in time, 2 at the
  * end of the body (the connection then stands after it), -1 when the
- * connection ended early or the framing is malformed (err->status 502).
+ * connection ended early or the framing is malformed (err->kind ERR_UPSTREAM).
  */
 int	httpc_body_next(struct httpc_body *, const char **p, size_t *n,
 	    int wait_ms, struct error *);

@@ -197,7 +197,7 @@ docker_message(struct json_object *resp)
 static int
 unreachable(struct docker *d, const struct error *why, struct error *err)
 {
-	return error_status(err, 503, "cannot reach the Docker engine at %s "
+	return error_kind(err, ERR_UNAVAILABLE, "cannot reach the Docker engine at %s "
 	    "(DOCKER_HOST): %s", d->host, why->msg);
 }
 
@@ -205,7 +205,7 @@ unreachable(struct docker *d, const struct error *why, struct error *err)
 static int
 broken(struct docker *d, const struct error *why, struct error *err)
 {
-	return error_status(err, 502, "Docker engine at %s (DOCKER_HOST): %s",
+	return error_kind(err, ERR_UPSTREAM, "Docker engine at %s (DOCKER_HOST): %s",
 	    d->host, why->msg);
 }
 
@@ -302,9 +302,9 @@ waiter_slice(struct waiter *w, struct error *err)
 		left = w->next_tick - now;
 	} else {
 		if (stopping())
-			return error_status(err, 503, "the server is stopping");
+			return error_kind(err, ERR_UNAVAILABLE, "the server is stopping");
 		if (now >= w->deadline)
-			return error_status(err, 503, "cannot reach the Docker "
+			return error_kind(err, ERR_UNAVAILABLE, "cannot reach the Docker "
 			    "engine at %s (DOCKER_HOST): %s %ld s", w->d->host,
 			    w->stall_ms > 0 ? "nothing moved for" :
 			    "no complete answer within", w->stall_ms > 0 ?
@@ -327,8 +327,8 @@ conn_get(struct docker *d, bool reuse, size_t bufsize, bool *reused,
 	if ((c = httpc_conn_get(d->ep, reuse, bufsize, clock_ms() +
 	    CONNECT_TIMEOUT_MS, reused, &e)) == NULL) {
 		if (stopping())
-			error_status(err, 503, "the server is stopping");
-		else if (e.status == 503)
+			error_kind(err, ERR_UNAVAILABLE, "the server is stopping");
+		else if (e.kind == ERR_UNAVAILABLE)
 			unreachable(d, &e, err);
 		else
 			error_set(err, "%s", e.msg);
@@ -475,14 +475,14 @@ read_body(struct httpc_conn *c, const struct httpc_head *h, struct body *b,
 {
 	if (h->framing == HTTPC_LENGTH && h->length > b->max) {
 		b->too_big = true;
-		return error_status(err, 502, "Docker engine at %s (DOCKER_HOST): "
+		return error_kind(err, ERR_UPSTREAM, "Docker engine at %s (DOCKER_HOST): "
 		    "response larger than %zu bytes", w->d->host, b->max);
 	}
 	switch (body_each(c, h, w, body_add, b, err)) {
 	case 0:
 		return 0;
 	case 1:
-		return b->too_big ? error_status(err, 502, "Docker engine at %s "
+		return b->too_big ? error_kind(err, ERR_UPSTREAM, "Docker engine at %s "
 		    "(DOCKER_HOST): response larger than %zu bytes", w->d->host,
 		    b->max) : error_set(err, "out of memory");
 	default:
@@ -526,7 +526,7 @@ call(struct docker *d, const char *method, const char *path,
 		rc = send_all(c, req, hlen, &w, NULL, err);
 		if (rc == 0 && room == 0 && blen > 0)
 			rc = send_all(c, body, blen, &w, NULL, err);
-		sent_failed = rc == -1 && err->status == 502;
+		sent_failed = rc == -1 && err->kind == ERR_UPSTREAM;
 		if (rc == 0)
 			rc = read_head(c, h, head_request, NULL, NULL, &w,
 			    &empty, err);
@@ -542,7 +542,7 @@ call(struct docker *d, const char *method, const char *path,
 			continue;
 		}
 		if (rc == 0) {
-			error_status(err, 502, "Docker engine at %s (DOCKER_HOST): "
+			error_kind(err, ERR_UPSTREAM, "Docker engine at %s (DOCKER_HOST): "
 			    "the connection closed before an answer", d->host);
 		}
 		goto out;
@@ -585,7 +585,7 @@ docker_request(struct docker *d, const char *method, const char *path,
 	if (b.len > 0 && h.json) {
 		obj = js_parse(b.buf, b.len, JS_MAX_DEPTH, &perr);
 		if (obj == NULL && *status >= 200 && *status < 300) {
-			error_status(err, 502, "Docker engine at %s (DOCKER_HOST): "
+			error_kind(err, ERR_UPSTREAM, "Docker engine at %s (DOCKER_HOST): "
 			    "%s", d->host, perr.msg);
 			goto out;
 		}
@@ -610,7 +610,7 @@ engine_refused(struct error *err, long status, const struct body *b,
 	struct error		 perr;
 
 	obj = b->len > 0 ? js_parse(b->buf, b->len, JS_MAX_DEPTH, &perr) : NULL;
-	error_status(err, (int)status, "%s (HTTP %ld): %.200s", what, status,
+	error_kind(err, error_kind_of_http(status), "%s (HTTP %ld): %.200s", what, status,
 	    docker_message(obj));
 	json_object_put(obj);
 }
@@ -769,7 +769,7 @@ docker_exec_start(struct docker *d, const char *id,
 	    (rc = read_head(c, &h, false, NULL, NULL, &w, &empty, err)) == -1)
 		goto end;
 	if (rc == 0) {
-		error_status(err, 502, "Docker engine at %s (DOCKER_HOST): the "
+		error_kind(err, ERR_UPSTREAM, "Docker engine at %s (DOCKER_HOST): the "
 		    "connection closed before an answer", d->host);
 		goto out;
 	}
@@ -786,7 +786,7 @@ docker_exec_start(struct docker *d, const char *id,
 	if ((rc = body_each(c, &h, &w, exec_piece, &xo, err)) == -1)
 		goto end;
 	if (rc == 1) {
-		error_status(err, 502, "Docker engine at %s (DOCKER_HOST): "
+		error_kind(err, ERR_UPSTREAM, "Docker engine at %s (DOCKER_HOST): "
 		    "malformed exec output stream", d->host);
 		goto out;
 	}
@@ -853,7 +853,7 @@ docker_raw(struct docker *d, const char *method, const char *path,
 		goto out;
 	}
 	if (rc == 0)
-		error_status(err, 502, "Docker engine at %s (DOCKER_HOST): the "
+		error_kind(err, ERR_UPSTREAM, "Docker engine at %s (DOCKER_HOST): the "
 		    "connection closed before an answer", d->host);
 	if (rc != 1)
 		goto out;
@@ -915,7 +915,7 @@ docker_put_stream(struct docker *d, const char *path, const char *ctype,
 			goto out;
 		}
 		if (n == 0 || (unsigned long long)n > left) {
-			error_status(err, 502, "the upload to the Docker engine "
+			error_kind(err, ERR_UPSTREAM, "the upload to the Docker engine "
 			    "ended %s its announced length", n == 0 ? "before" :
 			    "past");
 			goto out;
@@ -924,7 +924,7 @@ docker_put_stream(struct docker *d, const char *path, const char *ctype,
 		waiter_moved(&w);
 		if (send_all(c, piece, (size_t)n, &w, &early, err) == -1) {
 			/* The engine may have answered, then closed: read it. */
-			if (err->status != 502 || stopping())
+			if (err->kind != ERR_UPSTREAM || stopping())
 				goto out;
 			early = true;
 		}
@@ -932,7 +932,7 @@ docker_put_stream(struct docker *d, const char *path, const char *ctype,
 	if ((rc = read_head(c, &h, false, NULL, NULL, &w, &empty, err)) == -1)
 		goto out;
 	if (rc == 0) {
-		error_status(err, 502, "Docker engine at %s (DOCKER_HOST): the "
+		error_kind(err, ERR_UPSTREAM, "Docker engine at %s (DOCKER_HOST): the "
 		    "connection closed before an answer", d->host);
 		goto out;
 	}
@@ -972,14 +972,14 @@ docker_conn_send(struct docker_conn *dc, const void *buf, size_t len,
 
 	while (len > 0) {
 		if (stopping())
-			return error_status(err, 503, "the server is stopping");
+			return error_kind(err, ERR_UNAVAILABLE, "the server is stopping");
 		if ((left = deadline_ms - clock_ms()) <= 0)
-			return error_status(err, 504, "the exec connection "
+			return error_kind(err, ERR_TIMEOUT, "the exec connection "
 			    "took no data for too long");
 		n = httpc_write(dc->c, p, len, left > SLICE_MS ? SLICE_MS :
 		    (int)left, NULL);
 		if (n < 0)
-			return error_status(err, 502, "the exec connection broke");
+			return error_kind(err, ERR_UPSTREAM, "the exec connection broke");
 		p += n;
 		len -= (size_t)n;
 	}
@@ -1055,11 +1055,11 @@ docker_exec_attach(struct docker *d, const char *id, struct docker_conn **out,
 	/* The answer's head; what follows it in the buffer is the stream. */
 	for (;;) {
 		if (stopping()) {
-			error_status(err, 503, "the server is stopping");
+			error_kind(err, ERR_UNAVAILABLE, "the server is stopping");
 			goto out;
 		}
 		if ((left = deadline - clock_ms()) <= 0) {
-			error_status(err, 504, "Docker engine at %s: no answer "
+			error_kind(err, ERR_TIMEOUT, "Docker engine at %s: no answer "
 			    "to exec start within %d s", d->host,
 			    ATTACH_SETUP_MS / 1000);
 			goto out;
@@ -1069,14 +1069,14 @@ docker_exec_attach(struct docker *d, const char *id, struct docker_conn **out,
 		if (rc == 1)
 			break;
 		if (rc == -1) {
-			error_status(err, 502, "Docker engine at %s: %s", d->host,
+			error_kind(err, ERR_UPSTREAM, "Docker engine at %s: %s", d->host,
 			    e.msg);
 			goto out;
 		}
 	}
 	if (h.status != 101 && h.status != 200) {
-		error_status(err, h.status == 404 || h.status == 409 ?
-		    h.status : 502, "Docker engine refused to start the exec "
+		error_kind(err, h.status == 404 || h.status == 409 ?
+		    error_kind_of_http(h.status) : ERR_UPSTREAM, "Docker engine refused to start the exec "
 		    "(HTTP %d)", h.status);
 		goto out;
 	}

@@ -110,7 +110,7 @@ long	docker_tick_ms(const struct docker *);
  * until the engine closes it, with no overall time limit (the caller's tick
  * decides). Output of stream 0 is reported as 1, of stream 3 (engine
  * errors) as 2. Returns 0, setting *stopped when the tick ended it early; or
- * -1 (err->status holds an HTTP status such as 404 or 409 when the engine
+ * -1 (err->kind ERR_NOT_FOUND or ERR_CONFLICT, from the HTTP status, when the engine
  * refused the start).
  */
 int	docker_exec_start(struct docker *, const char *id,
@@ -162,7 +162,7 @@ bool	docker_frames_at_boundary(const struct docker_frames *);
  *
  * Returns 0 with *status the HTTP status, or -1 when no answer came
  * (err as for docker_request). For a non-2xx status, err also holds the
- * engine's message (err->status = the HTTP status).
+ * engine's message (err->kind from the HTTP status, error_kind_of_http).
  */
 #define DOCKER_RAW_STALL_S	60
 
@@ -216,7 +216,7 @@ bool	docker_stopping(void);
  * exec's stdin one way, its multiplexed stdout and stderr, decoded with
  * docker_frames_*, the other). Works on a unix socket, TCP and TLS alike.
  * The exec must have been created with AttachStdin. Setting up has an
- * absolute deadline of 10 s. 0 and *out, or -1 (err->status 404 or 409
+ * absolute deadline of 10 s. 0 and *out, or -1 (err->kind ERR_NOT_FOUND or ERR_CONFLICT
  * when the engine refused: no such exec, container not running).
  *
  * Threads: one thread may call docker_conn_recv while others call

@@ -363,11 +363,11 @@ fail(struct dl *d, const struct error *err)
 	}
 	/* The file's own headers may be set already: an error page has others. */
 	http_headers_clear(d->r);
-	switch (err->status) {
-	case 404:
+	switch (err->kind) {
+	case ERR_NOT_FOUND:
 		http_send_error(d->r, 404, "The shared file is no longer there.");
 		break;
-	case 503:
+	case ERR_UNAVAILABLE:
 		log_warn("dl: %s", err->msg);
 		http_send_error(d->r, 503, "The sandbox cannot be reached now; "
 		    "try again later.");
@@ -406,7 +406,7 @@ dl_handle(struct http_req *r, const struct config *cfg, struct db *db)
 	}
 	if (links_check(d.db, d.cfg->api_key, http_path(r), (long long)time(NULL),
 	    &d.row, &err) == -1) {
-		http_send_error(r, err.status != 0 ? err.status : 500, err.msg);
+		http_send_error(r, error_http_status(err.kind), err.msg);
 		return;
 	}
 	if (d.row.archive[0] != '\0') {
@@ -419,7 +419,7 @@ dl_handle(struct http_req *r, const struct config *cfg, struct db *db)
 
 	/* The file is in the sandbox of who shared it (sandboxes.h). */
 	if (sandbox_open(d.cfg, d.row.owner, &sb, &err) == -1) {
-		err.status = 503;
+		err.kind = ERR_UNAVAILABLE;
 		fail(&d, &err);
 		goto out;
 	}
@@ -427,7 +427,7 @@ dl_handle(struct http_req *r, const struct config *cfg, struct db *db)
 		if (files_stat(sb, d.row.path, &st, &err) == -1)
 			fail(&d, &err);
 		else if (st.kind != FILE_REGULAR) {
-			err.status = 404;
+			err.kind = ERR_NOT_FOUND;
 			fail(&d, &err);
 		} else
 			respond(&d, st.size, st.mtime);

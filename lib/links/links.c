@@ -129,24 +129,24 @@ links_parse_signed(const char *const seg[3], const char *const end[3],
 
 	n = (size_t)(end[0] - seg[0]);
 	if (n != LINK_ID_LEN || !is_b64url(seg[0], n))
-		return error_status(err, 400, "The link is malformed (id).");
+		return error_kind(err, ERR_INVALID, "The link is malformed (id).");
 	memcpy(id, seg[0], n);
 	id[n] = '\0';
 
 	*expires = 0;
 	n = (size_t)(end[1] - seg[1]);
 	if (n > 12 || seg[1][0] == '0')
-		return error_status(err, 400, "The link is malformed (expiry).");
+		return error_kind(err, ERR_INVALID, "The link is malformed (expiry).");
 	for (i = 0; i < n; i++) {
 		if (seg[1][i] < '0' || seg[1][i] > '9')
-			return error_status(err, 400,
+			return error_kind(err, ERR_INVALID,
 			    "The link is malformed (expiry).");
 		*expires = *expires * 10 + (seg[1][i] - '0');
 	}
 
 	n = (size_t)(end[2] - seg[2]);
 	if (n != LINK_SIG_LEN || !is_b64url(seg[2], n))
-		return error_status(err, 400, "The link is malformed (signature).");
+		return error_kind(err, ERR_INVALID, "The link is malformed (signature).");
 	memcpy(sig, seg[2], n);
 	sig[n] = '\0';
 	return 0;
@@ -161,17 +161,17 @@ links_parse(const char *path, struct link_url *u, struct error *err)
 
 	memset(u, 0, sizeof(*u));
 	if (strncmp(path, "/dl/", 4) != 0)
-		return error_status(err, 404, "There is no such link.");
+		return error_kind(err, ERR_NOT_FOUND, "There is no such link.");
 	p = path + 4;
 	for (i = 0; i < 4; i++) {
 		seg[i] = p;
 		end[i] = strchrnul(p, '/');
 		if (end[i] == p)
-			return error_status(err, 404, "There is no such link.");
+			return error_kind(err, ERR_NOT_FOUND, "There is no such link.");
 		if (*end[i] == '/' && i == 3)
-			return error_status(err, 404, "There is no such link.");
+			return error_kind(err, ERR_NOT_FOUND, "There is no such link.");
 		if (*end[i] == '\0' && i < 3)
-			return error_status(err, 404, "There is no such link.");
+			return error_kind(err, ERR_NOT_FOUND, "There is no such link.");
 		p = end[i] + 1;
 	}
 
@@ -181,7 +181,7 @@ links_parse(const char *path, struct link_url *u, struct error *err)
 	/* The name, percent-decoded (RFC 3986 §2.1). */
 	if ((len = form_decode(seg[3], (size_t)(end[3] - seg[3]), false, u->name,
 	    sizeof(u->name))) == -1 || memchr(u->name, '/', (size_t)len) != NULL)
-		return error_status(err, 400, "The link is malformed (name).");
+		return error_kind(err, ERR_INVALID, "The link is malformed (name).");
 	u->name_len = (size_t)len;
 	return 0;
 }
@@ -299,7 +299,7 @@ links_check(struct db *db, const char *api_key, const char *reqpath,
 		return -1;
 
 	if ((q = db_query(db, STMT_LINK_GET, "t", u.id)) == NULL)
-		return error_status(err, 500, "The link cannot be checked now.");
+		return error_kind(err, ERR_INTERNAL, "The link cannot be checked now.");
 	st = db_step(q);
 	if (st == DB_ROW && (s = db_text(q, 0)) != NULL &&
 	    strlen(s) <= LINK_PATH_MAX) {
@@ -317,7 +317,7 @@ links_check(struct db *db, const char *api_key, const char *reqpath,
 	}
 	db_done(q);
 	if (st == DB_ERROR)
-		return error_status(err, 500, "The link cannot be checked now.");
+		return error_kind(err, ERR_INTERNAL, "The link cannot be checked now.");
 	memcpy(row->id, u.id, sizeof(row->id));
 
 	/*
@@ -331,7 +331,7 @@ links_check(struct db *db, const char *api_key, const char *reqpath,
 	sig_ok = crypto_equal(want, u.sig, LINK_SIG_LEN);
 	crypto_wipe(want, sizeof(want));
 	if (!found || !sig_ok)
-		return error_status(err, 403, "This link is not valid.");
+		return error_kind(err, ERR_DENIED, "This link is not valid.");
 
 	/* The name: the base name, and for a folder its archive kind. */
 	s = files_basename(row->path);
@@ -340,11 +340,11 @@ links_check(struct db *db, const char *api_key, const char *reqpath,
 	    (row->archive[0] == '\0' ? u.name_len != n :
 	    u.name_len != n + 1 + strlen(row->archive) || u.name[n] != '.' ||
 	    memcmp(u.name + n + 1, row->archive, strlen(row->archive)) != 0))
-		return error_status(err, 403, "This link is not valid.");
+		return error_kind(err, ERR_DENIED, "This link is not valid.");
 	if (now >= u.expires || now >= row->expires)
-		return error_status(err, 410, "This link has expired.");
+		return error_kind(err, ERR_GONE, "This link has expired.");
 	if (row->revoked)
-		return error_status(err, 410, "This link has been revoked.");
+		return error_kind(err, ERR_GONE, "This link has been revoked.");
 	return 0;
 }
 

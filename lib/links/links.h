@@ -80,14 +80,14 @@ bool	links_verify(const uint8_t key[LINK_KEY_LEN], const char *id,
 
 /*
  * Parse a request path "/dl/<id>/<expires>/<sig>/<name>". Returns 0, or -1
- * with err->status 404 (not that shape) or 400 (a malformed part).
+ * with err->kind ERR_NOT_FOUND (not that shape) or ERR_INVALID (a malformed part).
  */
 int	links_parse(const char *path, struct link_url *, struct error *);
 
 /*
  * The signed parts every link URL starts with (download and upload links):
  * seg[i]..end[i] are the id, the expiry and the signature. Fills id,
- * *expires and sig; 0, or -1 with err->status 400 naming the bad part.
+ * *expires and sig; 0, or -1 with err->kind ERR_INVALID naming the bad part.
  */
 int	links_parse_signed(const char *const seg[3], const char *const end[3],
 	    char id[LINK_ID_LEN + 1], long long *expires,
@@ -132,7 +132,7 @@ char	*links_create_archive(struct db *, const char *api_key,
 /*
  * Decide whether the request path names a live link, from the URL and the
  * database alone (the order is above). Returns 0 with *row filled, or -1
- * with err->status (400, 403, 404, 410 or 500) and a short message for the
+ * with err->kind (ERR_INVALID, ERR_DENIED, ERR_NOT_FOUND, ERR_GONE or ERR_INTERNAL) and a short message for the
  * person who followed the link.
  */
 int	links_check(struct db *, const char *api_key, const char *reqpath,

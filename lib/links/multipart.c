@@ -134,7 +134,7 @@ fail(struct multipart *m, struct error *err, const char *msg)
 {
 	m->st = S_FINAL;
 	m->final = MULTIPART_ERROR;
-	error_status(err, 400, "malformed form data: %s", msg);
+	error_kind(err, ERR_INVALID, "malformed form data: %s", msg);
 	return MULTIPART_ERROR;
 }
 

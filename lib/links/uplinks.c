@@ -66,25 +66,25 @@ uplinks_parse(const char *path, struct uplink_url *u, struct error *err)
 
 	memset(u, 0, sizeof(*u));
 	if (strncmp(path, "/up/", 4) != 0)
-		return error_status(err, 404, "There is no such link.");
+		return error_kind(err, ERR_NOT_FOUND, "There is no such link.");
 	p = path + 4;
 	for (i = 0; i < 3; i++) {
 		seg[i] = p;
 		end[i] = strchrnul(p, '/');
 		if (end[i] == p || *end[i] != '/')
-			return error_status(err, 404, "There is no such link.");
+			return error_kind(err, ERR_NOT_FOUND, "There is no such link.");
 		p = end[i] + 1;
 	}
 	name = p;
 	if (strchr(name, '/') != NULL)
-		return error_status(err, 404, "There is no such link.");
+		return error_kind(err, ERR_NOT_FOUND, "There is no such link.");
 
 	if (links_parse_signed(seg, end, u->id, &u->expires, u->sig, err) == -1)
 		return -1;
 
 	/* The file name, as sent: upload_name decodes and sanitises it. */
 	if ((len = (long)strlen(name)) > UPLINK_NAME_MAX * 3)
-		return error_status(err, 400, "The file name is longer than %d "
+		return error_kind(err, ERR_INVALID, "The file name is longer than %d "
 		    "bytes.", UPLINK_NAME_MAX);
 	memcpy(u->name, name, (size_t)len + 1);
 	u->name_len = (size_t)len;
@@ -160,7 +160,7 @@ uplinks_check(struct db *db, const char *api_key, const char *reqpath,
 		return -1;
 
 	if ((q = db_query(db, STMT_UPLINK_GET, "t", u->id)) == NULL)
-		return error_status(err, 500, "The link cannot be checked now.");
+		return error_kind(err, ERR_INTERNAL, "The link cannot be checked now.");
 	st = db_step(q);
 	if (st == DB_ROW && (s = db_text(q, 0)) != NULL &&
 	    strlen(s) <= LINK_PATH_MAX && (c = db_text(q, 7)) != NULL &&
@@ -179,7 +179,7 @@ uplinks_check(struct db *db, const char *api_key, const char *reqpath,
 	}
 	db_done(q);
 	if (st == DB_ERROR)
-		return error_status(err, 500, "The link cannot be checked now.");
+		return error_kind(err, ERR_INTERNAL, "The link cannot be checked now.");
 	memcpy(row->id, u->id, sizeof(row->id));
 
 	/* Sign and compare whether or not the id was found (links_check). */
@@ -190,11 +190,11 @@ uplinks_check(struct db *db, const char *api_key, const char *reqpath,
 	sig_ok = crypto_equal(want, u->sig, LINK_SIG_LEN);
 	crypto_wipe(want, sizeof(want));
 	if (!found || !sig_ok)
-		return error_status(err, 403, "This upload link is not valid.");
+		return error_kind(err, ERR_DENIED, "This upload link is not valid.");
 	if (now >= u->expires || now >= row->expires)
-		return error_status(err, 410, "This upload link has expired.");
+		return error_kind(err, ERR_GONE, "This upload link has expired.");
 	if (row->revoked)
-		return error_status(err, 410, "This upload link has been revoked.");
+		return error_kind(err, ERR_GONE, "This upload link has been revoked.");
 	return 0;
 }
 

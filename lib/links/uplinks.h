@@ -68,7 +68,7 @@ struct uplink_url {
 /*
  * Parse "/up/<id>/<expires>/<sig>/" or ".../<sig>/<name>" (the name kept
  * as sent, for upload_name to decode and sanitise). Returns 0, or -1 with
- * err->status 404 (not that shape) or 400 (a malformed part).
+ * err->kind ERR_NOT_FOUND (not that shape) or ERR_INVALID (a malformed part).
  */
 int	uplinks_parse(const char *path, struct uplink_url *, struct error *);
 
@@ -90,8 +90,8 @@ char	*uplinks_create(struct db *, const char *api_key, const char *public_url,
 
 /*
  * Decide whether the request path names a live upload link (the order is
- * above). Returns 0 with *row and *u filled, or -1 with err->status (400,
- * 403, 404, 410 or 500) and a short message for the person.
+ * above). Returns 0 with *row and *u filled, or -1 with err->kind (ERR_INVALID,
+ * ERR_DENIED, ERR_NOT_FOUND, ERR_GONE or ERR_INTERNAL) and a short message for the person.
  */
 int	uplinks_check(struct db *, const char *api_key, const char *reqpath,
 	    long long now, struct uplink_row *row, struct uplink_url *u,

@@ -80,11 +80,11 @@ upload_name(const char *in, size_t len, bool percent, char *out,
 		if (!percent)
 			d = (unsigned char)in[i++];
 		else if ((d = form_decode_char(in, len, &i, false)) < 0)
-			return error_status(err, 400, "The file name has a '%%' "
+			return error_kind(err, ERR_INVALID, "The file name has a '%%' "
 			    "that is not followed by two hexadecimal digits "
 			    "(write a %% sign as %%25).");
 		if (d == 0)
-			return error_status(err, 400, "The file name holds a "
+			return error_kind(err, ERR_INVALID, "The file name holds a "
 			    "NUL byte%s.", percent ? " (%00)" : "");
 		if (n < sizeof(b))
 			b[n++] = (unsigned char)d;
@@ -192,7 +192,7 @@ script(struct up *u, const char *text, const char *const args[], char *out,
 	    SCRIPT_DEADLINE_S, &code, err) == -1)
 		return -1;
 	if (code != 0)
-		return error_status(err, 500, "script exited with %d", code);
+		return error_kind(err, ERR_INTERNAL, "script exited with %d", code);
 	return 0;
 }
 
@@ -282,13 +282,13 @@ store(struct up *u, const char *name, struct src *s, char *stored,
 
 	memcpy(tmp, ".cs-up-", 7);
 	if (crypto_token(tmp + 7, sizeof(tmp) - 7, 12) == -1)
-		return error_status(err, 500, "no randomness");
+		return error_kind(err, ERR_INTERNAL, "no randomness");
 	args[0] = u->row.dir;
 	args[1] = NULL;
 	if (script(u, prepare_script, args, final, sizeof(final), err) == -1) {
 		/* The script ran and failed: the folder cannot be made there. */
-		if (err->status == 500)
-			error_status(err, 409, "The folder %s cannot be made in "
+		if (err->kind == ERR_INTERNAL)
+			error_kind(err, ERR_CONFLICT, "The folder %s cannot be made in "
 			    "the sandbox (a file of that name?).", u->row.dir);
 		return -1;
 	}
@@ -300,7 +300,7 @@ store(struct up *u, const char *name, struct src *s, char *stored,
 	h2 = h1 < 0 ? -1 : tar_header_write(s->hdr + h1, entry, '0', s->size,
 	    (long long)time(NULL), 0644);
 	if (h2 < 0)
-		return error_status(err, 500, "cannot make a tar header");
+		return error_kind(err, ERR_INTERNAL, "cannot make a tar header");
 	s->hlen = (size_t)(h1 + h2);
 	s->hoff = 0;
 	s->tail = tar_padding(s->size) + 2 * TAR_BLOCK;
@@ -315,7 +315,7 @@ store(struct up *u, const char *name, struct src *s, char *stored,
 		goto discard;
 	}
 	if (status < 200 || status > 299) {
-		err->status = status == 404 ? 503 : 502;
+		err->kind = status == 404 ? ERR_UNAVAILABLE : ERR_UPSTREAM;
 		goto discard;
 	}
 	args[1] = tmp;
@@ -323,11 +323,11 @@ store(struct up *u, const char *name, struct src *s, char *stored,
 	args[3] = u->row.overwrite ? "1" : "0";
 	args[4] = NULL;
 	if (script(u, finish_script, args, final, sizeof(final), err) == -1) {
-		err->status = 500;
+		err->kind = ERR_INTERNAL;
 		goto discard;
 	}
 	if (final[0] == '\0' || strchr(final, '/') != NULL) {
-		error_status(err, 500, "the file could not be named");
+		error_kind(err, ERR_INTERNAL, "the file could not be named");
 		goto discard;
 	}
 	if ((size_t)snprintf(stored, storedsz, "%s%s%s", u->row.dir,
@@ -350,7 +350,7 @@ open_engine(struct up *u, struct error *err)
 	if (u->sb == NULL && (sandbox_open(u->cfg, u->row.owner, &u->sb,
 	    err) == -1 ||
 	    sandbox_ensure(u->sb, err) == -1))
-		return error_status(err, 503, "%s", err->msg);
+		return error_kind(err, ERR_UNAVAILABLE, "%s", err->msg);
 	return 0;
 }
 
@@ -377,21 +377,22 @@ spool_open(const struct config *cfg)
 static void
 answer_error(struct up *u, const struct error *err)
 {
-	switch (err->status) {
-	case 413:
-	case 400:
-	case 409:
-	case 410:
-		http_send_error(u->r, err->status, err->msg);
+	switch (err->kind) {
+	case ERR_TOO_LARGE:
+	case ERR_INVALID:
+	case ERR_CONFLICT:
+	case ERR_GONE:
+		http_send_error(u->r, error_http_status(err->kind), err->msg);
 		break;
-	case 503:
+	case ERR_UNAVAILABLE:
 		log_warn("up: %s", err->msg);
 		http_send_error(u->r, 503, "The sandbox cannot be reached now; "
 		    "try again later.");
 		break;
 	default:
 		log_warn("up: link %s: %s", u->row.id, err->msg);
-		http_send_error(u->r, err->status >= 500 ? err->status : 500,
+		http_send_error(u->r, error_http_status(err->kind) >= 500 ?
+		    error_http_status(err->kind) : 500,
 		    "The file could not be stored.");
 		break;
 	}
@@ -425,7 +426,7 @@ do_put(struct up *u)
 		goto fail;
 
 	if ((cl = http_content_length(u->r, &len)) == -1) {
-		error_status(&err, 400, "The Content-Length is malformed.");
+		error_kind(&err, ERR_INVALID, "The Content-Length is malformed.");
 		goto fail;
 	}
 	if (cl == 0) {
@@ -434,35 +435,35 @@ do_put(struct up *u)
 	} else {
 		/* Unknown length: spool within what the link has left. */
 		if ((s.f = spool_open(u->cfg)) == NULL) {
-			error_status(&err, 500, "cannot open a spool file in %s: %s",
+			error_kind(&err, ERR_INTERNAL, "cannot open a spool file in %s: %s",
 			    u->cfg->spool_dir, strerror(errno));
 			goto fail;
 		}
 		while ((n = http_read(u->r, buf, sizeof(buf))) > 0) {
 			if ((long long)(s.size + (unsigned long long)n) > left) {
-				error_status(&err, 413, "The file is larger than "
+				error_kind(&err, ERR_TOO_LARGE, "The file is larger than "
 				    "this link accepts (%lld bytes left).", left);
 				goto fail;
 			}
 			if (fwrite(buf, 1, (size_t)n, s.f) != (size_t)n) {
-				error_status(&err, 500, "cannot spool: %s",
+				error_kind(&err, ERR_INTERNAL, "cannot spool: %s",
 				    strerror(errno));
 				goto fail;
 			}
 			s.size += (unsigned long long)n;
 		}
 		if (fflush(s.f) != 0 || fseeko(s.f, 0, SEEK_SET) != 0) {
-			error_status(&err, 500, "cannot spool: %s", strerror(errno));
+			error_kind(&err, ERR_INTERNAL, "cannot spool: %s", strerror(errno));
 			goto fail;
 		}
 	}
 	if ((rc = uplinks_reserve(u->db, u->row.id, (long long)s.size)) != 1) {
 		if (rc == 0)
-			error_status(&err, 413, "The file (%llu bytes) is larger "
+			error_kind(&err, ERR_TOO_LARGE, "The file (%llu bytes) is larger "
 			    "than this link accepts (%lld bytes left).", s.size,
 			    left < 0 ? 0 : left);
 		else
-			error_status(&err, 500, "cannot reserve the bytes");
+			error_kind(&err, ERR_INTERNAL, "cannot reserve the bytes");
 		goto fail;
 	}
 	reserved = true;
@@ -492,8 +493,8 @@ do_put(struct up *u)
 fail:
 	if (reserved)
 		uplinks_release(u->db, u->row.id, (long long)s.size);
-	audit_end(u, audit, err.status == 413 || err.status == 400 ||
-	    err.status == 409 ? "refused" : "failed", NULL, (long long)s.size,
+	audit_end(u, audit, err.kind == ERR_TOO_LARGE || err.kind == ERR_INVALID ||
+	    err.kind == ERR_CONFLICT ? "refused" : "failed", NULL, (long long)s.size,
 	    err.msg);
 	answer_error(u, &err);
 out:
@@ -534,7 +535,7 @@ part_begin(void *arg, const struct multipart_part *p)
 	if (!p->has_filename || p->filename[0] == '\0')
 		return 0;		/* not a file, or no file chosen */
 	if (fs->nfiles == UPLOAD_FILES_MAX) {
-		error_status(&fs->err, 413, "At most %d files at once.",
+		error_kind(&fs->err, ERR_TOO_LARGE, "At most %d files at once.",
 		    UPLOAD_FILES_MAX);
 		return -1;
 	}
@@ -545,7 +546,7 @@ part_begin(void *arg, const struct multipart_part *p)
 	    &fs->err) == -1)
 		return -1;
 	if ((sp->f = spool_open(fs->u->cfg)) == NULL) {
-		error_status(&fs->err, 500, "cannot open a spool file in %s: %s",
+		error_kind(&fs->err, ERR_INTERNAL, "cannot open a spool file in %s: %s",
 		    fs->u->cfg->spool_dir, strerror(errno));
 		return -1;
 	}
@@ -562,12 +563,12 @@ part_data(void *arg, const char *buf, size_t len)
 	if (fs->cur == NULL)
 		return 0;
 	if ((long long)(fs->total + len) > fs->left) {
-		error_status(&fs->err, 413, "The files are larger than this link "
+		error_kind(&fs->err, ERR_TOO_LARGE, "The files are larger than this link "
 		    "accepts (%lld bytes left).", fs->left < 0 ? 0 : fs->left);
 		return -1;
 	}
 	if (fwrite(buf, 1, len, fs->cur->f) != len) {
-		error_status(&fs->err, 500, "cannot spool: %s", strerror(errno));
+		error_kind(&fs->err, ERR_INTERNAL, "cannot spool: %s", strerror(errno));
 		return -1;
 	}
 	fs->cur->size += len;
@@ -621,13 +622,13 @@ do_post(struct up *u)
 	if (rc == MULTIPART_MORE)
 		rc = multipart_end(mp, &fs->err);
 	if (rc != MULTIPART_DONE) {
-		if (fs->err.status == 0)
-			error_status(&fs->err, 400, "The form data is malformed.");
+		if (fs->err.kind == ERR_NONE)
+			error_kind(&fs->err, ERR_INVALID, "The form data is malformed.");
 		for (i = 0; i < fs->nfiles; i++) {
 			fs->files[i].audit = audit_begin(u, fs->files[i].sent,
 			    strlen(fs->files[i].sent));
-			audit_end(u, fs->files[i].audit, fs->err.status == 413 ||
-			    fs->err.status == 400 ? "refused" : "failed", NULL,
+			audit_end(u, fs->files[i].audit, fs->err.kind == ERR_TOO_LARGE ||
+			    fs->err.kind == ERR_INVALID ? "refused" : "failed", NULL,
 			    (long long)fs->files[i].size, fs->err.msg);
 		}
 		answer_error(u, &fs->err);
@@ -638,7 +639,7 @@ do_post(struct up *u)
 		goto out;
 	}
 	if ((r = uplinks_reserve(u->db, u->row.id, (long long)fs->total)) != 1) {
-		error_status(&fs->err, r == 0 ? 413 : 500, "The files are larger "
+		error_kind(&fs->err, r == 0 ? ERR_TOO_LARGE : ERR_INTERNAL, "The files are larger "
 		    "than this link accepts now.");
 		answer_error(u, &fs->err);
 		goto out;
@@ -713,7 +714,7 @@ upload_handle(struct http_req *r, const struct config *cfg, struct db *db)
 	}
 	if (uplinks_check(db, cfg->api_key, http_path(r), (long long)time(NULL),
 	    &u.row, &u.url, &err) == -1) {
-		http_send_error(r, err.status != 0 ? err.status : 500, err.msg);
+		http_send_error(r, error_http_status(err.kind), err.msg);
 		return;
 	}
 	if (strcmp(m, "PUT") == 0)

@@ -198,7 +198,7 @@ sweep(const struct config *cfg, const char *owner, struct cleanup_report *r)
 		goto fail;
 	if (sandbox_script(sb, SCRIPT, args, out, OUT_MAX, should_stop, NULL,
 	    SCRIPT_DEADLINE_S, &code, &e) == -1) {
-		if (e.status == 404 || e.status == 409) {
+		if (e.kind == ERR_NOT_FOUND || e.kind == ERR_CONFLICT) {
 			/* Nothing changes in a stopped container; next time. */
 			snprintf(r->state, sizeof(r->state), "skipped");
 			snprintf(r->message, sizeof(r->message),

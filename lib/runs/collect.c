@@ -165,7 +165,7 @@ runs_collect(struct db *db, struct sandbox *sb, const char *run_id)
 		 * can be alive, and its record (if any) waits for a start the
 		 * operator may not want. Said as it is.
 		 */
-		if (err.status == 404 || (err.status == 409 &&
+		if (err.kind == ERR_NOT_FOUND || (err.kind == ERR_CONFLICT &&
 		    sandbox_started_at(sb, &restarted, &running, &err) == 0 &&
 		    !running)) {
 			/* A new run's first exec may be making it now. */

@@ -319,7 +319,7 @@ establish(struct chan *c, struct sandbox *sb, const char *sup,
 	pthread_mutex_unlock(&c->lock);
 	if (rc == -1)
 		/* Status 0: the exec ran, but not as the supervisor. */
-		error_status(err, 0, "the supervisor's channel did not "
+		error_kind(err, ERR_NONE, "the supervisor's channel did not "
 		    "answer within %d s", READY_MS / 1000);
 	else
 		log_info("container %s: supervisor channel open",
@@ -412,8 +412,8 @@ chan_get(struct sandbox *sb, const char *sup)
 			c = NULL;
 		else {
 			teardown(c);
-			if (establish(c, sb, sup, &e) == -1 && e.status != 404 &&
-			    e.status != 409 && e.status != 503) {
+			if (establish(c, sb, sup, &e) == -1 && e.kind != ERR_NOT_FOUND &&
+			    e.kind != ERR_CONFLICT && e.kind != ERR_UNAVAILABLE) {
 				/*
 				 * The container runs, but the copy did not
 				 * answer as the supervisor: replaced (its root
@@ -575,7 +575,7 @@ chan_run(struct sandbox *sb, const char *sup, const char *run_id,
 			break;
 		}
 		if (lost) {
-			error_status(err, 502, "the supervisor's channel "
+			error_kind(err, ERR_UPSTREAM, "the supervisor's channel "
 			    "closed while run %s ran", run_id);
 			rc = CHAN_LOST;
 			break;

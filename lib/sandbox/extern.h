@@ -44,7 +44,7 @@ struct json_object *sandbox_str_array(const char *const *);
  * NULL) a new reference to the JSON body or NULL; the caller puts it.
  * Otherwise -1: no answer (err as docker_request's), or another status,
  * err then "WHAT (METHOD PATH): HTTP n: the engine's message" with
- * err->status n for 404 and 409 (container missing, not running) and 502
+ * err->kind ERR_NOT_FOUND and ERR_CONFLICT (container missing, not running) and ERR_UPSTREAM
  * for the rest. Every call has the engine client's absolute deadline.
  */
 long		sandbox_call(struct sandbox *, const char *method,
@@ -57,7 +57,7 @@ long		sandbox_call(struct sandbox *, const char *method,
  * POST /containers/NAME/exec of cmd, attached (stdout, stderr, no TTY),
  * in /sandbox: with the commands' environment (EXEC_ENV_RUN), and stdin
  * too (EXEC_ENV_CHANNEL, the supervisor's channel), or as the engine has
- * it (EXEC_ENV_NONE). *id is malloc'd. -1 with err->status 404/409 when
+ * it (EXEC_ENV_NONE). *id is malloc'd. -1 with err->kind ERR_NOT_FOUND/ERR_CONFLICT when
  * the container is missing or does not run.
  */
 enum { EXEC_ENV_NONE, EXEC_ENV_RUN, EXEC_ENV_CHANNEL };

@@ -162,27 +162,27 @@ files_stat(struct sandbox *sb, const char *path,
 	memset(st, 0, sizeof(*st));
 	cb.arg = &s;
 	if ((url = archive_path(sandbox_container(sb), path)) == NULL) {
-		error_status(err, 404, "the path is too long");
+		error_kind(err, ERR_NOT_FOUND, "the path is too long");
 		goto out;
 	}
 	if (docker_raw(sandbox_docker(sb), "HEAD", url, &cb, &status, &stopped, err) == -1)
 		goto out;
 	if (stopped) {
-		error_status(err, 500, "out of memory");
+		error_kind(err, ERR_INTERNAL, "out of memory");
 		goto out;
 	}
 	if (status == 404) {
-		error_status(err, 404, "no such file");
+		error_kind(err, ERR_NOT_FOUND, "no such file");
 		goto out;
 	}
 	if (status == 500) {
 		/* HEAD has no body to say why: a link loop is the usual cause. */
-		error_status(err, 500, "the Docker engine cannot resolve the "
+		error_kind(err, ERR_INTERNAL, "the Docker engine cannot resolve the "
 		    "path (a symbolic link loop?)");
 		goto out;
 	}
 	if (status != 200 || s.value == NULL || s.too_big) {
-		error_status(err, 502, "Docker engine: unexpected answer to a "
+		error_kind(err, ERR_UPSTREAM, "Docker engine: unexpected answer to a "
 		    "file stat (HTTP %ld)", status);
 		goto out;
 	}
@@ -190,12 +190,12 @@ files_stat(struct sandbox *sb, const char *path,
 	    (jlen = crypto_b64_decode(s.value, s.len, json, s.len)) < 0 ||
 	    (obj = js_parse(json, (size_t)jlen, 4, &perr)) == NULL ||
 	    js_int(obj, "size", &v) == -1 || v < 0) {
-		error_status(err, 502, "Docker engine: malformed file stat");
+		error_kind(err, ERR_UPSTREAM, "Docker engine: malformed file stat");
 		goto out;
 	}
 	st->size = (unsigned long long)v;
 	if (js_int(obj, "mode", &v) == -1 || v < 0 || v > UINT32_MAX) {
-		error_status(err, 502, "Docker engine: malformed file stat");
+		error_kind(err, ERR_UPSTREAM, "Docker engine: malformed file stat");
 		goto out;
 	}
 	st->mode = (uint32_t)v;
@@ -254,21 +254,21 @@ files_stream(struct sandbox *sb, const char *path,
 	cb.arg = &s;
 	s.rc = TAR_MORE;
 	if ((url = archive_path(sandbox_container(sb), path)) == NULL) {
-		error_status(err, 404, "the path is too long");
+		error_kind(err, ERR_NOT_FOUND, "the path is too long");
 		goto out;
 	}
 	if ((s.tar = tar_extract_new(files_basename(path), sink)) == NULL) {
-		error_status(err, 500, "out of memory");
+		error_kind(err, ERR_INTERNAL, "out of memory");
 		goto out;
 	}
 	if (docker_raw(sandbox_docker(sb), "GET", url, &cb, &status, &stopped, err) == -1)
 		goto out;
 	if (status == 404) {
-		error_status(err, 404, "no such file");
+		error_kind(err, ERR_NOT_FOUND, "no such file");
 		goto out;
 	}
 	if (status != 200) {
-		error_status(err, 502, "Docker engine: unexpected answer to an "
+		error_kind(err, ERR_UPSTREAM, "Docker engine: unexpected answer to an "
 		    "archive request (HTTP %ld)", status);
 		goto out;
 	}
@@ -282,18 +282,18 @@ files_stream(struct sandbox *sb, const char *path,
 		rc = 1;
 		break;
 	case TAR_NOT_FOUND:
-		error_status(err, 404, "no such file");
+		error_kind(err, ERR_NOT_FOUND, "no such file");
 		break;
 	case TAR_MORE:
 		/* The connection broke mid-stream, between our callbacks. */
-		error_status(err, 502, "the archive stream was cut short");
+		error_kind(err, ERR_UPSTREAM, "the archive stream was cut short");
 		break;
 	case TAR_ERROR:
 		/* A directory or special file is "not found" as a file. */
 		if (strncmp(s.terr.msg, "the path is", 11) == 0)
-			error_status(err, 404, "%s", s.terr.msg);
+			error_kind(err, ERR_NOT_FOUND, "%s", s.terr.msg);
 		else
-			error_status(err, 502, "Docker engine: %s", s.terr.msg);
+			error_kind(err, ERR_UPSTREAM, "Docker engine: %s", s.terr.msg);
 		break;
 	}
 out:
@@ -313,7 +313,7 @@ files_put(struct sandbox *sb, const char *dir, unsigned long long length,
 	*status = 0;
 	*aborted = false;
 	if ((url = archive_path(sandbox_container(sb), dir)) == NULL)
-		return error_status(err, 500, "the folder name is too long");
+		return error_kind(err, ERR_INTERNAL, "the folder name is too long");
 	rc = docker_put_stream(sandbox_docker(sb), url, "application/x-tar",
 	    length, cb, status, aborted, err);
 	free(url);

@@ -40,7 +40,8 @@ struct file_stat {
 
 /*
  * Stat path (absolute) in the sandbox's container. Returns 0 with *st, or -1 with
- * err->status 404 (no such file, or no such container), 502/503 (engine).
+ * err->kind ERR_NOT_FOUND (no such file, or no such container),
+ * ERR_UPSTREAM/ERR_UNAVAILABLE (engine).
  */
 int	files_stat(struct sandbox *, const char *path,
 	    struct file_stat *st, struct error *err);
@@ -48,7 +49,7 @@ int	files_stat(struct sandbox *, const char *path,
 /*
  * Stream the regular file at path (absolute) to sink, as the tar stream
  * arrives. Returns 0 when the whole file went to the sink; 1 when a sink
- * callback stopped it (returned -1); -1 with err->status 404 (missing, or
+ * callback stopped it (returned -1); -1 with err->kind ERR_NOT_FOUND (missing, or
  * not a regular file), 502 (malformed archive, engine error) or 503
  * (engine unreachable). The sink's begin is called before any data and
  * before anything else is known, so it may still choose the response.

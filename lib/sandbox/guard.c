@@ -146,7 +146,7 @@ inspect(struct docker *d, const struct cspec *cs, bool size, long *status,
 	if (docker_request(d, "GET", path, NULL, status, resp, err) == -1)
 		return -1;
 	if (*status != 200 && *status != 404) {
-		error_status(err, 502, "cannot inspect container %s: HTTP %ld: "
+		error_kind(err, ERR_UPSTREAM, "cannot inspect container %s: HTTP %ld: "
 		    "%.200s", cspec_container(cs), *status,
 		    docker_message(*resp));
 		json_object_put(*resp);
@@ -183,14 +183,14 @@ inspect_running(struct sandbox *sb, struct docker *d, const struct cspec *cs,
 		json_object_put(*resp);
 		*resp = NULL;
 		if (attempt > 0)
-			return error_status(err, 503, "container %s does not "
+			return error_kind(err, ERR_UNAVAILABLE, "container %s does not "
 			    "stay running", cspec_container(cs));
 		if (sandbox_ensure(sb, err) == -1) {
 			/* The engine makes the container, then fails its start. */
 			if (cspec_egress(cs) == EGRESS_INTERNET && err != NULL &&
 			    strstr(err->msg, "network") != NULL &&
 			    strstr(err->msg, "not found") != NULL)
-				error_status(err, 503, "the sandbox's network %s is "
+				error_kind(err, ERR_UNAVAILABLE, "the sandbox's network %s is "
 				    "missing: run containers/netpolicy.sh apply as "
 				    "root (it makes the network and its firewall "
 				    "rules)", cspec_network(cs));
@@ -576,7 +576,7 @@ remove_container(struct docker *d, const char *id, struct error *err)
 	if (docker_request(d, "DELETE", path, NULL, &status, &resp, err) == -1)
 		goto out;
 	if (status != 204 && status != 404 && status != 409) {
-		error_status(err, 502, "cannot remove the container: HTTP %ld: "
+		error_kind(err, ERR_UPSTREAM, "cannot remove the container: HTTP %ld: "
 		    "%.200s", status, docker_message(resp));
 		goto out;
 	}
@@ -599,7 +599,7 @@ update_limits(struct docker *d, const struct cspec *cs, struct error *err)
 	if (docker_request(d, "POST", path, body, &status, &resp, err) == -1)
 		goto out;
 	if (status != 200) {
-		error_status(err, 502, "cannot update the limits of container "
+		error_kind(err, ERR_UPSTREAM, "cannot update the limits of container "
 		    "%s: HTTP %ld: %.200s", cspec_container(cs), status,
 		    docker_message(resp));
 		goto out;
@@ -627,7 +627,7 @@ container_id(struct json_object *c)
 static int
 refusal(const struct cspec *cs, const char *diff, struct error *err)
 {
-	return error_status(err, 403, "The sandbox container %s is not as "
+	return error_kind(err, ERR_DENIED, "The sandbox container %s is not as "
 	    "configured: %s. Commands are refused. The operator can recreate "
 	    "it with `sandboxctl recreate` (files in /sandbox are kept; "
 	    "packages installed outside it are not).", cspec_container(cs),
@@ -659,7 +659,7 @@ guard_recreate(struct sandbox *sb, struct docker *d, const struct cspec *cs,
 		goto out;
 	if (c != NULL) {
 		if ((id = container_id(c)) == NULL) {
-			error_status(err, 502, "the engine gave no container Id");
+			error_kind(err, ERR_UPSTREAM, "the engine gave no container Id");
 			goto out;
 		}
 		if (remove_container(d, id, err) == -1)
@@ -715,7 +715,7 @@ canary_verdict(struct sandbox *sb, const struct cspec *cs,
 		snprintf(detail, n, "%s", cache.canary_detail);
 		pthread_mutex_unlock(&mu);
 	} else if (r == -1) {
-		error_status(err, 503, "%s", detail);
+		error_kind(err, ERR_UNAVAILABLE, "%s", detail);
 		rc = -1;
 		goto out;
 	}
@@ -811,7 +811,7 @@ guard_before_exec(struct sandbox *sb, struct docker *d, const struct cspec *cs,
 		    sizeof(detail), err) == -1)
 			goto out;
 		if (!ok) {
-			error_status(err, 503, "The sandbox's egress policy "
+			error_kind(err, ERR_UNAVAILABLE, "The sandbox's egress policy "
 			    "(%s) is not in force: %s. Commands are refused "
 			    "until the operator installs the firewall rules: "
 			    "containers/netpolicy.sh apply (as root; systemd: "
@@ -830,7 +830,7 @@ guard_before_exec(struct sandbox *sb, struct docker *d, const struct cspec *cs,
 disk:
 	if (check_disk(sb, d, cs, DISK_EVERY_MS, LAYER_EVERY_MS, why,
 	    sizeof(why)) == 1) {
-		error_status(err, 507, "Refused: %s. Remove files to make room "
+		error_kind(err, ERR_NO_SPACE, "Refused: %s. Remove files to make room "
 		    "(the operator can run `docker exec %s rm ...`, or raise the "
 		    "limit); `sandboxctl status` shows the sizes.", why,
 		    cspec_container(cs));

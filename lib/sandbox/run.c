@@ -214,7 +214,7 @@ sandbox_exec_create(struct sandbox *sb, struct json_object *cmd, int how,
 	    err, "/containers/%s/exec", sb->container) == -1)
 		goto out;
 	if (!valid_exec_id(s = js_str(resp, "Id"))) {
-		error_status(err, 502, "Docker engine answered exec create "
+		error_kind(err, ERR_UPSTREAM, "Docker engine answered exec create "
 		    "without a valid Id");
 		goto out;
 	}
@@ -315,7 +315,7 @@ small_output(void *arg, int stream, const char *buf, size_t len)
 
 /*
  * Run bash -c script with args in the container, reporting output to cb.
- * -1 with err->status 404/409 when the container does not run.
+ * -1 with err->kind ERR_NOT_FOUND/ERR_CONFLICT when the container does not run.
  */
 static int
 run_cmd(struct sandbox *sb, struct json_object *cmd,
@@ -388,7 +388,7 @@ run_helper(struct sandbox *sb, const char *script, const char *const args[],
 	/* A hostile container can make bash hang: report it, never suffer it. */
 	if (stopped) {
 		sb->script_hung = true;
-		return error_status(err, 504, "a helper command in the sandbox "
+		return error_kind(err, ERR_TIMEOUT, "a helper command in the sandbox "
 		    "did not finish within %d s (is /bin/bash intact?)",
 		    HELPER_MS / 1000);
 	}
@@ -450,7 +450,7 @@ sandbox_script(struct sandbox *sb, const char *script, const char *const args[],
 		return -1;
 	if (stopped && clock_ms() >= o.deadline_ms) {
 		sb->script_hung = true;
-		return error_status(err, 504, "a script in the sandbox did not "
+		return error_kind(err, ERR_TIMEOUT, "a script in the sandbox did not "
 		    "finish within %ld s (is /bin/bash intact?)", deadline_s);
 	}
 	if (stopped)
@@ -492,9 +492,9 @@ kill_run(struct sandbox *sb, const char *run_id, const char *marker,
 	}
 	if (run_helper(sb, KILLER, args, &o, &code, &e) == -1) {
 		/* No container running: nothing of the run can be alive. */
-		if (e.status == 404 || e.status == 409)
+		if (e.kind == ERR_NOT_FOUND || e.kind == ERR_CONFLICT)
 			return 0;
-		return error_status(err, e.status, "%s", e.msg);
+		return error_kind(err, e.kind, "%s", e.msg);
 	}
 	if (code != 0)
 		return error_set(err, "the kill helper failed with status %d", code);
@@ -910,7 +910,7 @@ sandbox_exec(struct sandbox *sb, const char *command, long timeout_s,
 	for (;;) {
 		use = sup_ensure(sb, sup, &serr) == 0 ? sup : NULL;
 		oom0 = use != NULL ? sup_host_oom_count(sb) : -1;
-		if (use == NULL && (serr.status == 404 || serr.status == 409) &&
+		if (use == NULL && (serr.kind == ERR_NOT_FOUND || serr.kind == ERR_CONFLICT) &&
 		    !ensured) {
 			ensured = true;
 			guard_stale();
@@ -968,7 +968,7 @@ sandbox_exec(struct sandbox *sb, const char *command, long timeout_s,
 				r.detached = true;
 				break;
 			}
-			if (ensured || (err->status != 404 && err->status != 409) ||
+			if (ensured || (err->kind != ERR_NOT_FOUND && err->kind != ERR_CONFLICT) ||
 			    capture_total(r.out) + capture_total(r.err) > 0)
 				goto out;
 			ensured = true;
@@ -1216,7 +1216,7 @@ sandbox_collect(struct sandbox *sb, const char *run_id, long timeout_s,
 	if (run_cmd(sb, cmd, &cb, &stopped, &code, err) == -1)
 		goto out;
 	if (stopped) {
-		error_status(err, 504, "collecting run %s took longer than %d s",
+		error_kind(err, ERR_TIMEOUT, "collecting run %s took longer than %d s",
 		    run_id, COLLECT_MS / 1000);
 		goto out;
 	}
@@ -1231,14 +1231,14 @@ sandbox_collect(struct sandbox *sb, const char *run_id, long timeout_s,
 	case 0:
 		break;
 	default:
-		error_status(err, 502, "collecting run %s: the supervisor "
+		error_kind(err, ERR_UPSTREAM, "collecting run %s: the supervisor "
 		    "ended with status %d", run_id, code);
 		goto out;
 	}
 	if (rec.bad || !rec.have_result || !supf_at_boundary(&rec.frames)) {
 		/* Its copy replaced? The next collection uploads a fresh one. */
 		sup_forget(sup);
-		error_status(err, 502, "run %s: malformed record", run_id);
+		error_kind(err, ERR_UPSTREAM, "run %s: malformed record", run_id);
 		goto out;
 	}
 	if ((out = record_capture(sb->max_output, rec.part[0], rec.len[0],

@@ -153,8 +153,8 @@ sandbox_call(struct sandbox *sb, const char *method, struct json_object *body,
 		if (*ok == status)
 			break;
 	if (*ok == 0) {
-		error_status(err, status == 404 || status == 409 ?
-		    (int)status : 502, "%s (%s %s): HTTP %ld: %.200s", what,
+		error_kind(err, status == 404 || status == 409 ?
+		    error_kind_of_http(status) : ERR_UPSTREAM, "%s (%s %s): HTTP %ld: %.200s", what,
 		    method, path, status, docker_message(r));
 		json_object_put(r);
 		return -1;
@@ -196,7 +196,7 @@ sandbox_identity(struct sandbox *sb, bool may_cache, char *id, char *started,
 		return -1;
 	if (ident_copy(js_str(resp, "Id"), js_str(js_get(resp, "State",
 	    json_type_object), "StartedAt"), id, started) == -1)
-		error_status(err, 502, "the engine gave no valid Id and StartedAt");
+		error_kind(err, ERR_UPSTREAM, "the engine gave no valid Id and StartedAt");
 	else
 		rc = 0;
 	json_object_put(resp);
@@ -223,7 +223,7 @@ sandbox_started_at(struct sandbox *sb, long long *when, bool *running,
 		js_bool(state, "Running", running);
 	t = js_str(state, "StartedAt");
 	if (t == NULL || files_parse_time(t, when) == -1)
-		error_status(err, 502, "the engine gave no valid StartedAt");
+		error_kind(err, ERR_UPSTREAM, "the engine gave no valid StartedAt");
 	else
 		rc = 0;
 	json_object_put(resp);
@@ -309,12 +309,12 @@ container_create(struct sandbox *sb, struct error *err)
 		break;
 	case 404:
 		if (strstr(docker_message(resp), "network") != NULL) {
-			error_status(err, 503, "the sandbox's network is missing "
+			error_kind(err, ERR_UNAVAILABLE, "the sandbox's network is missing "
 			    "(%.200s): run containers/netpolicy.sh apply as root",
 			    docker_message(resp));
 			goto out;
 		}
-		error_status(err, 503, "the sandbox image %s is missing: build it "
+		error_kind(err, ERR_UNAVAILABLE, "the sandbox image %s is missing: build it "
 		    "with containers/build-image.sh (or make run)", sb->image);
 		goto out;
 	}
@@ -394,7 +394,7 @@ sandbox_ensure(struct sandbox *sb, struct error *err)
 		if (ensure_once(sb, err) == 0)
 			return 0;
 		if (attempt == 5 || err == NULL ||
-		    (err->status != 404 && err->status != 409))
+		    (err->kind != ERR_NOT_FOUND && err->kind != ERR_CONFLICT))
 			return -1;
 		usleep(100000 * (useconds_t)attempt);
 	}

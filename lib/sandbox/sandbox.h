@@ -162,9 +162,9 @@ int	sandbox_collect(struct sandbox *, const char *run_id, long timeout_s,
  * cut to outsz - 1 bytes, NUL-terminated, in out. cancel (may be NULL) is
  * asked about once a second; true stops reading (the script goes on in the
  * container), as does the deadline, deadline_s seconds after the start
- * (then -1 with err->status 504: a hostile container is reported, not
+ * (then -1 with err->kind ERR_TIMEOUT: a hostile container is reported, not
  * suffered). Returns 0 with *exit_code set, or -1
- * (err->status 404/409 when the container is missing or not running).
+ * (err->kind ERR_NOT_FOUND/ERR_CONFLICT when the container is missing or not running).
  */
 int	sandbox_script(struct sandbox *, const char *script,
 	    const char *const args[], char *out, size_t outsz,

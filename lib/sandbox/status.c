@@ -166,7 +166,7 @@ sandbox_status(struct sandbox *sb, struct json_object **out, struct error *err)
 			js_set_int(vol, "fs_available_bytes", avail);
 		if (total >= 0)
 			js_set_int(vol, "fs_size_bytes", total);
-	} else if (running && e.status == 504)
+	} else if (running && e.kind == ERR_TIMEOUT)
 		js_set_str(vol, "usage_error", e.msg);
 	guard_status(sb, sb->docker, sb->spec, st);
 	*out = st;

@@ -20,7 +20,6 @@
 #include "sandbox/sup.h"
 
 #define RETRY_S		60	/* after a refused install, try again this late */
-#define SUP_REFUSED	1	/* err->status: the engine answered no */
 
 #if defined(__x86_64__)
 #define BUILD_ARCH	"amd64"
@@ -91,7 +90,7 @@ check_arch(struct sandbox *sb, struct error *err)
 	arch = js_str(resp, "Arch");
 	if (os == NULL || strcmp(os, "linux") != 0 || arch == NULL ||
 	    BUILD_ARCH[0] == '\0' || strcmp(arch, BUILD_ARCH) != 0)
-		error_status(err, SUP_REFUSED, "the engine runs %.32s/%.32s containers, the "
+		error_kind(err, ERR_REFUSED, "the engine runs %.32s/%.32s containers, the "
 		    "supervisor is built for linux/%s", os ? os : "?",
 		    arch ? arch : "?", BUILD_ARCH[0] ? BUILD_ARCH : "?");
 	else
@@ -233,7 +232,7 @@ install(struct sandbox *sb, char *out, char *sup_container_id,
 		 * running) keep their status; any other answer is a refusal.
 		 */
 		if (status != 404 && status != 409)
-			err->status = SUP_REFUSED;
+			err->kind = ERR_REFUSED;
 		goto out;
 	}
 	container_id(sb, sup_container_id);
@@ -263,14 +262,14 @@ sup_ensure(struct sandbox *sb, char *path, struct error *err)
 		memcpy(path, s->path, SUP_PATH_MAX);
 		s->failed_at = 0;
 		rc = 0;
-	} else if (err->status == SUP_REFUSED) {
+	} else if (err->kind == ERR_REFUSED) {
 		/*
 		 * The engine said no (another architecture, the upload
 		 * refused): fall back for a while. An engine that did not
 		 * answer, or a container that is not there, is no reason to
 		 * stop trying at the next call.
 		 */
-		err->status = 502;
+		err->kind = ERR_UPSTREAM;
 		log_warn("supervisor not installed, running commands without "
 		    "it: %s", err->msg);
 		snprintf(s->failure, sizeof(s->failure), "%.200s", err->msg);

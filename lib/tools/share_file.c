@@ -227,7 +227,7 @@ call(struct tool_ctx *tc, struct json_object *args)
 		if (files_stat(tc->sandbox, path, &st, &err) == -1) {
 			const char *name = files_basename(path);
 
-			if (err.status == 404)
+			if (err.kind == ERR_NOT_FOUND)
 				res = result_error("No file at %s%s (a relative path "
 				    "is taken from /sandbox). Check the name with "
 				    "execute, e.g. ls -la %.*s", path, hops == 0 ?

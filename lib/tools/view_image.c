@@ -188,7 +188,7 @@ call(struct tool_ctx *tc, struct json_object *args)
 	if (sandbox_ensure(tc->sandbox, &err) == -1)
 		return result_error("%s", err.msg);
 	if (files_stat(tc->sandbox, path, &st, &err) == -1) {
-		res = err.status == 404 ? result_error("No file at %s (a relative "
+		res = err.kind == ERR_NOT_FOUND ? result_error("No file at %s (a relative "
 		    "path is taken from /sandbox).", path) :
 		    result_error("Cannot read %s: %s", path, err.msg);
 		goto out;

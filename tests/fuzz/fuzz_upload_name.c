@@ -51,7 +51,7 @@ LLVMFuzzerTestOneInput(const uint8_t *d, size_t n)
 		error_clear(&err);
 		len = upload_name((const char *)d, n, p, out, &err);
 		if (len == -1) {
-			if (!refused(d, n, p) || err.status != 400 ||
+			if (!refused(d, n, p) || err.kind != ERR_INVALID ||
 			    err.msg[0] == '\0')
 				abort();
 			continue;

@@ -107,7 +107,7 @@ test_parse(void)
 		snprintf(buf, sizeof(buf), "malformed link (%s): %d", bad[i].what,
 		    bad[i].status);
 		CHECK(links_parse(bad[i].path, &u, &err) == -1 &&
-		    err.status == bad[i].status, buf);
+		    error_http_status(err.kind) == bad[i].status, buf);
 	}
 	{
 		char longname[1200] = "/dl/abcdefghijklmnopqrstuv/1800000000/"
@@ -116,7 +116,7 @@ test_parse(void)
 
 		memset(longname + n, 'x', 256);
 		longname[n + 256] = '\0';
-		CHECK(links_parse(longname, &u, &err) == -1 && err.status == 400,
+		CHECK(links_parse(longname, &u, &err) == -1 && err.kind == ERR_INVALID,
 		    "name over 255 bytes");
 	}
 }
@@ -182,9 +182,9 @@ test_check(void)
 	CHECK(links_check(db, api_key, req, now + 99, &got, &err) == 0,
 	    "good until the last second");
 	CHECK(links_check(db, api_key, req, now + 100, &got, &err) == -1 &&
-	    err.status == 410, "expired: 410");
+	    err.kind == ERR_GONE, "expired: 410");
 	CHECK(links_check(db, "rotated", req, now, &got, &err) == -1 &&
-	    err.status == 403, "rotated API key: 403");
+	    err.kind == ERR_DENIED, "rotated API key: 403");
 
 	/* Tamper with each part, keeping its syntax. */
 	{
@@ -204,11 +204,11 @@ test_check(void)
 				    "/other.pdf");
 			snprintf(name, sizeof(name), "tampered %s: 403", what[i]);
 			CHECK(links_check(db, api_key, t, now, &got, &err) == -1 &&
-			    err.status == 403, name);
+			    err.kind == ERR_DENIED, name);
 		}
 	}
 	CHECK(links_check(db, api_key, "/dl/x", now, &got, &err) == -1 &&
-	    err.status == 404, "malformed: 404");
+	    err.kind == ERR_NOT_FOUND, "malformed: 404");
 
 	/* Another owner cannot revoke it; its owner can. */
 	CHECK(links_revoke(db, row.id, "bob", now) == 0 &&
@@ -219,7 +219,7 @@ test_check(void)
 	/* An operator shortens the link, then revokes it (again: no-op). */
 	db_exec(db, STMT_LINK_REVOKE, "it", now, row.id);
 	CHECK(links_check(db, api_key, req, now, &got, &err) == -1 &&
-	    err.status == 410 && strstr(err.msg, "revoked") != NULL,
+	    err.kind == ERR_GONE && strstr(err.msg, "revoked") != NULL,
 	    "revoked: 410");
 	links_count_download(db, row.id, now);
 	{

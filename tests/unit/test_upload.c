@@ -153,16 +153,16 @@ test_names(void)
 	for (i = 0; i < sizeof(bad_escapes) / sizeof(bad_escapes[0]); i++) {
 		error_clear(&e);
 		if (upload_name(bad_escapes[i], strlen(bad_escapes[i]), true, out,
-		    &e) == -1 && e.status == 400 &&
+		    &e) == -1 && e.kind == ERR_INVALID &&
 		    strstr(e.msg, "two hexadecimal digits") != NULL)
 			refused++;
 	}
 	CHECK(refused == (int)i, "name: malformed percent escapes refused with 400");
 	error_clear(&e);
-	CHECK(upload_name("a%00b", 5, true, out, &e) == -1 && e.status == 400 &&
+	CHECK(upload_name("a%00b", 5, true, out, &e) == -1 && e.kind == ERR_INVALID &&
 	    strstr(e.msg, "NUL byte (%00)") != NULL, "name: %00 refused with 400");
 	error_clear(&e);
-	CHECK(upload_name("a\0b", 3, false, out, &e) == -1 && e.status == 400 &&
+	CHECK(upload_name("a\0b", 3, false, out, &e) == -1 && e.kind == ERR_INVALID &&
 	    strstr(e.msg, "NUL byte") != NULL, "name: a NUL byte refused with 400");
 	memset(big, 'x', sizeof(big));
 	big[590] = '%', big[591] = 'z';
@@ -254,11 +254,11 @@ test_uplink_url(void)
 	CHECK(uplinks_parse(p, &u, &e) == 0 && strcmp(u.name, "a%20b.txt") == 0,
 	    "uplink: a file name, kept encoded");
 	snprintf(p + strlen(p), sizeof(p) - strlen(p), "/x");
-	CHECK(uplinks_parse(p, &u, &e) == -1 && e.status == 404, "uplink: extra segment");
-	CHECK(uplinks_parse("/up/short/1/x/", &u, &e) == -1 && e.status == 400,
+	CHECK(uplinks_parse(p, &u, &e) == -1 && e.kind == ERR_NOT_FOUND, "uplink: extra segment");
+	CHECK(uplinks_parse("/up/short/1/x/", &u, &e) == -1 && e.kind == ERR_INVALID,
 	    "uplink: malformed id");
 	CHECK(uplinks_parse("/up/AAAAAAAAAAAAAAAAAAAAAA/17", &u, &e) == -1 &&
-	    e.status == 404, "uplink: too few segments");
+	    e.kind == ERR_NOT_FOUND, "uplink: too few segments");
 }
 
 static void
