@@ -26,20 +26,8 @@
 #include "links/links.h"
 #include "sandbox/files.h"
 #include "sandbox/sandbox.h"
+#include "sandbox/scripts.h"
 #include "store/db.h"
-
-/* $1 folder, $2 kind, $3 "head" or "get". One 'A' on stdout, then the archive. */
-static const char archive_script[] =
-    "[ -d \"$1\" ] || exit 3\n"
-    "cd -- \"$(dirname -- \"$1\")\" || exit 3\n"
-    "b=$(basename -- \"$1\")\n"
-    "printf A\n"
-    "[ \"$3\" = head ] && exit 0\n"
-    "if [ \"$2\" = zip ]; then\n"
-    "  exec timeout 3600 zip -q -r - \"./$b\"\n"
-    "else\n"
-    "  exec timeout 3600 tar -czf - -- \"$b\"\n"
-    "fi\n";
 
 struct arch {
 	struct http_req		*r;
@@ -149,7 +137,7 @@ dl_archive(struct http_req *r, const struct config *cfg, struct db *db,
 	args[1] = row->archive;
 	args[2] = head ? "head" : "get";
 	args[3] = NULL;
-	if (sandbox_script_stream(sb, archive_script, args, &cb, &stopped, &code,
+	if (sandbox_script_stream(sb, SCRIPT_ARCHIVE, args, &cb, &stopped, &code,
 	    &err) == -1) {
 		if (!a.started) {
 			log_warn("dl: link %s: %s", row->id, err.msg);

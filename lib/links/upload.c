@@ -35,6 +35,7 @@
 #include "links/upload.h"
 #include "sandbox/files.h"
 #include "sandbox/sandbox.h"
+#include "sandbox/scripts.h"
 #include "store/db.h"
 
 #define SCRIPT_DEADLINE_S	60	/* mkdir, rename, clean-up in the container */
@@ -196,36 +197,7 @@ script(struct up *u, const char *text, const char *const args[], char *out,
 	return 0;
 }
 
-static const char prepare_script[] =
-    "mkdir -p -- \"$1\" && cd -- \"$1\" || exit 1\n"
-    /* Hidden folders of uploads cut off more than a day ago. */
-    "find . -maxdepth 1 -name '.cs-up-*' -mmin +1440 -exec rm -rf -- {} + "
-    "2>/dev/null\n"
-    "exit 0\n";
 
-/*
- * $1 folder, $2 hidden folder, $3 name, $4 overwrite. link(2) (ln -T)
- * fails when the name exists, so a file is never replaced unless asked;
- * the next free "stem (N).ext" is taken instead.
- */
-static const char finish_script[] =
-    "cd -- \"$1\" || exit 1\n"
-    "t=$2 n=$3 f=$3\n"
-    "if [ \"$4\" = 1 ] && [ ! -d \"$n\" ]; then\n"
-    "  mv -fT -- \"$t/$n\" \"$n\" || exit 1\n"
-    "else\n"
-    "  case $n in ?*.*) stem=${n%.*} ext=.${n##*.} ;; *) stem=$n ext= ;; esac\n"
-    "  i=1\n"
-    "  until ln -T -- \"$t/$n\" \"$f\" 2>/dev/null; do\n"
-    "    [ -e \"$f\" ] || [ -L \"$f\" ] || exit 1\n"
-    "    i=$((i + 1)); [ $i -gt 1000 ] && exit 1\n"
-    "    f=\"$stem ($i)$ext\"\n"
-    "  done\n"
-    "fi\n"
-    "rm -rf -- \"$t\"\n"
-    "printf '%s' \"$f\"\n";
-
-static const char discard_script[] = "rm -rf -- \"$1/$2\"\n";
 
 static long
 src_read(void *arg, char *buf, size_t len)
@@ -285,7 +257,7 @@ store(struct up *u, const char *name, struct src *s, char *stored,
 		return error_kind(err, ERR_INTERNAL, "no randomness");
 	args[0] = u->row.dir;
 	args[1] = NULL;
-	if (script(u, prepare_script, args, final, sizeof(final), err) == -1) {
+	if (script(u, SCRIPT_UPLOAD_PREPARE, args, final, sizeof(final), err) == -1) {
 		/* The script ran and failed: the folder cannot be made there. */
 		if (err->kind == ERR_INTERNAL)
 			error_kind(err, ERR_CONFLICT, "The folder %s cannot be made in "
@@ -322,7 +294,7 @@ store(struct up *u, const char *name, struct src *s, char *stored,
 	args[2] = name;
 	args[3] = u->row.overwrite ? "1" : "0";
 	args[4] = NULL;
-	if (script(u, finish_script, args, final, sizeof(final), err) == -1) {
+	if (script(u, SCRIPT_UPLOAD_FINISH, args, final, sizeof(final), err) == -1) {
 		err->kind = ERR_INTERNAL;
 		goto discard;
 	}
@@ -338,7 +310,7 @@ discard:
 	args[1] = tmp;
 	args[2] = NULL;
 	error_clear(&e2);
-	if (script(u, discard_script, args, final, sizeof(final), &e2) == -1)
+	if (script(u, SCRIPT_UPLOAD_DISCARD, args, final, sizeof(final), &e2) == -1)
 		log_warn("up: cannot remove %s/%s: %s", u->row.dir, tmp, e2.msg);
 	return ret;
 }

@@ -1,7 +1,7 @@
 /*
  * cleanup.c: the FILE_TTL clean-up pass; see cleanup.h.
  *
- * The work inside the container is one exec of SCRIPT below, so a pass
+ * The work inside the container is one exec of SCRIPT_CLEANUP below, so a pass
  * costs one exec however many entries /sandbox holds, and works the same
  * with a remote engine. For each top-level entry (dot entries included) it
  * asks find whether anything inside was modified after now - FILE_TTL,
@@ -38,6 +38,7 @@
 #include "runs/runs.h"
 #include "sandbox/sandbox.h"
 #include "sandbox/sandboxes.h"
+#include "sandbox/scripts.h"
 #include "store/db.h"
 
 #define LEASE_S		3600		/* a pass longer than this loses the lease */
@@ -46,42 +47,6 @@
 #define OUT_MAX		(64 * 1024)
 #define SCRIPT_DEADLINE_S 600		/* the pass's exec into the container */
 #define NAME_SHOWN_MAX	300		/* quoted name bytes printed per entry */
-
-/*
- * $1 FILE_TTL seconds. Prints, per entry removed, "R BYTES NAME"; per entry
- * it could not remove, "F NAME"; and last "T REMOVED KEPT FAILED BYTES".
- * At most 100 R lines; every removal still counts in T.
- */
-static const char SCRIPT[] =
-    "LC_ALL=C\n"
-    "ttl=$1\n"
-    "case $ttl in ''|*[!0-9]*) exit 2;; esac\n"
-    "[ \"$ttl\" -ge 60 ] || exit 2\n"
-    "cd /sandbox || exit 3\n"
-    "dev=$(stat -c %d /sandbox) || exit 3\n"
-    "cutoff=$((EPOCHSECONDS - ttl))\n"
-    "shopt -s dotglob nullglob\n"
-    "removed=0 kept=0 failed=0 bytes=0 shown=0\n"
-    "for e in /sandbox/*; do\n"
-    "  n=${e#/sandbox/}\n"
-    "  if [ ! -L \"$e\" ] && [ \"$(stat -c %d -- \"$e\" 2>/dev/null)\" != \"$dev\" ]; then\n"
-    "    kept=$((kept + 1)); continue\n"
-    "  fi\n"
-    "  if ! hit=$(find \"$e\" -xdev -newermt \"@$cutoff\" -print -quit 2>/dev/null)"
-    " || [ -n \"$hit\" ]; then\n"
-    "    kept=$((kept + 1)); continue\n"
-    "  fi\n"
-    "  b=0; read -r b _ < <(du -sx -B1 -- \"$e\" 2>/dev/null)\n"
-    "  case $b in ''|*[!0-9]*) b=0;; esac\n"
-    "  printf -v q %q \"$n\"; q=${q:0:" "300" "}\n"
-    "  if rm -rf --one-file-system -- \"$e\" 2>/dev/null && [ ! -e \"$e\" ] && [ ! -L \"$e\" ]; then\n"
-    "    removed=$((removed + 1)); bytes=$((bytes + b))\n"
-    "    if [ $shown -lt 100 ]; then printf 'R %s %s\\n' \"$b\" \"$q\"; shown=$((shown + 1)); fi\n"
-    "  else\n"
-    "    failed=$((failed + 1)); printf 'F %s\\n' \"$q\"\n"
-    "  fi\n"
-    "done\n"
-    "printf 'T %s %s %s %s\\n' $removed $kept $failed $bytes\n";
 
 static atomic_bool	stop_flag;
 
@@ -196,7 +161,7 @@ sweep(const struct config *cfg, const char *owner, struct cleanup_report *r)
 	}
 	if (sandbox_open(cfg, owner, &sb, &e) == -1)
 		goto fail;
-	if (sandbox_script(sb, SCRIPT, args, out, OUT_MAX, should_stop, NULL,
+	if (sandbox_script(sb, SCRIPT_CLEANUP, args, out, OUT_MAX, should_stop, NULL,
 	    SCRIPT_DEADLINE_S, &code, &e) == -1) {
 		if (e.kind == ERR_NOT_FOUND || e.kind == ERR_CONFLICT) {
 			/* Nothing changes in a stopped container; next time. */

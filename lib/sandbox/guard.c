@@ -25,6 +25,7 @@
 #include "sandbox/guard.h"
 #include "sandbox/netpolicy.h"
 #include "sandbox/sandbox.h"
+#include "sandbox/scripts.h"
 
 #define CANARY_EVERY_MS		60000	/* re-run the canary after this */
 #define DISK_EVERY_MS		30000	/* between commands */
@@ -49,20 +50,6 @@
 	"Note: the sandbox container was recreated for this version of the " \
 	"server. Files in /sandbox are kept; packages and files installed " \
 	"outside /sandbox are gone (install them again)."
-
-/*
- * df, then du when the file system is bigger than $1 bytes (watchdog
- * mode): prints "MODE FS_SIZE USED". Only when the volume cannot be
- * measured on the host (host_volume): the container's root can make it
- * print anything, so its answer is never taken to switch the watchdog off.
- */
-static const char DISK_SCRIPT[] =
-    "set -- \"$1\" $(df -P -B1 /sandbox 2>/dev/null | tail -n 1)\n"
-    "max=$1 size=${3:--1} used=${4:--1}\n"
-    "if [ \"$size\" -le \"$max\" ] 2>/dev/null; then\n"
-    "  echo \"filesystem $size $used\"; exit 0; fi\n"
-    "set -- $(du -sx -B1 /sandbox 2>/dev/null)\n"
-    "echo \"watchdog $size ${1:--1}\"\n";
 
 /* Shared by the threads of the process; see the header. */
 /*
@@ -266,7 +253,7 @@ run_canary(struct sandbox *sb, const struct cspec *cs, struct json_object *c,
 		    "sandbox did not finish (is /bin/bash intact?)");
 		return -1;
 	}
-	if (sandbox_script(sb, NETPOLICY_CANARY, args, out, sizeof(out), NULL,
+	if (sandbox_script(sb, SCRIPT_CANARY, args, out, sizeof(out), NULL,
 	    NULL, SCRIPT_DEADLINE_S, &code, &e) == -1) {
 		snprintf(detail, n, "the canary could not run: %.150s", e.msg);
 		return -1;
@@ -383,7 +370,7 @@ sample_disk(struct sandbox *sb, struct docker *d, const struct cspec *cs,
 		return -1;
 	}
 	snprintf(max, sizeof(max), "%lld", most);
-	if (sandbox_script(sb, DISK_SCRIPT, args, out, sizeof(out), NULL, NULL,
+	if (sandbox_script(sb, SCRIPT_DISK, args, out, sizeof(out), NULL, NULL,
 	    SCRIPT_DEADLINE_S, &code, &e) == -1) {
 		snprintf(why, n, "%.150s", e.msg);
 		return -1;

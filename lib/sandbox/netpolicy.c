@@ -23,42 +23,6 @@
 
 extern char **environ;
 
-/*
- * $1 policy, $2 gateway. UDP to port 9 (discard) of the gateway, an
- * address of the host, so the canary never sends a packet off this
- * machine. The rule rejects it with icmp-admin-prohibited, which a
- * connected UDP socket reports at the next write as EHOSTUNREACH ("No
- * route to host"); without the rule the host answers port-unreachable
- * ("Connection refused"). ICMP errors are rate-limited per peer (about
- * one a second after a burst of six): with no answer in a second the
- * probe waits for the bucket to refill and tries once more.
- */
-const char NETPOLICY_CANARY[] =
-    "if [ \"$1\" = none ]; then\n"
-    "  for i in /sys/class/net/*; do\n"
-    "    [ \"${i##*/}\" = lo ] || { echo \"open interface ${i##*/}\"; exit 0; }\n"
-    "  done\n"
-    "  echo 'blocked no network interface but lo'; exit 0\n"
-    "fi\n"
-    "probe() {\n"
-    "  exec 3<>\"/dev/udp/$1/9\" || { m=cannot-open; return; }\n"
-    "  i=0 m=\n"
-    "  while [ $i -lt 20 ]; do\n"
-    "    m=$( { printf x >&3; } 2>&1 ) && m=\n"
-    "    [ -n \"$m\" ] && break\n"
-    "    sleep 0.05; i=$((i + 1))\n"
-    "  done\n"
-    "  exec 3>&-\n"
-    "}\n"
-    "probe \"$2\"\n"
-    "[ -z \"$m\" ] && { sleep 1.2; probe \"$2\"; }\n"
-    "case $m in\n"
-    "*'No route to host'*) echo \"blocked $2 UDP port 9 rejected (No route to host)\";;\n"
-    "*'Connection refused'*) echo \"open $2 UDP port 9 answered by the host (Connection refused): no rule\";;\n"
-    "'') echo \"unexpected no answer from $2 UDP port 9 (dropped, not rejected)\";;\n"
-    "*) echo \"unexpected $2 UDP port 9: ${m##*: }\";;\n"
-    "esac\n";
-
 enum egress
 netpolicy_egress(const struct config *c)
 {

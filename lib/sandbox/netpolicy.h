@@ -36,13 +36,6 @@ const char	*netpolicy_name(enum egress);
 const char	*netpolicy_network_mode(const struct config *);
 
 /*
- * The canary, a bash script run in the container with $1 the policy name
- * and $2 the gateway address (internet). It prints one line: "blocked
- * DETAIL" when the policy holds, else "open DETAIL" or "unexpected DETAIL".
- */
-extern const char NETPOLICY_CANARY[];
-
-/*
  * Read the canary's output: true when it says blocked. detail gets the
  * rest of the line, control characters replaced, cut to its size.
  */

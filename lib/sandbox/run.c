@@ -14,10 +14,10 @@
  *
  * The wrapper. Docker has no API to kill an exec and aborting the HTTP
  * stream leaves the process running, so the deadline is enforced inside
- * the container by a small bash wrapper (WRAPPER below), which works the
+ * the container by a small bash wrapper (SCRIPT_WRAPPER below), which works the
  * same with a remote engine:
  *
- *   exec Cmd: bash -c WRAPPER code-sandbox TIMEOUT RUN_ID COMMAND...
+ *   exec Cmd: bash -c SCRIPT_WRAPPER code-sandbox TIMEOUT RUN_ID COMMAND...
  *
  *   1. The wrapper turns on job control (set -m) so the command, run as
  *      `bash -c COMMAND` in the background with stdin from /dev/null, leads
@@ -68,9 +68,9 @@
 #include "sandbox/guard.h"
 #include "sandbox/sandbox.h"
 #include "sandbox/sup.h"
+#include "sandbox/scripts.h"
 #include "supervisor/frames.h"
 
-#define RUN_DIR		"/run/code-sandbox"
 #define TIMEOUT_MAX	(30L * 86400)
 #define ARG_CHUNK	(96 * 1024)	/* < MAX_ARG_STRLEN (128 KiB) */
 #define BACKSTOP_KILL_MS 5000		/* after the deadline: kill from C */
@@ -79,91 +79,7 @@
 #define HELPER_MS	10000		/* deadline of a kill or marker helper */
 #define COLLECT_MS	30000		/* deadline of collecting a record */
 
-/*
- * oomc sets $o to the container's count of processes killed by the memory
- * limit (cgroup v2 memory.events, v1 memory.oom_control: "oom_kill N"),
- * empty when neither can be read. Builtins only: no fork.
- */
-#define OOM_COUNT \
-    "oomc() { o=; local f k v\n" \
-    "  for f in /sys/fs/cgroup/memory.events" \
-    " /sys/fs/cgroup/memory/memory.oom_control; do\n" \
-    "    [ -r \"$f\" ] || continue\n" \
-    "    while read -r k v; do [ \"$k\" = oom_kill ] && o=$v; done <\"$f\"\n" \
-    "    return; done; }\n"
 
-/*
- * The wrapper; $1 timeout seconds, $2 run id, $3... the command, split in
- * chunks when longer than one argument may be (then it runs from a file).
- * Keep it to bash builtins on the common path: each fork costs time.
- */
-static const char WRAPPER[] =
-    "d=" RUN_DIR " t=$1 id=$2\n"
-    "end=$((EPOCHSECONDS + t))\n"
-    OOM_COUNT
-    "oomc; o0=$o\n"
-    "[ -d \"$d\" ] || mkdir -p \"$d\" || exit 125\n"
-    "shift 2\n"
-    "if [ $# -gt 1 ]; then\n"
-    "  printf %s \"$@\" >\"$d/$id.sh\" || exit 125\n"
-    "  set -- bash \"$d/$id.sh\"\n"
-    "else\n"
-    "  set -- bash -c \"$1\"\n"
-    "fi\n"
-    /*
-     * The wrapper's own messages (job reports such as "[1]+ Exit 3") are
-     * dropped from before the job starts, or a quick command races them
-     * into its stderr; the command keeps the real stderr (fd 3).
-     */
-    "exec 3>&2 2>/dev/null\n"
-    "set -m\n"
-    "\"$@\" </dev/null 2>&3 3>&- &\n"
-    "p=$!\n"
-    "exec 3>&-\n"
-    "echo \"$p $o0\" >\"$d/$id\"\n"
-    "(sleep \"$t\"; : >\"$d/$id.timeout\"; kill -KILL -- \"-$p\")"
-    " </dev/null >/dev/null &\n"
-    "w=$!\n"
-    "wait \"$p\"; s=$?\n"
-    "kill -KILL -- \"-$w\"\n"
-    "rm -f \"$d/$id\" \"$d/$id.sh\"\n"
-    "if [ \"$s\" = 137 ]; then\n"
-    "  oomc; [ \"${o:-0}\" -gt \"${o0:-0}\" ] && : >\"$d/$id.oom\"\n"
-    "else\n"
-    "  rm -f \"$d/$id.timeout\" \"$d/$id.cancel\"\n"
-    "fi\n"
-    "if kill -0 -- \"-$p\"; then\n"
-    "  (while [ \"$EPOCHSECONDS\" -lt \"$end\" ] && kill -0 -- \"-$p\"\n"
-    "   do sleep 1; done\n"
-    "   kill -KILL -- \"-$p\") </dev/null >/dev/null &\n"
-    "fi\n"
-    "exit \"$s\"\n";
-
-/* Kill run $1's group, leaving marker $1.$2 first; 0 if it already ended. */
-static const char KILLER[] =
-    "d=" RUN_DIR "\n"
-    "read -r p _ <\"$d/$1\" 2>/dev/null || exit 0\n"
-    "case $p in ''|*[!0-9]*) exit 0;; esac\n"
-    ": >\"$d/$1.$2\"\n"
-    "kill -KILL -- \"-$p\" 2>/dev/null\n"
-    "exit 0\n";
-
-/*
- * Print and remove the markers of run $1. A pid file still there means the
- * wrapper itself was killed (the memory limit picks the largest process,
- * but not always the command): compare the OOM kill count with the one the
- * wrapper saw at the start.
- */
-static const char MARKERS[] =
-    "d=" RUN_DIR "\n"
-    OOM_COUNT
-    "if read -r p o0 <\"$d/$1\" 2>/dev/null; then\n"
-    "  oomc; [ \"${o:-0}\" -gt \"${o0:-0}\" ] && : >\"$d/$1.oom\"\n"
-    "  rm -f \"$d/$1\" \"$d/$1.sh\"\n"
-    "fi\n"
-    "for m in timeout cancel oom; do [ -e \"$d/$1.$m\" ] && echo \"$m\"; done\n"
-    "rm -f \"$d/$1.timeout\" \"$d/$1.cancel\" \"$d/$1.oom\" \"$d/$1.disk\"\n"
-    "exit 0\n";
 
 static const char *const EXEC_ENV[] = {
 	"HOME=/root", "LANG=C.UTF-8", "TERM=dumb", "PAGER=cat",
@@ -490,7 +406,7 @@ kill_run(struct sandbox *sb, const char *run_id, const char *marker,
 		    code == 0)
 			return 0;
 	}
-	if (run_helper(sb, KILLER, args, &o, &code, &e) == -1) {
+	if (run_helper(sb, SCRIPT_KILLER, args, &o, &code, &e) == -1) {
 		/* No container running: nothing of the run can be alive. */
 		if (e.kind == ERR_NOT_FOUND || e.kind == ERR_CONFLICT)
 			return 0;
@@ -668,7 +584,7 @@ run_cmd_new(const char *sup, const char *command, long timeout_s,
 	} else {
 		json_object_array_add(cmd, json_object_new_string("bash"));
 		json_object_array_add(cmd, json_object_new_string("-c"));
-		json_object_array_add(cmd, json_object_new_string(WRAPPER));
+		json_object_array_add(cmd, json_object_new_string(SCRIPT_WRAPPER));
 		json_object_array_add(cmd, json_object_new_string("code-sandbox"));
 		json_object_array_add(cmd, json_object_new_string(t));
 		json_object_array_add(cmd, json_object_new_string(run_id));
@@ -1064,7 +980,7 @@ sandbox_exec(struct sandbox *sb, const char *command, long timeout_s,
 		 */
 		if (res->duration_ms >= timeout_s * 1000)
 			res->timed_out = true;
-		if (run_helper(sb, MARKERS, margs, &marks, &code, &local) == 0) {
+		if (run_helper(sb, SCRIPT_MARKERS, margs, &marks, &code, &local) == 0) {
 			if (strstr(marks.buf, "oom\n") != NULL)
 				res->oom_killed = true;
 		} else

@@ -13,15 +13,11 @@
 #include "sandbox/extern.h"
 #include "sandbox/guard.h"
 #include "sandbox/sandbox.h"
+#include "sandbox/scripts.h"
 
 /* Volume usage: bytes used under /sandbox (du, one file system), then the
  * file system's available and total bytes (df). */
 #define USAGE_DEADLINE_S	10
-
-static const char USAGE[] =
-    "set -- $(du -sx -B1 /sandbox 2>/dev/null); u=$1\n"
-    "set -- $(df -P -B1 /sandbox 2>/dev/null | tail -n 1)\n"
-    "echo \"${u:--1} ${4:--1} ${2:--1}\"\n";
 
 /* GET /what[/name]/json-ish path; *resp the body of a 200, NULL for a 404. */
 static int
@@ -152,7 +148,7 @@ sandbox_status(struct sandbox *sb, struct json_object **out, struct error *err)
 	resp = NULL;
 	/* du may take a while on a large volume; never more than this. */
 	error_clear(&e);
-	if (running && sandbox_script(sb, USAGE, noargs, usage, sizeof(usage),
+	if (running && sandbox_script(sb, SCRIPT_USAGE, noargs, usage, sizeof(usage),
 	    NULL, NULL, USAGE_DEADLINE_S, &code, &e) == 0 && code == 0) {
 		long long used, avail, total;
 

@@ -1,0 +1,40 @@
+/*
+ * scripts.h: the shell run in the sandbox container, every script in one
+ * place (scripts.c), each with a comment on its arguments, what it prints
+ * and what it may meet in a hostile container. Run through sandbox_script
+ * (sandbox.h) or the exec paths of sandbox/run.c, always with a deadline.
+ */
+#ifndef CS_SCRIPTS_H
+#define CS_SCRIPTS_H
+
+/* Where the command wrapper keeps its pid, marker and script files. */
+#define SCRIPT_RUN_DIR	"/run/code-sandbox"
+
+/* Commands (sandbox/run.c): the wrapper, its killer, its marker reader. */
+extern const char SCRIPT_WRAPPER[];
+extern const char SCRIPT_KILLER[];
+extern const char SCRIPT_MARKERS[];
+
+/* Guards (sandbox/guard.c, status.c): disk sample, volume usage. */
+extern const char SCRIPT_DISK[];
+extern const char SCRIPT_USAGE[];
+
+/*
+ * The egress canary, run with $1 the policy name and $2 the gateway
+ * address (internet). It prints one line: "blocked DETAIL" when the policy
+ * holds, else "open DETAIL" or "unexpected DETAIL".
+ */
+extern const char SCRIPT_CANARY[];
+
+/* The clean-up pass over /sandbox (ops/cleanup.c). */
+extern const char SCRIPT_CLEANUP[];
+
+/* A folder as one archive on stdout (links/dl_archive.c). */
+extern const char SCRIPT_ARCHIVE[];
+
+/* An upload (links/upload.c): the folder made, the file named, discarded. */
+extern const char SCRIPT_UPLOAD_PREPARE[];
+extern const char SCRIPT_UPLOAD_FINISH[];
+extern const char SCRIPT_UPLOAD_DISCARD[];
+
+#endif
