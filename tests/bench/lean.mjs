@@ -4,8 +4,9 @@
 // run, interleaved:
 //   1. tools/list and ping at 8 concurrent connections (wrk, a real OAuth
 //      access token): requests per second, p99, and the server's CPU per
-//      request (utime + stime from /proc of lighttpd and every program, or
-//      of the Node process, before and after), the web server's share and
+//      request (from /proc of lighttpd and every program, or of the Node
+//      process, before and after: each thread's run time, measure.mjs
+//      cpuBetween), the web server's share and
 //      the programs' share separately (the programs are the part that is
 //      ours; the sum is what the host pays);
 //   2. memory: PSS (/proc/PID/smaps_rollup) of lighttpd and every program,
@@ -23,7 +24,7 @@
 //   before/after in one run.
 
 import { execFile, spawn } from 'node:child_process';
-import { readFileSync, writeFileSync, rmSync, mkdtempSync } from 'node:fs';
+import { readFileSync, rmSync, mkdtempSync } from 'node:fs';
 import { tmpdir, loadavg } from 'node:os';
 import { join, resolve, dirname } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -32,6 +33,7 @@ import { promisify } from 'node:util';
 import { startServer, freePort, sleep, cmdline, childPids, waitFor } from '../e2e/lib/server.mjs';
 import { openSession } from '../e2e/lib/client.mjs';
 import { footprintKb } from './footprint.mjs';
+import { median, spread, wrkScript as script, wrkLoad, TICK_MS } from './measure.mjs';
 import { register, rawFlow, CLAUDE_REGISTRATION } from '../e2e/lib/oauth.mjs';
 
 const execFileP = promisify(execFile);
@@ -39,24 +41,6 @@ const REPS = Number(process.env.BENCH_REPS ?? 5);
 const SECONDS = Number(process.env.BENCH_SECONDS ?? 5);
 const CGI_N = Number(process.env.BENCH_CGI ?? 40);
 const HERE = dirname(fileURLToPath(import.meta.url));
-const TICK_MS = 10; // USER_HZ is 100 on Linux
-
-const median = (a) => {
-  const s = [...a].sort((x, y) => x - y);
-  return s.length % 2 ? s[(s.length - 1) / 2] : (s[s.length / 2 - 1] + s[s.length / 2]) / 2;
-};
-const spread = (a, f = (x) => x.toFixed(2)) => `median ${f(median(a))} (min ${f(Math.min(...a))}, max ${f(Math.max(...a))})`;
-
-function cpuMs(pid) {
-  try {
-    const s = readFileSync(`/proc/${pid}/stat`, 'utf8');
-    const f = s.slice(s.lastIndexOf(')') + 2).split(' ');
-    return (Number(f[11]) + Number(f[12])) * TICK_MS; // fields 14, 15
-  } catch {
-    return 0;
-  }
-}
-const cpuOf = (pids) => pids.reduce((t, p) => t + cpuMs(p), 0);
 
 function mem(pid) {
   try {
@@ -71,51 +55,11 @@ function mem(pid) {
 const name = (pid) => cmdline(pid).split(' ')[0].split('/').pop();
 const mib = (kb) => (kb / 1024).toFixed(1);
 
-// A wrk script with the headers; the token goes into a private temporary file.
-function script(dir, file, method, token, sess) {
-  const p = join(dir, file);
-  writeFileSync(
-    p,
-    [
-      'wrk.method = "POST"',
-      `wrk.body = '{"jsonrpc":"2.0","id":1,"method":"${method}"}'`,
-      `wrk.headers["Authorization"] = "Bearer ${token}"`,
-      'wrk.headers["Content-Type"] = "application/json"',
-      'wrk.headers["Accept"] = "application/json, text/event-stream"',
-      `wrk.headers["Mcp-Session-Id"] = "${sess.session}"`,
-      `wrk.headers["MCP-Protocol-Version"] = "${sess.version}"`,
-      'done = function(summary, latency, requests)',
-      '  io.write(string.format("BENCH requests=%d non2xx=%d errors=%d p99us=%d\\n", summary.requests, summary.errors.status, summary.errors.connect + summary.errors.read + summary.errors.write + summary.errors.timeout, latency:percentile(99)))',
-      'end',
-    ].join('\n'),
-    { mode: 0o600 },
-  );
-  return p;
-}
-
 // One wrk run against one server: rate, p99, CPU per request, memory mid-run.
 async function load(target, method, sampleMem) {
-  const pids = target.pids();
-  const web = pids.slice(0, 1); // lighttpd, or the Node process
-  const progs = pids.slice(1);
-  const c0 = cpuOf(pids);
-  const w0 = cpuOf(web);
-  const args = ['-t', '2', '-c', '8', '-d', `${SECONDS}s`, '--latency', '-s', target.scripts[method], target.url];
-  const run = execFileP('wrk', args, { maxBuffer: 1 << 20 });
-  let during = null;
-  let foot = 0;
-  if (sampleMem) {
-    await sleep((SECONDS * 1000) / 2);
-    during = Object.fromEntries(pids.map((p) => [p, mem(p)]));
-    foot = footprintKb(pids);
-  }
-  const { stdout } = await run;
-  const c1 = cpuOf(pids);
-  const w1 = cpuOf(web);
-  const m = /BENCH requests=(\d+) non2xx=(\d+) errors=(\d+) p99us=(\d+)/.exec(stdout);
-  const n = Number(m[1]);
-  if (Number(m[2]) || Number(m[3])) throw new Error(`${target.label} ${method}: ${m[2]} non-2xx, ${m[3]} socket errors`);
-  return { rate: Number(/Requests\/sec:\s+([\d.]+)/.exec(stdout)[1]), p99: Number(m[4]) / 1000, cpu: (c1 - c0) / n, web: (w1 - w0) / n, progs: (c1 - c0 - (w1 - w0)) / n, n, during, foot };
+  const midway = sampleMem ? (pids) => ({ during: Object.fromEntries(pids.map((p) => [p, mem(p)])), foot: footprintKb(pids) }) : null;
+  const r = await wrkLoad(target, method, { seconds: SECONDS, midway });
+  return { ...r, during: r.mid?.during ?? null, foot: r.mid?.foot ?? 0 };
 }
 
 async function startReference(container) {
