@@ -26,6 +26,7 @@
 struct auth_info;
 struct config;
 struct db;
+struct http_req;
 struct json_object;
 struct sse;
 
@@ -141,5 +142,8 @@ struct json_object *mcp_handle(struct mcp_call *, const struct mcp_msg *);
  */
 struct json_object *mcp_initialize_result(const struct config *, const char *requested,
 	    const char *owner);
+
+/* Answer one request to /mcp (transport.c). */
+void		 mcp_transport(struct http_req *, const struct config *, struct db *);
 
 #endif

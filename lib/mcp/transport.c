@@ -1,5 +1,5 @@
 /*
- * mcp: the /mcp endpoint, MCP's Streamable HTTP transport, for the 2025
+ * transport.c: the /mcp endpoint, MCP's Streamable HTTP transport, for the 2025
  * versions (spec 2025-11-25 basic/transports: sessions) and for 2026-07-28
  * (basic/transports/streamable-http: stateless) on the same URL.
  *
@@ -14,7 +14,6 @@
 #include <string.h>
 #include <strings.h>
 
-#include "app/app.h"
 #include "base/config.h"
 #include "base/js.h"
 #include "base/log.h"
@@ -355,8 +354,8 @@ do_delete(struct http_req *r, const struct config *cfg, struct db *db,
 	}
 }
 
-static void
-handle(struct http_req *r, const struct config *cfg, struct db *db)
+void
+mcp_transport(struct http_req *r, const struct config *cfg, struct db *db)
 {
 	const char		*method = http_method(r);
 	const char		*origin = http_header(r, "Origin");
@@ -384,10 +383,4 @@ handle(struct http_req *r, const struct config *cfg, struct db *db)
 		http_send_error(r, 405, "Use POST for requests and DELETE to end "
 		    "a session.");
 	}
-}
-
-int
-main(void)
-{
-	return app_main_net("mcp", handle);
 }
