@@ -9,25 +9,25 @@
  *   HTTP headers (basic/versioning, basic/transports/streamable-http).
  *
  * Everything that differs between the eras lives in one table per era in
- * mcp.c (struct mcp_era): the methods served, how results are dressed, the
- * HTTP status of an error, what a tool call may do with its stream. A
- * message is read and classified once (mcp_read) into a struct mcp_msg
- * that names its era; the rest of the code follows the table.
+ * era.c (struct mcp_era, extern.h): the methods served, how results are
+ * dressed, the HTTP status of an error, what a tool call may do with its
+ * stream. A message is read and classified once (mcp_read) into a struct
+ * mcp_msg that names its era; the rest of the code follows the table.
  *
- * cgi-bin/mcp.c is the transport: it checks HTTP, finds the 2025 session,
- * and hands each message to mcp_handle with a struct sse (sse.h) for the
- * answer.
+ * mcp_transport (transport.c) is the /mcp endpoint's Streamable HTTP
+ * transport: it checks HTTP, finds the 2025 session, hands each message to
+ * the methods with a struct sse (sse.h) for the answer, and is the one
+ * place that chooses HTTP statuses.
  */
 #ifndef CS_MCP_H
 #define CS_MCP_H
 
 #include <stdbool.h>
 
-struct auth_info;
 struct config;
 struct db;
+struct http_req;
 struct json_object;
-struct sse;
 
 #define MCP_VERSION_LATEST	"2025-11-25"	/* answered to unknown initialize versions */
 #define MCP_VERSION_MODERN	"2026-07-28"
@@ -53,7 +53,7 @@ enum mcp_kind {
 	MCP_RESPONSE,		/* result or error from the client */
 };
 
-/* One era's rules (mcp.c). */
+/* One era's rules (era.c). */
 struct mcp_era;
 extern const struct mcp_era mcp_era_2025, mcp_era_2026;
 
@@ -96,9 +96,6 @@ enum mcp_kind	 mcp_classify(struct json_object *msg, struct json_object **error)
 const struct mcp_era *mcp_era_of(struct json_object *body,
 		    const struct mcp_http_meta *, struct json_object **error);
 
-/* Does this era keep sessions (initialize, Mcp-Session-Id, batches, GET/DELETE)? */
-bool		 mcp_era_sessions(const struct mcp_era *);
-
 /*
  * Read one message of the given era: envelope, then (2026) the _meta and
  * header checks of streamable-http "Server Validation", in the order the
@@ -109,37 +106,14 @@ int		 mcp_read(const struct mcp_era *, struct json_object *msg,
 		    const struct mcp_http_meta *, struct mcp_msg *m,
 		    struct json_object **error, int *status);
 
-/* New JSON-RPC responses; id is copied (NULL or absent -> null). */
+/* A new JSON-RPC error response; id is copied (NULL or absent -> null). */
 struct json_object *mcp_error(struct json_object *id, int code, const char *msg);
-struct json_object *mcp_result(struct json_object *id, struct json_object *result);
-
-/* The HTTP status a response goes out with in this era (200 for results). */
-int		 mcp_http_status(const struct mcp_era *, struct json_object *response);
-
-/* Everything one message is handled with. */
-struct mcp_call {
-	const struct config	*cfg;
-	struct db		*db;
-	const struct auth_info	*who;
-	const char		*version;	/* 2025: the session's protocol version */
-	const char		*session_id;	/* 2025: Mcp-Session-Id */
-	struct sse		*stream;	/* the answer; NULL for batches and notifications */
-};
 
 /*
- * Handle a request or notification other than initialize. Returns a new
- * response for a request, NULL for a notification, for a request that was
- * cancelled (2025 utilities/cancellation: no response is sent), or for one
- * whose answer the handler already sent on the stream (a command that went
- * on as a task or handle).
+ * Answer one request to /mcp: POST carries JSON-RPC messages, DELETE ends
+ * a 2025 session, anything else is 405. Checks Origin and the bearer token
+ * first, and answers every request itself.
  */
-struct json_object *mcp_handle(struct mcp_call *, const struct mcp_msg *);
-
-/*
- * The result of initialize for a client asking for `requested`
- * (spec 2025-11-25: lifecycle "Initialization").
- */
-struct json_object *mcp_initialize_result(const struct config *, const char *requested,
-	    const char *owner);
+void		 mcp_transport(struct http_req *, const struct config *, struct db *);
 
 #endif

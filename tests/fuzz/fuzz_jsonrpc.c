@@ -1,4 +1,4 @@
-/* JSON-RPC messages: parsed as /mcp parses them, then classified (lib/mcp/mcp.c). */
+/* JSON-RPC messages: parsed as /mcp parses them, then classified (lib/mcp/rpc.c). */
 #include <json-c/json.h>
 
 #include "base/js.h"
