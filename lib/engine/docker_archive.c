@@ -5,7 +5,7 @@
  *
  * A raw stream has a stall deadline, not an absolute one: a body may take
  * as long as it takes to move, but one that moves nothing for
- * DOCKER_RAW_STALL_S is dropped. Each transfer gets a fresh connection, so
+ * DOCKER_RAW_STALL_S is dropped. Each transfer has a fresh connection, so
  * the callbacks may use the client's kept one for JSON calls meanwhile.
  */
 #include <stdlib.h>

@@ -5,7 +5,7 @@
  * An exec stream has no deadline of its own: a command may be silent for
  * as long as its timeout, so only the caller's tick (docker_exec_cb), asked
  * between reads, and the stop flag end it early. The engine hijacks the
- * connection, so each stream gets a fresh one, never kept.
+ * connection, so each stream has a fresh one, never kept.
  */
 #include <stdint.h>
 #include <stdio.h>
