@@ -5,7 +5,7 @@
  * the version prefix, which calls keep their connection, how long each
  * kind of call may wait, and how the engine's answers are read.
  *
- * Three kinds of wait (struct waiter): a JSON call has an absolute
+ * Three kinds of wait (struct docker_waiter): a JSON call has an absolute
  * deadline; a raw stream (the archive API) a stall deadline that moves
  * whenever bytes move; an exec stream none of its own, only the caller's
  * tick. All of them wait in slices of at most a second and ask the stop
@@ -14,11 +14,10 @@
  * JSON calls share one kept connection per struct docker (a keep-alive
  * connection the engine closed meanwhile is noticed by an answer that
  * never starts, and the call is sent once more on a new one); streams and
- * hijacked connections each get a fresh one, closed at their end.
+ * hijacked connections each get a fresh one, closed at their end
+ * (docker_exec.c, docker_attach.c, docker_archive.c).
  */
-#include <errno.h>
 #include <signal.h>
-#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -30,32 +29,13 @@
 #include "base/js.h"
 #include "base/url.h"
 #include "engine/docker.h"
+#include "engine/extern.h"
 
 #define API_VERSION		"v1.41"
 #define CONNECT_TIMEOUT_MS	5000L
 #define REQUEST_TIMEOUT_MS	(DOCKER_REQUEST_TIMEOUT_S * 1000L)
-#define ERROR_BODY_MAX		(64u << 10)	/* an error answer's body */
-#define TICK_MS			1000
-#define SLICE_MS		1000
-/* Raw streams read and write in large pieces, for throughput. */
-#define RAW_BUFFER_SIZE		(256u << 10)
-#define PUT_PIECE		(64u << 10)
-#define EXEC_BUFFER_SIZE	(64u << 10)
 /* A body this small goes out in one write with its head. */
 #define INLINE_BODY_MAX		(16u << 10)
-
-struct docker {
-	char		*host;		/* DOCKER_HOST as given */
-	struct httpc	*ep;		/* the engine's endpoint, its idle connection */
-	long		 tick_ms;	/* exec streams' tick; 0: TICK_MS */
-};
-
-/* A response body growing up to a fixed maximum. */
-struct body {
-	char	*buf;
-	size_t	 len, cap, max;
-	bool	 too_big;
-};
 
 static bool (*stop_flag)(void);
 
@@ -209,14 +189,23 @@ broken(struct docker *d, const struct error *why, struct error *err)
 	    d->host, why->msg);
 }
 
+/* The connection closed before the answer's head: -1 with err. */
+int
+docker_closed_early(const struct docker *d, struct error *err)
+{
+	return error_kind(err, ERR_UPSTREAM, "Docker engine at %s (DOCKER_HOST): "
+	    "the connection closed before an answer", d->host);
+}
+
 /*
- * Keep n more bytes of the body b (a struct body, as body_each hands it);
- * -1 when it would pass its maximum or memory ran out.
+ * Keep n more bytes of the body b (a struct docker_body, as
+ * docker_body_each hands it); -1 when it would pass its maximum or memory
+ * ran out.
  */
 static int
 body_add(void *arg, const char *p, size_t n)
 {
-	struct body	*b = arg;
+	struct docker_body	*b = arg;
 	size_t		 cap;
 	char		*nb;
 
@@ -241,22 +230,9 @@ body_add(void *arg, const char *p, size_t n)
 	return 0;
 }
 
-/*
- * How long one call may wait: an absolute deadline (stall_ms 0), a stall
- * deadline pushed back by each piece moved (stall_ms > 0), or the tick of
- * an exec stream (cb not NULL).
- */
-struct waiter {
-	struct docker			*d;
-	long long			 deadline;
-	long				 stall_ms;
-	const struct docker_exec_cb	*cb;
-	long long			 next_tick;
-	bool				 stopped;	/* the tick or the stop flag ended it */
-};
-
-static void
-waiter_deadline(struct waiter *w, struct docker *d, long ms, bool stall)
+void
+docker_waiter_deadline(struct docker_waiter *w, struct docker *d, long ms,
+    bool stall)
 {
 	memset(w, 0, sizeof(*w));
 	w->d = d;
@@ -264,8 +240,9 @@ waiter_deadline(struct waiter *w, struct docker *d, long ms, bool stall)
 	w->stall_ms = stall ? ms : 0;
 }
 
-static void
-waiter_tick(struct waiter *w, struct docker *d, const struct docker_exec_cb *cb)
+void
+docker_waiter_tick(struct docker_waiter *w, struct docker *d,
+    const struct docker_exec_cb *cb)
 {
 	memset(w, 0, sizeof(*w));
 	w->d = d;
@@ -273,20 +250,20 @@ waiter_tick(struct waiter *w, struct docker *d, const struct docker_exec_cb *cb)
 	w->next_tick = clock_ms() + docker_tick_ms(d);
 }
 
-static void
-waiter_moved(struct waiter *w)
+void
+docker_waiter_moved(struct docker_waiter *w)
 {
 	if (w->stall_ms > 0)
 		w->deadline = clock_ms() + w->stall_ms;
 }
 
 /*
- * The next wait in milliseconds (1 to SLICE_MS), or -1 when the call must
- * end: time is up or the stop flag rose (err set), or the tick said stop
- * (w->stopped set). A tick runs here, outside any read.
+ * The next wait in milliseconds (1 to DOCKER_SLICE_MS), or -1 when the
+ * call must end: time is up or the stop flag rose (err set), or the tick
+ * said stop (w->stopped set). A tick runs here, outside any read.
  */
 static int
-waiter_slice(struct waiter *w, struct error *err)
+waiter_slice(struct docker_waiter *w, struct error *err)
 {
 	long long now = clock_ms(), left;
 
@@ -311,14 +288,14 @@ waiter_slice(struct waiter *w, struct error *err)
 			    w->stall_ms / 1000 : REQUEST_TIMEOUT_MS / 1000);
 		left = w->deadline - now;
 	}
-	if (left > SLICE_MS)
-		left = SLICE_MS;
+	if (left > DOCKER_SLICE_MS)
+		left = DOCKER_SLICE_MS;
 	return left < 1 ? 1 : (int)left;
 }
 
 /* A connection for one call, connecting within CONNECT_TIMEOUT_MS. */
-static struct httpc_conn *
-conn_get(struct docker *d, bool reuse, size_t bufsize, bool *reused,
+struct httpc_conn *
+docker_connect(struct docker *d, bool reuse, size_t bufsize, bool *reused,
     struct error *err)
 {
 	struct httpc_conn	*c;
@@ -340,10 +317,10 @@ conn_get(struct docker *d, bool reuse, size_t bufsize, bool *reused,
  * The request head (RFC 9112 §3) for method on the API path, with room
  * for extra bytes after it; NULL when path holds a byte that cannot go in
  * a request line (the callers build paths of safe bytes; this is the
- * last guard against a request split in two).
+ * last guard against a request split in two). See extern.h.
  */
-static char *
-request_head(struct docker *d, const char *method, const char *path,
+char *
+docker_request_head(struct docker *d, const char *method, const char *path,
     const char *ctype, bool has_len, unsigned long long clen,
     const char *extra, size_t room, size_t *hlen)
 {
@@ -379,9 +356,9 @@ request_head(struct docker *d, const char *method, const char *path,
  * early not NULL, stops with *early set when the engine answers before
  * all was sent.
  */
-static int
-send_all(struct httpc_conn *c, const char *p, size_t len, struct waiter *w,
-    bool *early, struct error *err)
+int
+docker_send_all(struct httpc_conn *c, const char *p, size_t len,
+    struct docker_waiter *w, bool *early, struct error *err)
 {
 	struct error	e;
 	long		n;
@@ -403,7 +380,7 @@ send_all(struct httpc_conn *c, const char *p, size_t len, struct waiter *w,
 		if (n > 0) {
 			p += n;
 			len -= (size_t)n;
-			waiter_moved(w);
+			docker_waiter_moved(w);
 		}
 	}
 	return 0;
@@ -414,9 +391,9 @@ send_all(struct httpc_conn *c, const char *p, size_t len, struct waiter *w,
  * before a byte of it came (*empty: worth one more try on a new one), or
  * -1 (err set, or w->stopped), or -2 when fn stopped it.
  */
-static int
-read_head(struct httpc_conn *c, struct httpc_head *h, bool head_request,
-    httpc_header_fn fn, void *arg, struct waiter *w, bool *empty,
+int
+docker_read_head(struct httpc_conn *c, struct httpc_head *h, bool head_request,
+    httpc_header_fn fn, void *arg, struct docker_waiter *w, bool *empty,
     struct error *err)
 {
 	struct error	e;
@@ -440,10 +417,10 @@ read_head(struct httpc_conn *c, struct httpc_head *h, bool head_request,
  * deadline. 0 at the end of the body, 1 when fn stopped, -1 when a wait
  * ended (waiter_slice: err set, or w->stopped) or the body broke off (err).
  */
-static int
-body_each(struct httpc_conn *c, const struct httpc_head *h, struct waiter *w,
-    int (*fn)(void *arg, const char *p, size_t n), void *arg,
-    struct error *err)
+int
+docker_body_each(struct httpc_conn *c, const struct httpc_head *h,
+    struct docker_waiter *w, int (*fn)(void *arg, const char *p, size_t n),
+    void *arg, struct error *err)
 {
 	struct httpc_body	 hb;
 	struct error		 e;
@@ -461,7 +438,7 @@ body_each(struct httpc_conn *c, const struct httpc_head *h, struct waiter *w,
 		if (rc == -1)
 			return broken(w->d, &e, err);
 		if (rc == 1) {
-			waiter_moved(w);
+			docker_waiter_moved(w);
 			if (fn(arg, p, n) == -1)
 				return 1;
 		}
@@ -469,16 +446,16 @@ body_each(struct httpc_conn *c, const struct httpc_head *h, struct waiter *w,
 }
 
 /* Read the whole body into b within w: 0, or -1 (err set, or w->stopped). */
-static int
-read_body(struct httpc_conn *c, const struct httpc_head *h, struct body *b,
-    struct waiter *w, struct error *err)
+int
+docker_read_body(struct httpc_conn *c, const struct httpc_head *h,
+    struct docker_body *b, struct docker_waiter *w, struct error *err)
 {
 	if (h->framing == HTTPC_LENGTH && h->length > b->max) {
 		b->too_big = true;
 		return error_kind(err, ERR_UPSTREAM, "Docker engine at %s (DOCKER_HOST): "
 		    "response larger than %zu bytes", w->d->host, b->max);
 	}
-	switch (body_each(c, h, w, body_add, b, err)) {
+	switch (docker_body_each(c, h, w, body_add, b, err)) {
 	case 0:
 		return 0;
 	case 1:
@@ -498,20 +475,20 @@ read_body(struct httpc_conn *c, const struct httpc_head *h, struct body *b,
 static int
 call(struct docker *d, const char *method, const char *path,
     const char *ctype, const void *body, size_t blen, bool with_len,
-    struct httpc_head *h, struct body *b, struct error *err)
+    struct httpc_head *h, struct docker_body *b, struct error *err)
 {
 	struct httpc_conn	*c = NULL;
-	struct waiter		 w;
+	struct docker_waiter	 w;
 	char			*req = NULL;
 	size_t			 hlen, room;
 	bool			 head_request = strcmp(method, "HEAD") == 0;
 	bool			 reused, empty, sent_failed;
 	int			 ret = -1, rc, attempt;
 
-	waiter_deadline(&w, d, REQUEST_TIMEOUT_MS, false);
+	docker_waiter_deadline(&w, d, REQUEST_TIMEOUT_MS, false);
 	room = blen <= INLINE_BODY_MAX ? blen : 0;
-	if ((req = request_head(d, method, path, ctype, with_len || blen > 0,
-	    blen, NULL, room, &hlen)) == NULL) {
+	if ((req = docker_request_head(d, method, path, ctype,
+	    with_len || blen > 0, blen, NULL, room, &hlen)) == NULL) {
 		error_set(err, "cannot build a Docker API request for %.100s",
 		    path);
 		goto out;
@@ -521,14 +498,14 @@ call(struct docker *d, const char *method, const char *path,
 		hlen += blen;
 	}
 	for (attempt = 0; attempt < 2; attempt++) {
-		if ((c = conn_get(d, attempt == 0, 0, &reused, err)) == NULL)
+		if ((c = docker_connect(d, attempt == 0, 0, &reused, err)) == NULL)
 			goto out;
-		rc = send_all(c, req, hlen, &w, NULL, err);
+		rc = docker_send_all(c, req, hlen, &w, NULL, err);
 		if (rc == 0 && room == 0 && blen > 0)
-			rc = send_all(c, body, blen, &w, NULL, err);
+			rc = docker_send_all(c, body, blen, &w, NULL, err);
 		sent_failed = rc == -1 && err->kind == ERR_UPSTREAM;
 		if (rc == 0)
-			rc = read_head(c, h, head_request, NULL, NULL, &w,
+			rc = docker_read_head(c, h, head_request, NULL, NULL, &w,
 			    &empty, err);
 		if (rc == 1)
 			break;
@@ -541,15 +518,13 @@ call(struct docker *d, const char *method, const char *path,
 			c = NULL;
 			continue;
 		}
-		if (rc == 0) {
-			error_kind(err, ERR_UPSTREAM, "Docker engine at %s (DOCKER_HOST): "
-			    "the connection closed before an answer", d->host);
-		}
+		if (rc == 0)
+			docker_closed_early(d, err);
 		goto out;
 	}
 	if (c == NULL)
 		goto out;
-	if (read_body(c, h, b, &w, err) == -1)
+	if (docker_read_body(c, h, b, &w, err) == -1)
 		goto out;
 	httpc_conn_put(d->ep, c, !h->close);
 	c = NULL;
@@ -566,7 +541,7 @@ docker_request(struct docker *d, const char *method, const char *path,
     struct error *err)
 {
 	struct httpc_head	 h;
-	struct body		 b = { .max = DOCKER_MAX_RESPONSE };
+	struct docker_body	 b = { .max = DOCKER_MAX_RESPONSE };
 	struct json_object	*obj = NULL;
 	struct error		 perr;
 	const char		*text = NULL;
@@ -602,16 +577,16 @@ out:
 }
 
 /* err for a non-2xx answer whose body b is the engine's JSON error. */
-static void
-engine_refused(struct error *err, long status, const struct body *b,
+void
+docker_refused(struct error *err, long status, const struct docker_body *b,
     const char *what)
 {
 	struct json_object	*obj;
 	struct error		 perr;
 
 	obj = b->len > 0 ? js_parse(b->buf, b->len, JS_MAX_DEPTH, &perr) : NULL;
-	error_kind(err, error_kind_of_http(status), "%s (HTTP %ld): %.200s", what, status,
-	    docker_message(obj));
+	error_kind(err, error_kind_of_http(status), "%s (HTTP %ld): %.200s",
+	    what, status, docker_message(obj));
 	json_object_put(obj);
 }
 
@@ -620,7 +595,7 @@ docker_upload(struct docker *d, const char *path, const void *buf, size_t len,
     long *status, struct error *err)
 {
 	struct httpc_head	 h;
-	struct body		 b = { .max = ERROR_BODY_MAX };
+	struct docker_body	 b = { .max = DOCKER_ERROR_BODY_MAX };
 	int			 ret = -1;
 
 	*status = 0;
@@ -629,463 +604,9 @@ docker_upload(struct docker *d, const char *path, const void *buf, size_t len,
 		goto out;
 	*status = h.status;
 	if (*status < 200 || *status > 299)
-		engine_refused(err, *status, &b, "Docker engine");
+		docker_refused(err, *status, &b, "Docker engine");
 	ret = 0;
 out:
 	free(b.buf);
-	return ret;
-}
-
-/* The raw-stream frame decoder. */
-
-void
-docker_frames_init(struct docker_frames *f)
-{
-	memset(f, 0, sizeof(*f));
-}
-
-bool
-docker_frames_at_boundary(const struct docker_frames *f)
-{
-	return !f->bad && f->hdr_len == 0 && f->left == 0;
-}
-
-int
-docker_frames_feed(struct docker_frames *f, const char *buf, size_t len,
-    docker_frame_fn fn, void *arg)
-{
-	size_t n;
-
-	if (f->bad)
-		return -1;
-	while (len > 0) {
-		if (f->left == 0) {
-			/* In a header: collect up to 8 bytes. */
-			n = sizeof(f->hdr) - f->hdr_len;
-			if (n > len)
-				n = len;
-			memcpy(f->hdr + f->hdr_len, buf, n);
-			f->hdr_len += n;
-			buf += n;
-			len -= n;
-			if (f->hdr_len < sizeof(f->hdr))
-				break;
-			if (f->hdr[0] > 3 || f->hdr[1] != 0 || f->hdr[2] != 0 ||
-			    f->hdr[3] != 0) {
-				f->bad = true;
-				return -1;
-			}
-			f->stream = f->hdr[0];
-			f->left = (uint32_t)f->hdr[4] << 24 |
-			    (uint32_t)f->hdr[5] << 16 |
-			    (uint32_t)f->hdr[6] << 8 | (uint32_t)f->hdr[7];
-			f->hdr_len = 0;
-			continue;	/* an empty frame is just skipped */
-		}
-		n = f->left < len ? f->left : len;
-		if (fn != NULL)
-			fn(arg, f->stream, buf, n);
-		f->left -= (uint32_t)n;
-		buf += n;
-		len -= n;
-	}
-	return 0;
-}
-
-static void
-stream_output(void *arg, int stream, const char *buf, size_t len)
-{
-	const struct docker_exec_cb *cb = arg;
-
-	/* Stream 0 is stdin echoed on stdout; 3 is the engine's own error. */
-	if (stream == 0)
-		stream = 1;
-	else if (stream == 3)
-		stream = 2;
-	if (cb->output != NULL)
-		cb->output(cb->arg, stream, buf, len);
-}
-
-void
-docker_set_tick(struct docker *d, long ms)
-{
-	d->tick_ms = ms > 0 ? ms : 0;
-}
-
-long
-docker_tick_ms(const struct docker *d)
-{
-	return d->tick_ms > 0 ? d->tick_ms : TICK_MS;
-}
-
-/* An exec stream's decoder and where its output goes (body_each's fn). */
-struct exec_out {
-	struct docker_frames		 frames;
-	const struct docker_exec_cb	*cb;
-};
-
-static int
-exec_piece(void *arg, const char *p, size_t n)
-{
-	struct exec_out	*xo = arg;
-
-	return docker_frames_feed(&xo->frames, p, n, stream_output,
-	    (void *)xo->cb);
-}
-
-int
-docker_exec_start(struct docker *d, const char *id,
-    const struct docker_exec_cb *cb, bool *stopped, struct error *err)
-{
-	static const char	 start_body[] = "{\"Detach\":false,\"Tty\":false}";
-	struct httpc_conn	*c = NULL;
-	struct httpc_head	 h;
-	struct exec_out		 xo = { .cb = cb };
-	struct body		 eb = { .max = ERROR_BODY_MAX };
-	struct waiter		 w;
-	char			*path = NULL, *req = NULL;
-	size_t			 n, hlen;
-	bool			 reused, empty;
-	int			 ret = -1, rc;
-
-	*stopped = false;
-	waiter_tick(&w, d, cb);
-	docker_frames_init(&xo.frames);
-	n = strlen(id) + 16;
-	if ((path = malloc(n)) == NULL)
-		goto oom;
-	snprintf(path, n, "/exec/%s/start", id);
-	if ((req = request_head(d, "POST", path, "application/json", true,
-	    sizeof(start_body) - 1, NULL, sizeof(start_body), &hlen)) == NULL) {
-		error_set(err, "cannot build a Docker exec request");
-		goto out;
-	}
-	memcpy(req + hlen, start_body, sizeof(start_body) - 1);
-	hlen += sizeof(start_body) - 1;
-	/* The engine hijacks this connection: a fresh one, never kept. */
-	if ((c = conn_get(d, false, EXEC_BUFFER_SIZE, &reused, err)) == NULL)
-		goto out;
-	if (send_all(c, req, hlen, &w, NULL, err) == -1 ||
-	    (rc = read_head(c, &h, false, NULL, NULL, &w, &empty, err)) == -1)
-		goto end;
-	if (rc == 0) {
-		error_kind(err, ERR_UPSTREAM, "Docker engine at %s (DOCKER_HOST): the "
-		    "connection closed before an answer", d->host);
-		goto out;
-	}
-	if (h.status != 200 && h.status != 101) {
-		if (read_body(c, &h, &eb, &w, err) == -1 && !eb.too_big)
-			goto end;
-		engine_refused(err, h.status, &eb, "Docker engine refused to "
-		    "start the exec");
-		goto out;
-	}
-	/* The multiplexed stream, until the engine closes it. */
-	if (h.status == 101)
-		h.framing = HTTPC_CLOSE;
-	if ((rc = body_each(c, &h, &w, exec_piece, &xo, err)) == -1)
-		goto end;
-	if (rc == 1) {
-		error_kind(err, ERR_UPSTREAM, "Docker engine at %s (DOCKER_HOST): "
-		    "malformed exec output stream", d->host);
-		goto out;
-	}
-	ret = 0;
-	goto out;
-end:
-	/* A wait ended: by the tick or the stop flag, that is a stop. */
-	if (w.stopped) {
-		*stopped = true;
-		ret = 0;
-	}
-	goto out;
-oom:
-	error_set(err, "out of memory");
-out:
-	httpc_conn_close(c);
-	free(eb.buf);
-	free(req);
-	free(path);
-	return ret;
-}
-
-/* A body nobody reads (docker_raw without a body callback). */
-static int
-ignore_piece(void *arg, const char *p, size_t n)
-{
-	(void)arg;
-	(void)p;
-	(void)n;
-	return 0;
-}
-
-int
-docker_raw(struct docker *d, const char *method, const char *path,
-    const struct docker_raw_cb *cb, long *status, bool *stopped,
-    struct error *err)
-{
-	struct httpc_conn	*c = NULL;
-	struct httpc_head	 h;
-	struct body		 eb = { .max = ERROR_BODY_MAX };
-	struct waiter		 w;
-	char			*req = NULL;
-	size_t			 hlen;
-	bool			 reused, empty;
-	int			 ret = -1, rc;
-
-	*status = 0;
-	*stopped = false;
-	waiter_deadline(&w, d, DOCKER_RAW_STALL_S * 1000L, true);
-	if ((req = request_head(d, method, path, NULL, false, 0, NULL, 0,
-	    &hlen)) == NULL) {
-		error_set(err, "cannot build a Docker API request for %.100s",
-		    path);
-		goto out;
-	}
-	if ((c = conn_get(d, false, RAW_BUFFER_SIZE, &reused, err)) == NULL ||
-	    send_all(c, req, hlen, &w, NULL, err) == -1)
-		goto out;
-	rc = read_head(c, &h, strcmp(method, "HEAD") == 0, cb->header,
-	    cb->arg, &w, &empty, err);
-	if (rc == -2) {
-		*stopped = true;
-		ret = 0;
-		goto out;
-	}
-	if (rc == 0)
-		error_kind(err, ERR_UPSTREAM, "Docker engine at %s (DOCKER_HOST): the "
-		    "connection closed before an answer", d->host);
-	if (rc != 1)
-		goto out;
-	*status = h.status;
-	if (h.status < 200 || h.status > 299) {
-		if (read_body(c, &h, &eb, &w, err) == -1)
-			goto out;
-		engine_refused(err, h.status, &eb, "Docker engine");
-		ret = 0;
-		goto out;
-	}
-	if ((rc = body_each(c, &h, &w, cb->body != NULL ? cb->body :
-	    ignore_piece, cb->arg, err)) == -1)
-		goto out;
-	*stopped = rc == 1;
-	ret = 0;
-out:
-	httpc_conn_close(c);
-	free(eb.buf);
-	free(req);
-	return ret;
-}
-
-int
-docker_put_stream(struct docker *d, const char *path, const char *ctype,
-    unsigned long long length, const struct docker_put_cb *cb, long *status,
-    bool *aborted, struct error *err)
-{
-	struct httpc_conn	*c = NULL;
-	struct httpc_head	 h;
-	struct body		 eb = { .max = ERROR_BODY_MAX };
-	struct waiter		 w;
-	char			*req = NULL, *piece = NULL;
-	unsigned long long	 left = length;
-	size_t			 hlen;
-	long			 n;
-	bool			 reused, empty, early = false;
-	int			 ret = -1, rc;
-
-	*status = 0;
-	*aborted = false;
-	waiter_deadline(&w, d, DOCKER_RAW_STALL_S * 1000L, true);
-	if ((req = request_head(d, "PUT", path, ctype, true, length, NULL, 0,
-	    &hlen)) == NULL || (piece = malloc(PUT_PIECE)) == NULL) {
-		error_set(err, "cannot build a Docker API request for %.100s",
-		    path);
-		goto out;
-	}
-	if ((c = conn_get(d, false, 0, &reused, err)) == NULL ||
-	    send_all(c, req, hlen, &w, &early, err) == -1)
-		goto out;
-	/* The body as the caller gives it; the engine may answer early. */
-	while (left > 0 && !early) {
-		n = cb->read(cb->arg, piece, left < PUT_PIECE ? (size_t)left :
-		    PUT_PIECE);
-		if (n < 0) {
-			*aborted = true;
-			ret = 0;
-			goto out;
-		}
-		if (n == 0 || (unsigned long long)n > left) {
-			error_kind(err, ERR_UPSTREAM, "the upload to the Docker engine "
-			    "ended %s its announced length", n == 0 ? "before" :
-			    "past");
-			goto out;
-		}
-		left -= (unsigned long long)n;
-		waiter_moved(&w);
-		if (send_all(c, piece, (size_t)n, &w, &early, err) == -1) {
-			/* The engine may have answered, then closed: read it. */
-			if (err->kind != ERR_UPSTREAM || stopping())
-				goto out;
-			early = true;
-		}
-	}
-	if ((rc = read_head(c, &h, false, NULL, NULL, &w, &empty, err)) == -1)
-		goto out;
-	if (rc == 0) {
-		error_kind(err, ERR_UPSTREAM, "Docker engine at %s (DOCKER_HOST): the "
-		    "connection closed before an answer", d->host);
-		goto out;
-	}
-	*status = h.status;
-	if (read_body(c, &h, &eb, &w, err) == -1 && !eb.too_big)
-		goto out;
-	if (*status < 200 || *status > 299)
-		engine_refused(err, *status, &eb, "Docker engine");
-	ret = 0;
-out:
-	httpc_conn_close(c);
-	free(eb.buf);
-	free(piece);
-	free(req);
-	return ret;
-}
-
-/*
- * A hijacked exec connection (docker_exec_attach): after the engine's
- * answer head, the connection is a plain byte stream both ways. Reads and
- * writes never block past the time given; httpc serialises TLS calls so
- * one thread may read while another writes.
- */
-#define ATTACH_SETUP_MS		10000
-
-struct docker_conn {
-	struct httpc_conn	*c;
-};
-
-int
-docker_conn_send(struct docker_conn *dc, const void *buf, size_t len,
-    long long deadline_ms, struct error *err)
-{
-	const char	*p = buf;
-	long long	 left;
-	long		 n;
-
-	while (len > 0) {
-		if (stopping())
-			return error_kind(err, ERR_UNAVAILABLE, "the server is stopping");
-		if ((left = deadline_ms - clock_ms()) <= 0)
-			return error_kind(err, ERR_TIMEOUT, "the exec connection "
-			    "took no data for too long");
-		n = httpc_write(dc->c, p, len, left > SLICE_MS ? SLICE_MS :
-		    (int)left, NULL);
-		if (n < 0)
-			return error_kind(err, ERR_UPSTREAM, "the exec connection broke");
-		p += n;
-		len -= (size_t)n;
-	}
-	return 0;
-}
-
-long
-docker_conn_recv(struct docker_conn *dc, void *buf, size_t len, int wait_ms)
-{
-	return httpc_recv(dc->c, buf, len, wait_ms);
-}
-
-void
-docker_conn_shutdown(struct docker_conn *dc)
-{
-	httpc_shutdown(dc->c);
-}
-
-void
-docker_conn_close(struct docker_conn *dc)
-{
-	if (dc == NULL)
-		return;
-	httpc_conn_close(dc->c);
-	free(dc);
-}
-
-long
-docker_attach_head(const char *p, size_t len, size_t *head_len)
-{
-	struct httpc_head	h;
-	long			n;
-
-	*head_len = 0;
-	if ((n = httpc_head_parse(p, len, &h, NULL, NULL)) <= 0)
-		return n < 0 ? -1 : 0;
-	*head_len = (size_t)n;
-	return h.status;
-}
-
-int
-docker_exec_attach(struct docker *d, const char *id, struct docker_conn **out,
-    struct error *err)
-{
-	static const char	 body[] = "{\"Detach\":false,\"Tty\":false}";
-	struct docker_conn	*dc = NULL;
-	struct httpc_head	 h;
-	struct error		 e;
-	char			*req = NULL, *path = NULL;
-	size_t			 hlen, n;
-	long long		 deadline = clock_ms() + ATTACH_SETUP_MS, left;
-	bool			 reused, empty;
-	int			 ret = -1, rc;
-
-	*out = NULL;
-	n = strlen(id) + 16;
-	if ((dc = calloc(1, sizeof(*dc))) == NULL || (path = malloc(n)) == NULL) {
-		error_set(err, "out of memory");
-		goto out;
-	}
-	snprintf(path, n, "/exec/%s/start", id);
-	if ((req = request_head(d, "POST", path, "application/json", true,
-	    sizeof(body) - 1, "Connection: Upgrade\r\nUpgrade: tcp\r\n",
-	    sizeof(body), &hlen)) == NULL) {
-		error_set(err, "exec id too long or malformed");
-		goto out;
-	}
-	memcpy(req + hlen, body, sizeof(body) - 1);
-	hlen += sizeof(body) - 1;
-	if ((dc->c = conn_get(d, false, 0, &reused, err)) == NULL ||
-	    docker_conn_send(dc, req, hlen, deadline, err) == -1)
-		goto out;
-	/* The answer's head; what follows it in the buffer is the stream. */
-	for (;;) {
-		if (stopping()) {
-			error_kind(err, ERR_UNAVAILABLE, "the server is stopping");
-			goto out;
-		}
-		if ((left = deadline - clock_ms()) <= 0) {
-			error_kind(err, ERR_TIMEOUT, "Docker engine at %s: no answer "
-			    "to exec start within %d s", d->host,
-			    ATTACH_SETUP_MS / 1000);
-			goto out;
-		}
-		rc = httpc_read_head(dc->c, &h, false, NULL, NULL,
-		    left > SLICE_MS ? SLICE_MS : (int)left, &empty, &e);
-		if (rc == 1)
-			break;
-		if (rc == -1) {
-			error_kind(err, ERR_UPSTREAM, "Docker engine at %s: %s", d->host,
-			    e.msg);
-			goto out;
-		}
-	}
-	if (h.status != 101 && h.status != 200) {
-		error_kind(err, h.status == 404 || h.status == 409 ?
-		    error_kind_of_http(h.status) : ERR_UPSTREAM, "Docker engine refused to start the exec "
-		    "(HTTP %d)", h.status);
-		goto out;
-	}
-	*out = dc;
-	dc = NULL;
-	ret = 0;
-out:
-	free(req);
-	free(path);
-	docker_conn_close(dc);
 	return ret;
 }

@@ -110,8 +110,8 @@ long	docker_tick_ms(const struct docker *);
  * until the engine closes it, with no overall time limit (the caller's tick
  * decides). Output of stream 0 is reported as 1, of stream 3 (engine
  * errors) as 2. Returns 0, setting *stopped when the tick ended it early; or
- * -1 (err->kind ERR_NOT_FOUND or ERR_CONFLICT, from the HTTP status, when the engine
- * refused the start).
+ * -1 (err->kind ERR_NOT_FOUND or ERR_CONFLICT, from the HTTP status, when
+ * the engine refused the start).
  */
 int	docker_exec_start(struct docker *, const char *id,
 	    const struct docker_exec_cb *, bool *stopped, struct error *);
@@ -146,7 +146,7 @@ int	docker_frames_feed(struct docker_frames *, const char *buf, size_t len,
 bool	docker_frames_at_boundary(const struct docker_frames *);
 
 /*
- * Raw streaming transfers (the archive API, files.c).
+ * Raw streaming transfers (the archive API, sandbox/files.c).
  *
  * docker_raw sends method ("GET" or "HEAD") on path and passes on the
  * response as it arrives: each header line of the final response (without
@@ -216,8 +216,9 @@ bool	docker_stopping(void);
  * exec's stdin one way, its multiplexed stdout and stderr, decoded with
  * docker_frames_*, the other). Works on a unix socket, TCP and TLS alike.
  * The exec must have been created with AttachStdin. Setting up has an
- * absolute deadline of 10 s. 0 and *out, or -1 (err->kind ERR_NOT_FOUND or ERR_CONFLICT
- * when the engine refused: no such exec, container not running).
+ * absolute deadline of 10 s. 0 and *out, or -1 (err->kind ERR_NOT_FOUND
+ * or ERR_CONFLICT when the engine refused: no such exec, container not
+ * running).
  *
  * Threads: one thread may call docker_conn_recv while others call
  * docker_conn_send (the caller serialises senders, so frames do not mix).

@@ -24,7 +24,6 @@
 #include "base/crypto.h"
 #include "base/form.h"
 #include "base/log.h"
-#include "engine/tar.h"
 #include "http/http.h"
 #include "links/dl.h"
 #include "links/links.h"
@@ -315,7 +314,7 @@ respond(struct dl *d, unsigned long long size, long long mtime)
 }
 
 static int
-sink_begin(void *arg, const struct tar_entry *e)
+sink_begin(void *arg, const struct file_entry *e)
 {
 	struct dl *d = arg;
 
@@ -387,7 +386,7 @@ dl_handle(struct http_req *r, const struct config *cfg, struct db *db)
 	struct error		 err;
 	struct sandbox		*sb = NULL;
 	struct file_stat	 st;
-	struct tar_sink		 sink = { sink_begin, sink_data, NULL };
+	struct file_sink	 sink = { sink_begin, sink_data, NULL };
 	const char		*method = http_method(r);
 	int			 rc;
 

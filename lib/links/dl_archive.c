@@ -20,13 +20,12 @@
 #include "base/clock.h"
 #include "base/config.h"
 #include "base/log.h"
-#include "engine/docker.h"
 #include "http/http.h"
 #include "links/dl.h"
 #include "links/links.h"
 #include "sandbox/files.h"
+#include "sandbox/folder.h"
 #include "sandbox/sandbox.h"
-#include "sandbox/scripts.h"
 #include "store/db.h"
 
 struct arch {
@@ -109,10 +108,9 @@ dl_archive(struct http_req *r, const struct config *cfg, struct db *db,
 {
 	struct arch		 a;
 	struct sandbox		*sb = NULL;
-	struct docker_exec_cb	 cb = { on_output, on_tick, NULL };
+	struct exec_observer	 obs = { on_output, on_tick, NULL };
 	struct error		 err;
 	char			 name[LINK_NAME_MAX + 1];
-	const char		*args[4];
 	bool			 stopped = false;
 	int			 code = -1;
 
@@ -122,7 +120,7 @@ dl_archive(struct http_req *r, const struct config *cfg, struct db *db,
 	a.row = row;
 	a.head = head;
 	a.begun = a.last = clock_ms();
-	cb.arg = &a;
+	obs.arg = &a;
 	snprintf(name, sizeof(name), "%s.%s", files_basename(row->path), row->archive);
 	if (dl_disposition("attachment", name, a.disp, sizeof(a.disp)) < 0)
 		snprintf(a.disp, sizeof(a.disp), "attachment");
@@ -133,12 +131,8 @@ dl_archive(struct http_req *r, const struct config *cfg, struct db *db,
 		    "again later.");
 		goto out;
 	}
-	args[0] = row->path;
-	args[1] = row->archive;
-	args[2] = head ? "head" : "get";
-	args[3] = NULL;
-	if (sandbox_script_stream(sb, SCRIPT_ARCHIVE, args, &cb, &stopped, &code,
-	    &err) == -1) {
+	if (folder_stream(sb, row->path, row->archive, head, &obs, &stopped,
+	    &code, &err) == -1) {
 		if (!a.started) {
 			log_warn("dl: link %s: %s", row->id, err.msg);
 			http_send_error(r, 502, "The folder cannot be read now.");

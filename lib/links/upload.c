@@ -9,10 +9,10 @@
  *   3. the size: a known Content-Length is reserved against the link's cap
  *      at once (413 before reading); an unknown one is spooled to disk up
  *      to what is left, then reserved;
- *   4. the container (sandbox_ensure), the hidden folder, the tar stream
- *      (docker_put_stream), the rename into place.
- * Memory stays constant: the body passes through a fixed buffer (curl's
- * upload buffer) or a spool file, never a heap copy of it.
+ *   4. the container (sandbox_ensure), the hidden folder, the file put
+ *      into it as the engine takes it (files_put), the rename into place.
+ * Memory stays constant: the body passes through a fixed buffer (the
+ * engine client's upload piece) or a spool file, never a heap copy of it.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -26,8 +26,6 @@
 #include "base/crypto.h"
 #include "base/form.h"
 #include "base/log.h"
-#include "engine/docker.h"
-#include "engine/tar.h"
 #include "http/http.h"
 #include "links/extern.h"
 #include "links/multipart.h"
@@ -59,9 +57,6 @@ struct src {
 	FILE			*f;
 	unsigned long long	 size;
 	unsigned long long	 done;		/* data bytes passed on */
-	char			 hdr[2 * TAR_HEADER_MAX];
-	size_t			 hlen, hoff;
-	size_t			 tail, toff;	/* padding and end-of-archive blocks */
 	bool			 short_body;	/* the body ended early */
 };
 
@@ -198,40 +193,23 @@ script(struct up *u, const char *text, const char *const args[], char *out,
 }
 
 
-
+/* The file's bytes as files_put asks for them (never past s->size). */
 static long
 src_read(void *arg, char *buf, size_t len)
 {
 	struct src	*s = arg;
-	size_t		 n;
 	long		 got;
 
-	if (s->hoff < s->hlen) {
-		n = s->hlen - s->hoff < len ? s->hlen - s->hoff : len;
-		memcpy(buf, s->hdr + s->hoff, n);
-		s->hoff += n;
-		return (long)n;
+	if (s->r != NULL)
+		got = http_read(s->r, buf, len);
+	else
+		got = (long)fread(buf, 1, len, s->f);
+	if (got <= 0 || http_stopping()) {
+		s->short_body = true;
+		return -1;	/* cut: the engine gets a short tar */
 	}
-	if (s->done < s->size) {
-		n = s->size - s->done < len ? (size_t)(s->size - s->done) : len;
-		if (s->r != NULL)
-			got = http_read(s->r, buf, n);
-		else
-			got = (long)fread(buf, 1, n, s->f);
-		if (got <= 0 || http_stopping()) {
-			s->short_body = true;
-			return -1;	/* cut: the engine gets a short tar */
-		}
-		s->done += (unsigned long long)got;
-		return got;
-	}
-	if (s->toff < s->tail) {
-		n = s->tail - s->toff < len ? s->tail - s->toff : len;
-		memset(buf, 0, n);
-		s->toff += n;
-		return (long)n;
-	}
-	return 0;
+	s->done += (unsigned long long)got;
+	return got;
 }
 
 /*
@@ -243,12 +221,11 @@ static int
 store(struct up *u, const char *name, struct src *s, char *stored,
     size_t storedsz, struct error *err)
 {
-	char		 tmp[8 + 24];
-	char		 entry[sizeof(tmp) + UPLOAD_NAME_MAX + 2], final[UPLOAD_NAME_MAX + 16];
+	char		 tmp[8 + 24], final[UPLOAD_NAME_MAX + 16];
 	const char	*args[5];
-	struct docker_put_cb cb = { src_read, s };
+	struct file_source src = { src_read, s };
 	struct error	 e2;
-	long		 h1, h2, status;
+	long		 status;
 	bool		 aborted;
 	int		 ret = -1;
 
@@ -265,22 +242,12 @@ store(struct up *u, const char *name, struct src *s, char *stored,
 		return -1;
 	}
 
-	/* The hidden folder, then the file in it. */
-	snprintf(entry, sizeof(entry), "%s/", tmp);
-	h1 = tar_header_write(s->hdr, entry, '5', 0, (long long)time(NULL), 0700);
-	snprintf(entry, sizeof(entry), "%s/%s", tmp, name);
-	h2 = h1 < 0 ? -1 : tar_header_write(s->hdr + h1, entry, '0', s->size,
-	    (long long)time(NULL), 0644);
-	if (h2 < 0)
-		return error_kind(err, ERR_INTERNAL, "cannot make a tar header");
-	s->hlen = (size_t)(h1 + h2);
-	s->hoff = 0;
-	s->tail = tar_padding(s->size) + 2 * TAR_BLOCK;
-	s->toff = 0;
-
-	/* Through the owner's sandbox handle: the one door to the engine. */
-	if (files_put(u->sb, u->row.dir, (unsigned long long)s->hlen + s->size +
-	    s->tail, &cb, &status, &aborted, err) == -1)
+	/*
+	 * The hidden folder with the file in it, through the owner's sandbox
+	 * handle: the one door to the engine.
+	 */
+	if (files_put(u->sb, u->row.dir, tmp, name, s->size, &src, &status,
+	    &aborted, err) == -1)
 		goto discard;
 	if (aborted) {
 		ret = 1;
@@ -372,6 +339,34 @@ answer_error(struct up *u, const struct error *err)
 
 /* PUT: one file. */
 
+/*
+ * A body of unknown length (chunked) into a spool file, s->f, within what
+ * the link has left; s->size counts it. 0, rewound to its start, or -1.
+ */
+static int
+spool_body(struct up *u, struct src *s, long long left, struct error *err)
+{
+	char	buf[SPOOL_CHUNK];
+	long	n;
+
+	if ((s->f = spool_open(u->cfg)) == NULL)
+		return error_kind(err, ERR_INTERNAL, "cannot open a spool file in "
+		    "%s: %s", u->cfg->spool_dir, strerror(errno));
+	while ((n = http_read(u->r, buf, sizeof(buf))) > 0) {
+		if ((long long)(s->size + (unsigned long long)n) > left)
+			return error_kind(err, ERR_TOO_LARGE, "The file is larger "
+			    "than this link accepts (%lld bytes left).", left);
+		if (fwrite(buf, 1, (size_t)n, s->f) != (size_t)n)
+			return error_kind(err, ERR_INTERNAL, "cannot spool: %s",
+			    strerror(errno));
+		s->size += (unsigned long long)n;
+	}
+	if (fflush(s->f) != 0 || fseeko(s->f, 0, SEEK_SET) != 0)
+		return error_kind(err, ERR_INTERNAL, "cannot spool: %s",
+		    strerror(errno));
+	return 0;
+}
+
 static void
 do_put(struct up *u)
 {
@@ -379,9 +374,8 @@ do_put(struct up *u)
 	struct error		 err;
 	unsigned long long	 len;
 	char			 name[UPLOAD_NAME_MAX + 1], stored[LINK_PATH_MAX + 64];
-	char			 msg[LINK_PATH_MAX + 160], buf[SPOOL_CHUNK];
+	char			 msg[LINK_PATH_MAX + 160];
 	long long		 audit, left;
-	long			 n;
 	int			 cl, rc;
 	bool			 reserved = false;
 
@@ -404,31 +398,8 @@ do_put(struct up *u)
 	if (cl == 0) {
 		s.r = u->r;
 		s.size = len;
-	} else {
-		/* Unknown length: spool within what the link has left. */
-		if ((s.f = spool_open(u->cfg)) == NULL) {
-			error_kind(&err, ERR_INTERNAL, "cannot open a spool file in %s: %s",
-			    u->cfg->spool_dir, strerror(errno));
-			goto fail;
-		}
-		while ((n = http_read(u->r, buf, sizeof(buf))) > 0) {
-			if ((long long)(s.size + (unsigned long long)n) > left) {
-				error_kind(&err, ERR_TOO_LARGE, "The file is larger than "
-				    "this link accepts (%lld bytes left).", left);
-				goto fail;
-			}
-			if (fwrite(buf, 1, (size_t)n, s.f) != (size_t)n) {
-				error_kind(&err, ERR_INTERNAL, "cannot spool: %s",
-				    strerror(errno));
-				goto fail;
-			}
-			s.size += (unsigned long long)n;
-		}
-		if (fflush(s.f) != 0 || fseeko(s.f, 0, SEEK_SET) != 0) {
-			error_kind(&err, ERR_INTERNAL, "cannot spool: %s", strerror(errno));
-			goto fail;
-		}
-	}
+	} else if (spool_body(u, &s, left, &err) == -1)
+		goto fail;
 	if ((rc = uplinks_reserve(u->db, u->row.id, (long long)s.size)) != 1) {
 		if (rc == 0)
 			error_kind(&err, ERR_TOO_LARGE, "The file (%llu bytes) is larger "
@@ -557,28 +528,21 @@ part_end(void *arg)
 	return 0;
 }
 
-static void
-do_post(struct up *u)
+/*
+ * Read the form's body into fs, spooling its files (part_begin). 0, or -1
+ * when the answer was sent: not a form, malformed, too large.
+ */
+static int
+read_form(struct up *u, struct form_state *fs)
 {
-	struct form_state	*fs;
 	struct multipart	*mp = NULL;
 	struct multipart_cb	 cb = { part_begin, part_data, part_end, NULL };
 	char			 boundary[MULTIPART_BOUNDARY_MAX + 1], buf[SPOOL_CHUNK];
 	enum multipart_rc	 rc = MULTIPART_MORE;
-	struct src		 s;
-	struct error		 err;
 	size_t			 i;
 	long			 n;
-	int			 r;
-	bool			 reserved = false;
+	int			 ret = -1;
 
-	if ((fs = calloc(1, sizeof(*fs))) == NULL) {
-		http_send_error(u->r, 500, "Out of memory.");
-		return;
-	}
-	fs->u = u;
-	fs->left = u->row.max_bytes - u->row.used_bytes;
-	error_clear(&fs->err);
 	cb.arg = fs;
 	if (multipart_boundary(http_param(u->r, "CONTENT_TYPE"), boundary) == -1) {
 		http_send_error(u->r, 415, "Send the page's form "
@@ -606,25 +570,26 @@ do_post(struct up *u)
 		answer_error(u, &fs->err);
 		goto out;
 	}
-	if (fs->nfiles == 0) {
-		upload_page(u->r, &u->row, 400, fs->res, 0);
-		goto out;
-	}
-	if ((r = uplinks_reserve(u->db, u->row.id, (long long)fs->total)) != 1) {
-		error_kind(&fs->err, r == 0 ? ERR_TOO_LARGE : ERR_INTERNAL, "The files are larger "
-		    "than this link accepts now.");
-		answer_error(u, &fs->err);
-		goto out;
-	}
-	reserved = true;
-	error_clear(&err);
-	if (open_engine(u, &err) == -1) {
-		answer_error(u, &err);
-		goto out;
-	}
-	for (i = 0; i < fs->nfiles; i++) {
-		struct spooled *sp = &fs->files[i];
+	ret = 0;
+out:
+	multipart_free(mp);
+	return ret;
+}
 
+/*
+ * Store each spooled file of fs, one by one, each audited; a file that
+ * fails gives its reserved bytes back and the others go on.
+ */
+static void
+store_spooled(struct up *u, struct form_state *fs)
+{
+	struct spooled	*sp;
+	struct src	 s;
+	struct error	 err;
+	size_t		 i;
+
+	for (i = 0; i < fs->nfiles; i++) {
+		sp = &fs->files[i];
 		sp->audit = audit_begin(u, sp->sent, strlen(sp->sent));
 		memset(&s, 0, sizeof(s));
 		s.f = sp->f;
@@ -644,6 +609,44 @@ do_post(struct up *u)
 		audit_end(u, sp->audit, "ok", sp->stored, (long long)sp->size,
 		    NULL);
 	}
+}
+
+static void
+do_post(struct up *u)
+{
+	struct form_state	*fs;
+	struct error		 err;
+	size_t			 i;
+	int			 r;
+	bool			 reserved = false;
+
+	if ((fs = calloc(1, sizeof(*fs))) == NULL) {
+		http_send_error(u->r, 500, "Out of memory.");
+		return;
+	}
+	fs->u = u;
+	fs->left = u->row.max_bytes - u->row.used_bytes;
+	error_clear(&fs->err);
+	if (read_form(u, fs) == -1)
+		goto out;
+	if (fs->nfiles == 0) {
+		upload_page(u->r, &u->row, 400, fs->res, 0);
+		goto out;
+	}
+	if ((r = uplinks_reserve(u->db, u->row.id, (long long)fs->total)) != 1) {
+		error_kind(&fs->err, r == 0 ? ERR_TOO_LARGE : ERR_INTERNAL, "The files are larger "
+		    "than this link accepts now.");
+		answer_error(u, &fs->err);
+		goto out;
+	}
+	reserved = true;
+	error_clear(&err);
+	if (open_engine(u, &err) == -1) {
+		answer_error(u, &err);
+		goto out;
+	}
+	/* From here each file's bytes are its own: kept, or given back. */
+	store_spooled(u, fs);
 	reserved = false;
 	for (i = 0; i < fs->nfiles; i++) {
 		fs->res[i].sent = fs->files[i].sent;
@@ -658,7 +661,6 @@ out:
 	for (i = 0; i < fs->nfiles; i++)
 		if (fs->files[i].f != NULL)
 			fclose(fs->files[i].f);
-	multipart_free(mp);
 	free(fs);
 }
 

@@ -24,13 +24,13 @@
  *                               the stored path.
  *
  * Storing a file: its bytes go in a tar stream to the engine's archive
- * upload (docker_put_stream) into a hidden folder DIR/.cs-up-RANDOM, then
- * a script in the container hard-links it to DIR/NAME (link(2) never
- * replaces a name, so an existing file is kept and the new one gets
- * "NAME (2)", "NAME (3)", ...; a link made with overwrite renames over it
- * instead) and removes the hidden folder. So no half file is ever visible
- * under its name, and an interrupted upload leaves nothing (hidden folders
- * older than a day are removed by the next upload).
+ * upload (files_put, sandbox/files.h) into a hidden folder
+ * DIR/.cs-up-RANDOM, then a script in the container hard-links it to
+ * DIR/NAME (link(2) never replaces a name, so an existing file is kept and
+ * the new one gets "NAME (2)", "NAME (3)", ...; a link made with overwrite
+ * renames over it instead) and removes the hidden folder. So no half file
+ * is ever visible under its name, and an interrupted upload leaves nothing
+ * (hidden folders older than a day are removed by the next upload).
  *
  * Caps: the link's total (max_bytes) is reserved in the database before a
  * byte is stored; a body over what is left is 413 and nothing is written.

@@ -1,5 +1,10 @@
 /*
  * files.c: see files.h.
+ *
+ * The archive's format (engine/tar.h) and the engine's callbacks
+ * (engine/docker.h) stop here: files_stream hands the sink a struct
+ * file_entry made from the tar header, files_put wraps the caller's bytes
+ * in the tar stream the engine extracts.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -222,12 +227,30 @@ out:
 	return rc;
 }
 
-/* GET: feed the tar stream to the extractor. */
+/* GET: feed the tar stream to the extractor, its entry to the sink. */
 struct stream_ctx {
 	struct tar_extract	*tar;
 	enum tar_rc		 rc;
 	struct error		 terr;
+	const struct file_sink	*sink;
 };
+
+static int
+stream_begin(void *arg, const struct tar_entry *e)
+{
+	struct stream_ctx	*s = arg;
+	struct file_entry	 fe = { e->name, e->size, e->mtime };
+
+	return s->sink->begin(s->sink->arg, &fe);
+}
+
+static int
+stream_data(void *arg, const void *buf, size_t len)
+{
+	struct stream_ctx *s = arg;
+
+	return s->sink->data(s->sink->arg, buf, len);
+}
 
 static int
 stream_body(void *arg, const char *buf, size_t len)
@@ -241,9 +264,10 @@ stream_body(void *arg, const char *buf, size_t len)
 
 int
 files_stream(struct sandbox *sb, const char *path,
-    const struct tar_sink *sink, struct error *err)
+    const struct file_sink *sink, struct error *err)
 {
 	struct docker_raw_cb	 cb = { NULL, stream_body, NULL };
+	struct tar_sink		 ts = { stream_begin, stream_data, NULL };
 	struct stream_ctx	 s;
 	char			*url = NULL;
 	long			 status;
@@ -252,12 +276,14 @@ files_stream(struct sandbox *sb, const char *path,
 
 	memset(&s, 0, sizeof(s));
 	cb.arg = &s;
+	ts.arg = &s;
+	s.sink = sink;
 	s.rc = TAR_MORE;
 	if ((url = archive_path(sandbox_container(sb), path)) == NULL) {
 		error_kind(err, ERR_NOT_FOUND, "the path is too long");
 		goto out;
 	}
-	if ((s.tar = tar_extract_new(files_basename(path), sink)) == NULL) {
+	if ((s.tar = tar_extract_new(files_basename(path), &ts)) == NULL) {
 		error_kind(err, ERR_INTERNAL, "out of memory");
 		goto out;
 	}
@@ -302,20 +328,82 @@ out:
 	return rc;
 }
 
-int
-files_put(struct sandbox *sb, const char *dir, unsigned long long length,
-    const struct docker_put_cb *cb, long *status, bool *aborted,
-    struct error *err)
+/*
+ * PUT: the archive files_put sends, made as the engine takes it: the
+ * folder's and the file's headers, the file's bytes from the source, then
+ * the padding of its last block and the two zero blocks that end a tar.
+ */
+struct put_ctx {
+	const struct file_source	*src;
+	char				 hdr[2 * TAR_HEADER_MAX];
+	size_t				 hlen, hoff;
+	unsigned long long		 size;
+	unsigned long long		 done;	/* data bytes passed on */
+	size_t				 tail, toff;
+};
+
+static long
+put_read(void *arg, char *buf, size_t len)
 {
-	char	*url;
-	int	 rc;
+	struct put_ctx	*p = arg;
+	size_t		 n;
+	long		 got;
+
+	if (p->hoff < p->hlen) {
+		n = p->hlen - p->hoff < len ? p->hlen - p->hoff : len;
+		memcpy(buf, p->hdr + p->hoff, n);
+		p->hoff += n;
+		return (long)n;
+	}
+	if (p->done < p->size) {
+		n = p->size - p->done < len ? (size_t)(p->size - p->done) : len;
+		if ((got = p->src->read(p->src->arg, buf, n)) > 0)
+			p->done += (unsigned long long)got;
+		return got;
+	}
+	if (p->toff < p->tail) {
+		n = p->tail - p->toff < len ? p->tail - p->toff : len;
+		memset(buf, 0, n);
+		p->toff += n;
+		return (long)n;
+	}
+	return 0;
+}
+
+int
+files_put(struct sandbox *sb, const char *dir, const char *folder,
+    const char *name, unsigned long long size, const struct file_source *src,
+    long *status, bool *aborted, struct error *err)
+{
+	struct put_ctx		 p;
+	struct docker_put_cb	 cb = { put_read, &p };
+	char			 entry[TAR_WRITE_NAME_MAX + 2], *url;
+	long			 h1, h2;
+	int			 rc;
 
 	*status = 0;
 	*aborted = false;
+	memset(&p, 0, sizeof(p));
+	p.src = src;
+	p.size = size;
+	/* The folder, then the file in it. */
+	if ((size_t)snprintf(entry, sizeof(entry), "%s/", folder) >= sizeof(entry))
+		entry[0] = '\0';	/* refused below */
+	h1 = tar_header_write(p.hdr, entry, '5', 0, (long long)time(NULL), 0700);
+	if ((size_t)snprintf(entry, sizeof(entry), "%s/%s", folder, name) >=
+	    sizeof(entry))
+		entry[0] = '\0';
+	h2 = h1 < 0 ? -1 : tar_header_write(p.hdr + h1, entry, '0', size,
+	    (long long)time(NULL), 0644);
+	if (h2 < 0)
+		return error_kind(err, ERR_INTERNAL, "cannot make a tar header");
+	p.hlen = (size_t)(h1 + h2);
+	p.tail = tar_padding(size) + 2 * TAR_BLOCK;
 	if ((url = archive_path(sandbox_container(sb), dir)) == NULL)
 		return error_kind(err, ERR_INTERNAL, "the folder name is too long");
 	rc = docker_put_stream(sandbox_docker(sb), url, "application/x-tar",
-	    length, cb, status, aborted, err);
+	    (unsigned long long)p.hlen + size + p.tail, &cb, status, aborted,
+	    err);
 	free(url);
 	return rc;
 }

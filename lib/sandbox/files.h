@@ -1,25 +1,28 @@
 /*
  * files.h: one file in the sandbox container, through the Docker archive
  * API (Engine API v1.41 "Get information about files in a container",
- * "Get an archive of a filesystem resource in a container").
+ * "Get an archive of a filesystem resource in a container", "Extract an
+ * archive of files or folders to a directory in a container").
  *
  * files_stat is HEAD /containers/N/archive?path=P: the engine's stat of P
  * from the X-Docker-Container-Path-Stat header, without following a final
  * symbolic link. files_stream is GET of the same: a tar of P, from which the
- * one regular file is handed to a sink as it arrives (tar.h), so memory
- * stays constant for any size. Both work on a stopped container too.
+ * one regular file is handed to a sink as it arrives (engine/tar.h), so
+ * memory stays constant for any size. Both work on a stopped container too.
+ * files_put is the way in: one file, in a new folder, as a tar stream made
+ * as the engine takes it. Callers see only the types here: the archive's
+ * format and the engine's client stay inside the sandbox area.
  */
 #ifndef CS_FILES_H
 #define CS_FILES_H
 
 #include <stdbool.h>
+#include <stddef.h>
 #include <stdint.h>
 
 #include "base/error.h"
 
-struct docker_put_cb;
 struct sandbox;
-struct tar_sink;
 
 #define FILES_PATH_MAX	4096
 
@@ -46,27 +49,60 @@ struct file_stat {
 int	files_stat(struct sandbox *, const char *path,
 	    struct file_stat *st, struct error *err);
 
+/* The file being streamed, as the archive's headers describe it. */
+struct file_entry {
+	const char		*name;	/* as found, NUL-terminated */
+	unsigned long long	 size;	/* bytes of data that follow */
+	long long		 mtime;	/* unix seconds */
+};
+
+/*
+ * What to do with a streamed file (files_stream). begin is called once,
+ * before any data; data with each piece of its content (never with len 0).
+ * Either may return -1 to stop the stream.
+ */
+struct file_sink {
+	int	(*begin)(void *arg, const struct file_entry *);
+	int	(*data)(void *arg, const void *buf, size_t len);
+	void	*arg;
+};
+
 /*
  * Stream the regular file at path (absolute) to sink, as the tar stream
  * arrives. Returns 0 when the whole file went to the sink; 1 when a sink
- * callback stopped it (returned -1); -1 with err->kind ERR_NOT_FOUND (missing, or
- * not a regular file), 502 (malformed archive, engine error) or 503
- * (engine unreachable). The sink's begin is called before any data and
- * before anything else is known, so it may still choose the response.
+ * callback stopped it (returned -1); -1 with err->kind ERR_NOT_FOUND
+ * (missing, or not a regular file), ERR_UPSTREAM (malformed archive, engine
+ * error) or ERR_UNAVAILABLE (engine unreachable). The sink's begin is
+ * called before any data and before anything else is known, so it may
+ * still choose the response.
  */
 int	files_stream(struct sandbox *, const char *path,
-	    const struct tar_sink *sink, struct error *err);
+	    const struct file_sink *sink, struct error *err);
 
 /*
- * Extract a tar archive of length bytes, pulled from cb as the engine takes
- * it (docker_put_stream: constant memory, an inactivity deadline), into the
- * directory dir (absolute) of the sandbox's container: PUT
- * /containers/N/archive?path=DIR (Engine API v1.41 "Extract an archive of
- * files or folders to a directory in a container"). Returns 0 with *status
- * (*aborted when cb stopped it), or -1 when no answer came.
+ * Where the content of a file to store comes from (files_put): read fills
+ * at most len bytes and returns how many (more than 0), or -1 to abort the
+ * transfer (the engine then sees a cut archive and extracts nothing more).
  */
-int	files_put(struct sandbox *, const char *dir, unsigned long long length,
-	    const struct docker_put_cb *cb, long *status, bool *aborted,
+struct file_source {
+	long	(*read)(void *arg, char *buf, size_t len);
+	void	*arg;
+};
+
+/*
+ * Store a file of size bytes, pulled from src as the engine takes them
+ * (constant memory, an inactivity deadline), as DIR/FOLDER/NAME in the
+ * sandbox's container: one tar stream holding the new folder FOLDER (mode
+ * 0700) and the file NAME in it (mode 0644), extracted into the directory
+ * dir (absolute) by PUT /containers/N/archive?path=DIR. Returns 0 with
+ * *status, the engine's HTTP status (err holds its message when not 2xx),
+ * and *aborted when src stopped it; or -1 with err when no answer came, or
+ * err->kind ERR_INTERNAL when the names cannot go in an archive (empty,
+ * too long, a newline).
+ */
+int	files_put(struct sandbox *, const char *dir, const char *folder,
+	    const char *name, unsigned long long size,
+	    const struct file_source *src, long *status, bool *aborted,
 	    struct error *err);
 
 /*

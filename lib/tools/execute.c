@@ -18,12 +18,12 @@
 #include "base/js.h"
 #include "base/log.h"
 #include "base/output.h"
-#include "engine/docker.h"
 #include "http/http.h"
 #include "oauth/auth.h"
 #include "runs/result.h"
 #include "runs/runs.h"
 #include "runs/tasks.h"
+#include "sandbox/pace.h"
 #include "sandbox/sandbox.h"
 #include "tools/tools.h"
 
@@ -408,10 +408,10 @@ call(struct tool_ctx *tc, struct json_object *args)
 	tool_alive(tc, tc->cfg->ping_interval * 1000);
 	/* 2026: a closed stream cancels; ticks often enough to notice it soon. */
 	if (tc->mode.stateless && tc->chan.streams)
-		docker_set_tick(sandbox_docker(tc->sandbox), CLOSE_CHECK_MS);
+		pace_set(tc->sandbox, CLOSE_CHECK_MS);
 	rc = sandbox_exec(tc->sandbox, command, timeout, run_id, &obs, &res,
 	    &err);
-	docker_set_tick(sandbox_docker(tc->sandbox), 0);
+	pace_set(tc->sandbox, 0);
 	if (rc == -1) {
 		char esc[256];
 

@@ -21,7 +21,6 @@
 #include "base/config.h"
 #include "base/crypto.h"
 #include "base/js.h"
-#include "engine/tar.h"
 #include "links/links.h"
 #include "runs/result.h"
 #include "sandbox/files.h"
@@ -61,7 +60,7 @@ struct grab {
 };
 
 static int
-grab_begin(void *arg, const struct tar_entry *e)
+grab_begin(void *arg, const struct file_entry *e)
 {
 	(void)arg;
 	(void)e;
@@ -164,7 +163,7 @@ call(struct tool_ctx *tc, struct json_object *args)
 	struct file_stat	 st;
 	struct error		 err;
 	struct grab		 g;
-	struct tar_sink		 sink = { grab_begin, grab_data, NULL };
+	struct file_sink	 sink = { grab_begin, grab_data, NULL };
 	struct deadline		 dl;
 	enum image_format	 fmt, outfmt;
 	unsigned long		 w = 0, h = 0, ow = 0, oh = 0;

@@ -1,7 +1,7 @@
 /*
  * The engine's answer head to a hijacked exec start (docker_attach_head,
- * lib/engine/docker.c): fed growing prefixes of the input, as the answer
- * arrives; once it says a status, every longer prefix says the same.
+ * lib/engine/docker_attach.c): fed growing prefixes of the input, as the
+ * answer arrives; once it says a status, every longer prefix says the same.
  */
 #include "engine/docker.h"
 #include "fuzz.h"

@@ -1,6 +1,6 @@
 /*
- * The Engine API's multiplexed stream frames (exec output, lib/engine/docker.c):
- * the first byte sets the size of each piece fed.
+ * The Engine API's multiplexed stream frames (exec output,
+ * lib/engine/docker_exec.c): the first byte sets the size of each piece fed.
  */
 #include "engine/docker.h"
 #include "fuzz.h"

@@ -1,5 +1,6 @@
 /*
- * test_docker_frames.c: the Docker raw-stream frame decoder (lib/engine/docker.c).
+ * test_docker_frames.c: the Docker raw-stream frame decoder
+ * (lib/engine/docker_exec.c).
  * Prints "ok - name" or "not ok - name" per check; exits 1 on any failure.
  */
 #include <stdbool.h>
