@@ -11,7 +11,9 @@
 #include "base/error.h"
 #include "check.h"
 #include "store/db.h"
+#include "oauth/owners.h"
 #include "store/db_links.h"
+#include "store/db_oauth.h"
 #include "store/db_runs.h"
 #include "store/db_session.h"
 
@@ -94,6 +96,24 @@ runs(struct db *db)
 	db_task_clear(&t);
 }
 
+static void
+owner_keys(struct db *db)
+{
+	struct db_owner_key	 k;
+	const char		*h64 = "0123456789abcdef0123456789abcdef"
+				    "0123456789abcdef0123456789abcdef";
+
+	CHECK(strcmp(DB_OWNER_DEFAULT, OWNER_OPERATOR) == 0,
+	    "a NULL owner reads as the operator");
+	CHECK(db_exec(db, STMT_OWNER_KEY_INSERT, "tti", "alice", h64, 1LL) == 1 &&
+	    db_owner_key_find(db, h64, &k) == LOOKUP_FOUND &&
+	    strcmp(k.owner, "alice") == 0 && strcmp(k.key_hash, h64) == 0,
+	    "a key reads back");
+	CHECK(db_exec(db, STMT_OWNER_KEY_INSERT, "tti", "bob", "abc", 1LL) == 1 &&
+	    db_owner_key_find(db, "abc", &k) == LOOKUP_NONE &&
+	    k.owner[0] == '\0', "a stored hash not of 64 digits finds nothing");
+}
+
 int
 main(void)
 {
@@ -129,6 +149,7 @@ main(void)
 	    &last) == LOOKUP_NONE, "another owner's session: none");
 	links(db);
 	runs(db);
+	owner_keys(db);
 out:
 	db_close(db);
 	unlink(dbpath);
