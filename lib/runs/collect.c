@@ -53,6 +53,8 @@ run_info(struct db *db, const char *run_id, struct info *in)
 	struct db_run_info	r;
 	enum lookup_result	rc;
 
+	_Static_assert(sizeof(in->state) == sizeof(r.state) &&
+	    sizeof(in->cid) == sizeof(r.container_id), "the row fits struct info");
 	memset(in, 0, sizeof(*in));
 	if ((rc = db_run_info(db, run_id, &r)) == LOOKUP_FOUND) {
 		memcpy(in->state, r.state, sizeof(in->state));
