@@ -17,6 +17,11 @@
 #include "links/links.h"
 #include "sandbox/files.h"
 #include "store/db.h"
+#include "store/db_links.h"
+
+_Static_assert(DB_PATH_MAX == LINK_PATH_MAX && DB_OWNER_MAX == OWNER_MAX &&
+    sizeof(((struct db_link *)0)->archive) ==
+    sizeof(((struct link_row *)0)->archive), "a stored link fits a link_row");
 
 static const char key_label[] = "code-sandbox download links v1";
 static const char sig_label[] = "code-sandbox link v1";
@@ -286,38 +291,30 @@ links_check(struct db *db, const char *api_key, const char *reqpath,
     long long now, struct link_row *row, struct error *err)
 {
 	struct link_url	 u;
-	struct db_q	*q;
+	struct db_link	 l;
 	uint8_t		 key[LINK_KEY_LEN];
 	char		 want[LINK_SIG_LEN + 1];
 	bool		 found = false, sig_ok;
 	const char	*s;
 	size_t		 n;
-	enum db_step	 st;
+	enum lookup_result lr;
 
 	memset(row, 0, sizeof(*row));
 	if (links_parse(reqpath, &u, err) == -1)
 		return -1;
 
-	if ((q = db_query(db, STMT_LINK_GET, "t", u.id)) == NULL)
+	if ((lr = db_link_get(db, u.id, &l)) == LOOKUP_ERROR)
 		return error_kind(err, ERR_INTERNAL, "The link cannot be checked now.");
-	st = db_step(q);
-	if (st == DB_ROW && (s = db_text(q, 0)) != NULL &&
-	    strlen(s) <= LINK_PATH_MAX) {
-		memcpy(row->path, s, strlen(s) + 1);
-		row->size = db_int(q, 1);
-		row->created = db_int(q, 2);
-		row->expires = db_int(q, 3);
-		row->revoked = !db_null(q, 4);
-		snprintf(row->owner, sizeof(row->owner), "%s",
-		    db_text(q, 5) != NULL ? db_text(q, 5) : OWNER_OPERATOR);
-		if ((s = db_text(q, 6)) != NULL && (strcmp(s, "tar.gz") == 0 ||
-		    strcmp(s, "zip") == 0))
-			snprintf(row->archive, sizeof(row->archive), "%s", s);
+	if (lr == LOOKUP_FOUND) {
+		memcpy(row->path, l.path, sizeof(row->path));
+		row->size = l.size;
+		row->created = l.created;
+		row->expires = l.expires;
+		row->revoked = l.revoked;
+		memcpy(row->owner, l.owner, sizeof(row->owner));
+		memcpy(row->archive, l.archive, sizeof(row->archive));
 		found = true;
 	}
-	db_done(q);
-	if (st == DB_ERROR)
-		return error_kind(err, ERR_INTERNAL, "The link cannot be checked now.");
 	memcpy(row->id, u.id, sizeof(row->id));
 
 	/*

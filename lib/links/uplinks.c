@@ -11,6 +11,10 @@
 #include "base/crypto.h"
 #include "links/uplinks.h"
 #include "store/db.h"
+#include "store/db_links.h"
+
+_Static_assert(DB_PATH_MAX == LINK_PATH_MAX && DB_CLIENT_MAX == LINK_CLIENT_MAX &&
+    DB_OWNER_MAX == OWNER_MAX, "a stored upload link fits an uplink_row");
 
 static const char sig_label[] = "code-sandbox upload link v1";
 
@@ -148,38 +152,30 @@ uplinks_check(struct db *db, const char *api_key, const char *reqpath,
     long long now, struct uplink_row *row, struct uplink_url *u,
     struct error *err)
 {
-	struct db_q	*q;
+	struct db_uplink l;
 	uint8_t		 key[LINK_KEY_LEN];
 	char		 want[LINK_SIG_LEN + 1];
 	bool		 found = false, sig_ok;
-	const char	*s, *c;
-	enum db_step	 st;
+	enum lookup_result lr;
 
 	memset(row, 0, sizeof(*row));
 	if (uplinks_parse(reqpath, u, err) == -1)
 		return -1;
 
-	if ((q = db_query(db, STMT_UPLINK_GET, "t", u->id)) == NULL)
+	if ((lr = db_uplink_get(db, u->id, &l)) == LOOKUP_ERROR)
 		return error_kind(err, ERR_INTERNAL, "The link cannot be checked now.");
-	st = db_step(q);
-	if (st == DB_ROW && (s = db_text(q, 0)) != NULL &&
-	    strlen(s) <= LINK_PATH_MAX && (c = db_text(q, 7)) != NULL &&
-	    strlen(c) <= LINK_CLIENT_MAX) {
-		memcpy(row->dir, s, strlen(s) + 1);
-		memcpy(row->client_id, c, strlen(c) + 1);
-		row->max_bytes = db_int(q, 1);
-		row->used_bytes = db_int(q, 2);
-		row->overwrite = db_int(q, 3) != 0;
-		row->created = db_int(q, 4);
-		row->expires = db_int(q, 5);
-		row->revoked = !db_null(q, 6);
-		snprintf(row->owner, sizeof(row->owner), "%s",
-		    db_text(q, 8) != NULL ? db_text(q, 8) : OWNER_OPERATOR);
+	if (lr == LOOKUP_FOUND) {
+		memcpy(row->dir, l.dir, sizeof(row->dir));
+		memcpy(row->client_id, l.client_id, sizeof(row->client_id));
+		row->max_bytes = l.max_bytes;
+		row->used_bytes = l.used_bytes;
+		row->overwrite = l.overwrite;
+		row->created = l.created;
+		row->expires = l.expires;
+		row->revoked = l.revoked;
+		memcpy(row->owner, l.owner, sizeof(row->owner));
 		found = true;
 	}
-	db_done(q);
-	if (st == DB_ERROR)
-		return error_kind(err, ERR_INTERNAL, "The link cannot be checked now.");
 	memcpy(row->id, u->id, sizeof(row->id));
 
 	/* Sign and compare whether or not the id was found (links_check). */

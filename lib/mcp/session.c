@@ -6,6 +6,7 @@
 #include "base/crypto.h"
 #include "mcp/session.h"
 #include "store/db.h"
+#include "store/db_session.h"
 
 /* Don't rewrite last_used more often than this: reads stay reads. */
 #define TOUCH_EVERY	60
@@ -45,34 +46,15 @@ session_lookup(struct db *db, const char *id, long ttl, const char *owner,
     char *version, size_t vsz)
 {
 	char		 hash[CRYPTO_SHA256_HEX];
-	struct db_q	*q;
-	const char	*v;
 	long long	 now = (long long)time(NULL), last = now;
 	int		 rc;
 
 	if (!session_id_valid(id))
 		return 0;
 	crypto_sha256_hex(id, strlen(id), hash);
-	if ((q = db_query(db, STMT_SESSION_GET, "tit", hash, now - ttl,
-	    owner)) == NULL)
-		return -1;
-	switch (db_step(q)) {
-	case DB_ROW:
-		v = db_text(q, 0);
-		snprintf(version, vsz, "%s", v != NULL ? v : "");
-		last = db_int(q, 1);
-		rc = 1;
-		break;
-	case DB_DONE:
-		rc = 0;
-		break;
-	default:
-		rc = -1;
-		break;
-	}
-	db_done(q);
+	rc = db_session_get(db, hash, now - ttl, owner, version, vsz, &last);
 	/* A write only when the touch is due: most requests stay reads. */
-	if (rc == 1 && last < now - TOUCH_EVERY)
+	if (rc == LOOKUP_FOUND && last < now - TOUCH_EVERY)
 		db_exec(db, STMT_SESSION_TOUCH, "iti", now, hash,
 		    now - TOUCH_EVERY);
 	return rc;

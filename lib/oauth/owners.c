@@ -8,6 +8,9 @@
 #include "base/log.h"
 #include "oauth/owners.h"
 #include "store/db.h"
+#include "store/db_oauth.h"
+
+_Static_assert(DB_OWNER_MAX == OWNER_MAX, "a stored owner fits OWNER_MAX");
 
 #define KEY_BYTES	32	/* 256 random bits */
 #define KEY_TYPED_MAX	512	/* longer typed keys are refused unread */
@@ -28,7 +31,7 @@ owners_check_key(const struct config *cfg, struct db *db, const char *key,
     char owner[OWNER_MAX])
 {
 	char		 hash[CRYPTO_SHA256_HEX];
-	struct db_q	*q;
+	struct db_owner_key k;
 	bool		 operator;
 	long long	 id = 0;
 	int		 rc = 0;
@@ -45,26 +48,22 @@ owners_check_key(const struct config *cfg, struct db *db, const char *key,
 	}
 	if (strncmp(key, OWNER_KEY_PREFIX, strlen(OWNER_KEY_PREFIX)) != 0)
 		return 0;
-	if ((q = db_query(db, STMT_OWNER_KEY_FIND, "t", hash)) == NULL)
-		return -1;
-	switch (db_step(q)) {
-	case DB_ROW:
+	switch (db_owner_key_find(db, hash, &k)) {
+	case LOOKUP_FOUND:
 		/* The index found it; the stored hash is compared in full. */
-		if (db_text(q, 2) != NULL && strlen(db_text(q, 2)) ==
-		    CRYPTO_SHA256_HEX - 1 && crypto_equal(hash, db_text(q, 2),
-		    CRYPTO_SHA256_HEX - 1) && owners_name_valid(db_text(q, 1))) {
-			id = db_int(q, 0);
-			snprintf(owner, OWNER_MAX, "%s", db_text(q, 1));
+		if (crypto_equal(hash, k.key_hash, CRYPTO_SHA256_HEX - 1) &&
+		    owners_name_valid(k.owner)) {
+			id = k.id;
+			memcpy(owner, k.owner, OWNER_MAX);
 			rc = 1;
 		}
 		break;
-	case DB_DONE:
+	case LOOKUP_NONE:
 		break;
-	case DB_ERROR:
+	case LOOKUP_ERROR:
 		rc = -1;
 		break;
 	}
-	db_done(q);
 	if (rc == 1)
 		db_exec(db, STMT_OWNER_KEY_USED, "ii", (long long)time(NULL), id);
 	return rc;

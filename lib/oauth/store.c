@@ -1,10 +1,10 @@
 /*
  * oauth/store.c: the OAuth tables (sql/002-oauth.sql, sql/009-signin.sql)
- * as typed records: every column of these tables that the programs read is
- * read here, by name, next to the statement that returns it (the SQL is in
- * db.c's table). The endpoints (oauth.c, oauth/authorize.c, oauth/token.c)
- * and the bearer check of /mcp (auth.c) use these and never read a column
- * by number.
+ * as the endpoints' records: the rows are decoded in store/db_oauth.c,
+ * beside their SQL; here they get their meaning (the fields a request
+ * needs, a client's redirect URIs parsed). The endpoints (oauth.c,
+ * oauth/authorize.c, oauth/token.c) and the bearer check of /mcp (auth.c)
+ * use these and never read a column.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -14,6 +14,7 @@
 #include "oauth/extern.h"
 #include "oauth/oauth.h"
 #include "store/db.h"
+#include "store/db_oauth.h"
 
 /* The client store. */
 
@@ -28,42 +29,40 @@ oauth_client_clear(struct oauth_client *c)
 int
 oauth_client_load(struct db *db, const char *client_id, struct oauth_client *c)
 {
-	struct db_q	*q;
+	struct db_client r;
 	const char	*s;
 	int		 rc = -1;
 
 	memset(c, 0, sizeof(*c));
+	memset(&r, 0, sizeof(r));
 	if (strlen(client_id) > OAUTH_MAX_CLIENT_ID)
 		return 0;
-	if ((q = db_query(db, STMT_CLIENT_GET, "t", client_id)) == NULL)
-		return -1;
-	switch (db_step(q)) {
-	case DB_DONE:
+	switch (db_client_get(db, client_id, &r)) {
+	case LOOKUP_NONE:
 		rc = 0;
 		goto out;
-	case DB_ERROR:
+	case LOOKUP_ERROR:
 		goto out;
-	case DB_ROW:
+	case LOOKUP_FOUND:
 		break;
 	}
 	snprintf(c->client_id, sizeof(c->client_id), "%s", client_id);
-	if ((s = db_text(q, 0)) != NULL)
-		snprintf(c->secret_hash, sizeof(c->secret_hash), "%s", s);
-	snprintf(c->auth_method, sizeof(c->auth_method), "%s", db_text(q, 1));
-	if ((s = db_text(q, 2)) != NULL && (c->name = strdup(s)) == NULL)
-		goto out;
-	s = db_text(q, 3);
+	memcpy(c->secret_hash, r.secret_hash, sizeof(c->secret_hash));
+	memcpy(c->auth_method, r.auth_method, sizeof(c->auth_method));
+	c->name = r.name;
+	r.name = NULL;
+	s = r.redirect_uris;
 	c->redirect_uris = s != NULL ? js_parse(s, strlen(s), 4, NULL) : NULL;
 	if (c->redirect_uris == NULL ||
 	    !json_object_is_type(c->redirect_uris, json_type_array))
 		goto out;
-	c->refresh = db_int(q, 4) != 0;
-	c->cimd = db_int(q, 5) != 0;
-	c->created = db_int(q, 6);
-	c->approved = db_null(q, 7) ? 0 : db_int(q, 7);
+	c->refresh = r.refresh;
+	c->cimd = r.cimd;
+	c->created = r.created;
+	c->approved = r.approved;
 	rc = 1;
 out:
-	db_done(q);
+	db_client_clear(&r);
 	if (rc != 1) {
 		free(c->name);
 		json_object_put(c->redirect_uris);
@@ -75,15 +74,9 @@ out:
 long long
 oauth_rate_hit(struct db *db, const char *key, long window)
 {
-	struct db_q	*q;
-	long long	 now = oauth_now(), n = -1;
+	long long	 now = oauth_now();
 
-	if ((q = db_query(db, STMT_RATE_HIT, "ti", key, now - now % window)) == NULL)
-		return -1;
-	if (db_step(q) == DB_ROW)
-		n = db_int(q, 0);
-	db_done(q);
-	return n;
+	return db_rate_hit(db, key, now - now % window);
 }
 
 void
@@ -100,36 +93,6 @@ oauth_prune(struct db *db)
 }
 
 /* Authorization requests, codes and tokens. */
-
-/* A malloc'd copy of column col, NULL for NULL; *oom set when out of memory. */
-static char *
-col_dup(struct db_q *q, int col, bool *oom)
-{
-	const char	*s = db_text(q, col);
-	char		*d;
-
-	if (s == NULL)
-		return NULL;
-	if ((d = strdup(s)) == NULL)
-		*oom = true;
-	return d;
-}
-
-/* Step q once: 1 with a row, 0 without, -1 on an error. */
-static int
-first_row(struct db_q *q)
-{
-	if (q == NULL)
-		return -1;
-	switch (db_step(q)) {
-	case DB_ROW:
-		return 1;
-	case DB_DONE:
-		return 0;
-	default:
-		return -1;
-	}
-}
 
 void
 oauth_pending_clear(struct oauth_pending *p)
@@ -149,29 +112,24 @@ int
 oauth_pending_load(struct db *db, const char *id_hash, long long now,
     struct oauth_pending *p)
 {
-	struct db_q	*q;
-	bool		 oom = false;
+	struct db_request r;
 	int		 rc;
 
 	memset(p, 0, sizeof(*p));
-	/* STMT_REQUEST_GET: csrf_hash, client_id, redirect_uri, redirect_to,
-	   challenge, state, scope, resource. */
-	q = db_query(db, STMT_REQUEST_GET, "ti", id_hash, now);
-	if ((rc = first_row(q)) == 1) {
-		p->csrf_hash = col_dup(q, 0, &oom);
-		p->client_id = col_dup(q, 1, &oom);
-		p->redirect_uri = col_dup(q, 2, &oom);
-		p->redirect_to = col_dup(q, 3, &oom);
-		p->challenge = col_dup(q, 4, &oom);
-		p->state = col_dup(q, 5, &oom);
-		p->scope = col_dup(q, 6, &oom);
-		p->resource = col_dup(q, 7, &oom);
-		if (oom || p->csrf_hash == NULL || p->client_id == NULL ||
+	if ((rc = db_request_get(db, id_hash, now, &r)) == LOOKUP_FOUND) {
+		p->csrf_hash = r.csrf_hash;
+		p->client_id = r.client_id;
+		p->redirect_uri = r.redirect_uri;
+		p->redirect_to = r.redirect_to;
+		p->challenge = r.challenge;
+		p->state = r.state;
+		p->scope = r.scope;
+		p->resource = r.resource;
+		if (p->csrf_hash == NULL || p->client_id == NULL ||
 		    p->redirect_uri == NULL || p->redirect_to == NULL ||
 		    p->challenge == NULL || p->scope == NULL || p->resource == NULL)
 			rc = -1;
 	}
-	db_done(q);
 	if (rc != 1)
 		oauth_pending_clear(p);
 	return rc;
@@ -191,28 +149,23 @@ oauth_code_clear(struct oauth_code_row *c)
 int
 oauth_code_load(struct db *db, const char *code_hash, struct oauth_code_row *c)
 {
-	struct db_q	*q;
-	bool		 oom = false;
+	struct db_code	 r;
 	int		 rc;
 
 	memset(c, 0, sizeof(*c));
-	/* STMT_CODE_GET: client_id, redirect_uri, challenge, scope, resource,
-	   expires, used, grant_id. */
-	q = db_query(db, STMT_CODE_GET, "t", code_hash);
-	if ((rc = first_row(q)) == 1) {
-		c->client_id = col_dup(q, 0, &oom);
-		c->redirect_uri = col_dup(q, 1, &oom);
-		c->challenge = col_dup(q, 2, &oom);
-		c->scope = col_dup(q, 3, &oom);
-		c->resource = col_dup(q, 4, &oom);
-		c->expires = db_int(q, 5);
-		c->used = db_int(q, 6) != 0;
-		c->grant_id = db_null(q, 7) ? 0 : db_int(q, 7);
-		if (oom || c->client_id == NULL || c->redirect_uri == NULL ||
+	if ((rc = db_code_get(db, code_hash, &r)) == LOOKUP_FOUND) {
+		c->client_id = r.client_id;
+		c->redirect_uri = r.redirect_uri;
+		c->challenge = r.challenge;
+		c->scope = r.scope;
+		c->resource = r.resource;
+		c->expires = r.expires;
+		c->used = r.used;
+		c->grant_id = r.grant_id;
+		if (c->client_id == NULL || c->redirect_uri == NULL ||
 		    c->challenge == NULL || c->scope == NULL || c->resource == NULL)
 			rc = -1;
 	}
-	db_done(q);
 	if (rc != 1)
 		oauth_code_clear(c);
 	return rc;
@@ -230,30 +183,23 @@ oauth_token_clear(struct oauth_token_row *t)
 int
 oauth_token_load(struct db *db, const char *token_hash, struct oauth_token_row *t)
 {
-	struct db_q	*q;
-	const char	*kind;
-	bool		 oom = false;
+	struct db_token	 r;
 	int		 rc;
 
 	memset(t, 0, sizeof(*t));
-	/* STMT_TOKEN_GET: kind, grant_id, expires, rotated, grace_used,
-	   client_id, scope, resource. */
-	q = db_query(db, STMT_TOKEN_GET, "t", token_hash);
-	if ((rc = first_row(q)) == 1) {
-		kind = db_text(q, 0);
-		t->refresh = kind != NULL && strcmp(kind, "refresh") == 0;
-		t->grant_id = db_int(q, 1);
-		t->expires = db_int(q, 2);
-		t->rotated = db_null(q, 3) ? 0 : db_int(q, 3);
-		t->grace_used = db_int(q, 4) != 0;
-		t->client_id = col_dup(q, 5, &oom);
-		t->scope = col_dup(q, 6, &oom);
-		t->resource = col_dup(q, 7, &oom);
-		if (oom || t->client_id == NULL || t->scope == NULL ||
+	if ((rc = db_token_get(db, token_hash, &r)) == LOOKUP_FOUND) {
+		t->refresh = r.refresh;
+		t->grant_id = r.grant_id;
+		t->expires = r.expires;
+		t->rotated = r.rotated;
+		t->grace_used = r.grace_used;
+		t->client_id = r.client_id;
+		t->scope = r.scope;
+		t->resource = r.resource;
+		if (t->client_id == NULL || t->scope == NULL ||
 		    t->resource == NULL)
 			rc = -1;
 	}
-	db_done(q);
 	if (rc != 1)
 		oauth_token_clear(t);
 	return rc;
@@ -273,26 +219,21 @@ int
 oauth_access_load(struct db *db, const char *token_hash,
     struct oauth_access_row *a)
 {
-	struct db_q	*q;
-	bool		 oom = false;
+	struct db_access r;
 	int		 rc;
 
 	memset(a, 0, sizeof(*a));
-	/* STMT_TOKEN_AUTH: expires, grant_id, resource, client_id, client
-	   name, owner, the grant's last_used. */
-	q = db_query(db, STMT_TOKEN_AUTH, "t", token_hash);
-	if ((rc = first_row(q)) == 1) {
-		a->expires = db_int(q, 0);
-		a->grant_id = db_int(q, 1);
-		a->resource = col_dup(q, 2, &oom);
-		a->client_id = col_dup(q, 3, &oom);
-		a->client_name = col_dup(q, 4, &oom);
-		a->owner = col_dup(q, 5, &oom);
-		a->last_used = db_int(q, 6);
-		if (oom || a->resource == NULL || a->client_id == NULL)
+	if ((rc = db_access_get(db, token_hash, &r)) == LOOKUP_FOUND) {
+		a->expires = r.expires;
+		a->grant_id = r.grant_id;
+		a->resource = r.resource;
+		a->client_id = r.client_id;
+		a->client_name = r.client_name;
+		a->owner = r.owner;
+		a->last_used = r.last_used;
+		if (a->resource == NULL || a->client_id == NULL)
 			rc = -1;
 	}
-	db_done(q);
 	if (rc != 1)
 		oauth_access_clear(a);
 	return rc;
@@ -301,16 +242,7 @@ oauth_access_load(struct db *db, const char *token_hash,
 long long
 oauth_token_children_used(struct db *db, const char *parent_hash)
 {
-	struct db_q	*q = db_query(db, STMT_TOKEN_CHILD_ROTATED, "t", parent_hash);
-	long long	 n = -1;
-	int		 rc;
-
-	if ((rc = first_row(q)) == 1)
-		n = db_int(q, 0);
-	else if (rc == 0)
-		n = 0;
-	db_done(q);
-	return n;
+	return db_token_children_used(db, parent_hash);
 }
 
 /* Sign-in throttle (oauth_throttle). */
@@ -328,30 +260,26 @@ oauth_token_children_used(struct db *db, const char *parent_hash)
 int
 oauth_throttle_take(struct db *db, const char *key, long long now, long long *wait)
 {
-	struct db_q	*q;
+	struct db_throttle th;
 	long long	 failures = 0;
 	int		 rc = -1;
 
 	*wait = 0;
 	if (db_begin(db) == -1)
 		return -1;
-	if ((q = db_query(db, STMT_THROTTLE_GET, "t", key)) == NULL)
-		goto out;
-	switch (db_step(q)) {
-	case DB_ROW:
-		if (db_int(q, 2) > now) {
-			*wait = db_int(q, 2) - now;
+	switch (db_throttle_get(db, key, &th)) {
+	case LOOKUP_FOUND:
+		if (th.blocked_until > now) {
+			*wait = th.blocked_until - now;
 			rc = 0;
-		} else if (db_int(q, 1) >= now - THROTTLE_FORGET)
-			failures = db_int(q, 0);
+		} else if (th.last_failure >= now - THROTTLE_FORGET)
+			failures = th.failures;
 		break;
-	case DB_DONE:
+	case LOOKUP_NONE:
 		break;
-	case DB_ERROR:
-		db_done(q);
+	case LOOKUP_ERROR:
 		goto out;
 	}
-	db_done(q);
 	if (rc == 0) {
 		db_rollback(db);
 		return 0;

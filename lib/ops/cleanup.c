@@ -40,6 +40,8 @@
 #include "sandbox/sandboxes.h"
 #include "sandbox/scripts.h"
 #include "store/db.h"
+#include "store/db_ops.h"
+#include "store/db_sandbox.h"
 
 #define LEASE_S		3600		/* a pass longer than this loses the lease */
 #define CHECK_EVERY_S	60		/* per process: how often to look at the DB */
@@ -206,6 +208,7 @@ sweep_each(const struct config *cfg, struct db *db, struct cleanup_report *r)
 	struct cleanup_report	 one;
 	struct json_object	*owners = json_object_new_array();
 	struct db_q		*q;
+	const char		*owner;
 	size_t			 i, n;
 	long			 errors = 0;
 
@@ -213,10 +216,10 @@ sweep_each(const struct config *cfg, struct db *db, struct cleanup_report *r)
 	json_object_put(sandboxes_list(cfg, db));
 	sandboxes_stop_idle(cfg, db);
 	if ((q = db_query(db, STMT_SANDBOX_RUNNING, NULL)) != NULL) {
-		while (db_step(q) == DB_ROW)
-			if (db_text(q, 0) != NULL)
+		while (db_sandbox_running_next(q, &owner) == DB_ROW)
+			if (owner != NULL)
 				json_object_array_add(owners,
-				    json_object_new_string(db_text(q, 0)));
+				    json_object_new_string(owner));
 		db_done(q);
 	}
 	snprintf(r->state, sizeof(r->state), "ok");
@@ -331,7 +334,7 @@ background(void *arg)
 	struct cleanup_report	 r;
 	struct error		 e;
 	struct db		*db = NULL;
-	struct db_q		*q;
+	struct db_cleanup_lease	 lease;
 	long long		 now = (long long)time(NULL);
 	bool			 due = false;
 
@@ -342,12 +345,9 @@ background(void *arg)
 		log_warn("cleanup: %s", e.msg);
 		goto out;
 	}
-	if ((q = db_query(db, STMT_CLEANUP_LEASE_GET, "")) != NULL) {
-		if (db_step(q) == DB_ROW)
-			due = db_int(q, 0) <= now - cfg->cleanup_interval &&
-			    db_int(q, 1) <= now;
-		db_done(q);
-	}
+	if (db_cleanup_lease_get(db, &lease) == LOOKUP_FOUND)
+		due = lease.last_run <= now - cfg->cleanup_interval &&
+		    lease.lease_until <= now;
 	db_close(db);
 	if (due && cleanup_run(cfg, "auto", false, &r, &e) == -1)
 		log_warn("cleanup: %s", e.msg);

@@ -26,6 +26,10 @@
 #include "runs/runs.h"
 #include "sandbox/sandbox.h"
 #include "store/db.h"
+#include "store/db_runs.h"
+
+_Static_assert(DB_RUN_ID_MAX == RUN_ID_MAX && DB_OWNER_MAX == OWNER_MAX &&
+    DB_IDENT_MAX == SANDBOX_IDENT_MAX, "a stored run fits the collector's copy");
 
 #define LOST_GRACE_S	60	/* past its deadline, a run with no record is lost */
 #define BACKSTOP_S	10	/* past its deadline, a running run is killed */
@@ -46,31 +50,20 @@ struct info {
 static int
 run_info(struct db *db, const char *run_id, struct info *in)
 {
-	struct db_q	*q;
-	int		 rc = -1;
+	struct db_run_info	r;
+	enum lookup_result	rc;
 
+	_Static_assert(sizeof(in->state) == sizeof(r.state) &&
+	    sizeof(in->cid) == sizeof(r.container_id), "the row fits struct info");
 	memset(in, 0, sizeof(*in));
-	if ((q = db_query(db, STMT_RUN_INFO, "t", run_id)) == NULL)
-		return -1;
-	switch (db_step(q)) {
-	case DB_ROW:
-		snprintf(in->state, sizeof(in->state), "%s", db_text(q, 0));
-		in->timeout = db_int(q, 1);
-		in->started = db_int(q, 2);
-		in->cancel = db_int(q, 3) != 0;
-		snprintf(in->cid, sizeof(in->cid), "%s",
-		    db_text(q, 4) != NULL ? db_text(q, 4) : "");
-		snprintf(in->cstarted, sizeof(in->cstarted), "%s",
-		    db_text(q, 5) != NULL ? db_text(q, 5) : "");
-		rc = 1;
-		break;
-	case DB_DONE:
-		rc = 0;
-		break;
-	case DB_ERROR:
-		break;
+	if ((rc = db_run_info(db, run_id, &r)) == LOOKUP_FOUND) {
+		memcpy(in->state, r.state, sizeof(in->state));
+		in->timeout = r.timeout;
+		in->started = r.started;
+		in->cancel = r.cancel;
+		memcpy(in->cid, r.container_id, sizeof(in->cid));
+		memcpy(in->cstarted, r.container_started, sizeof(in->cstarted));
 	}
-	db_done(q);
 	return rc;
 }
 
@@ -201,6 +194,7 @@ runs_reconcile(const struct config *cfg)
 	struct db	*db = NULL;
 	struct sandbox	*sb = NULL;
 	struct db_q	*q;
+	struct db_run_unfinished row;
 	struct error	 e;
 	char		 holder[64], ids[RECONCILE_MAX][RUN_ID_MAX + 1];
 	char		 owners[RECONCILE_MAX][OWNER_MAX];
@@ -218,10 +212,10 @@ runs_reconcile(const struct config *cfg)
 		goto out;
 	if ((q = db_query(db, STMT_RUN_UNFINISHED, "i",
 	    (long long)RECONCILE_MAX)) != NULL) {
-		while (n < RECONCILE_MAX && db_step(q) == DB_ROW) {
-			snprintf(ids[n], sizeof(ids[0]), "%s", db_text(q, 0));
-			snprintf(owners[n], sizeof(owners[0]), "%s",
-			    db_text(q, 1) != NULL ? db_text(q, 1) : "");
+		while (n < RECONCILE_MAX && db_run_unfinished_next(q, &row) ==
+		    DB_ROW) {
+			memcpy(ids[n], row.id, sizeof(ids[0]));
+			memcpy(owners[n], row.owner, sizeof(owners[0]));
 			n++;
 		}
 		db_done(q);

@@ -10,6 +10,7 @@
 #include "runs/runs.h"
 #include "sandbox/sandbox.h"
 #include "store/db.h"
+#include "store/db_runs.h"
 
 /* A session is named by the hash of its id, as in the session table. */
 static void
@@ -110,14 +111,9 @@ runs_request_cancel(struct db *db, const char *session_id,
 bool
 runs_cancel_requested(struct db *db, const char *run_id)
 {
-	struct db_q	*q;
-	bool		 yes = false;
+	bool		 yes;
 
-	if ((q = db_query(db, STMT_RUN_CANCELLED, "t", run_id)) == NULL)
-		return false;
-	if (db_step(q) == DB_ROW)
-		yes = db_int(q, 0) != 0;
-	db_done(q);
+	(void)db_run_cancelled(db, run_id, &yes);
 	return yes;
 }
 
@@ -125,28 +121,7 @@ int
 runs_get(struct db *db, const char *owner, const char *run_id, char *state,
     size_t n, struct json_object **result)
 {
-	struct db_q	*q;
-	const char	*text;
-	int		 rc = -1;
-
-	*result = NULL;
-	if ((q = db_query(db, STMT_RUN_GET_OWNED, "tt", run_id, owner)) == NULL)
-		return -1;
-	switch (db_step(q)) {
-	case DB_ROW:
-		snprintf(state, n, "%s", db_text(q, 0));
-		if ((text = db_text(q, 1)) != NULL)
-			*result = js_parse(text, strlen(text), JS_MAX_DEPTH, NULL);
-		rc = 1;
-		break;
-	case DB_DONE:
-		rc = 0;
-		break;
-	case DB_ERROR:
-		break;
-	}
-	db_done(q);
-	return rc;
+	return db_run_get_owned(db, run_id, owner, state, n, result);
 }
 
 struct json_object *
@@ -154,19 +129,20 @@ runs_recent(struct db *db, const char *owner, int limit)
 {
 	struct json_object	*a = json_object_new_array(), *o;
 	struct db_q		*q;
+	struct db_run_recent	 r;
 	time_t			 now = time(NULL);
 
 	if ((q = db_query(db, STMT_RUN_RECENT_OWNED, "ti", owner,
 	    (long long)limit)) == NULL)
 		return a;
-	while (db_step(q) == DB_ROW) {
+	while (db_run_recent_next(q, &r) == DB_ROW) {
 		o = json_object_new_object();
-		js_set_str(o, "run_id", db_text(q, 0));
-		js_set_str(o, "state", db_text(q, 1));
-		js_set_int(o, "started_seconds_ago", (long long)now - db_int(q, 2));
-		if (!db_null(q, 3))
-			js_set_int(o, "exit_code", db_int(q, 3));
-		js_set_str(o, "command", db_text(q, 4));
+		js_set_str(o, "run_id", r.id);
+		js_set_str(o, "state", r.state);
+		js_set_int(o, "started_seconds_ago", (long long)now - r.started);
+		if (r.exit_set)
+			js_set_int(o, "exit_code", r.exit_code);
+		js_set_str(o, "command", r.command);
 		json_object_array_add(a, o);
 	}
 	db_done(q);

@@ -12,6 +12,9 @@
 #include "runs/tasks.h"
 #include "sandbox/sandbox.h"
 #include "store/db.h"
+#include "store/db_runs.h"
+
+_Static_assert(DB_RUN_ID_MAX == RUN_ID_MAX, "a stored run id fits RUN_ID_MAX");
 
 #define LINE_MAX_BYTES	200
 #define ADMIT_COLLECT_MAX 64	/* runs collected at the cap, at most */
@@ -80,31 +83,23 @@ tasks_note(struct db *db, const char *run_id, const char *line)
 	db_exec(db, STMT_TASK_NOTE, "tit", buf, (long long)time(NULL), run_id);
 }
 
-/* The row of a task the caller may see. 1, 0 (why set) or -1; q is left for the caller. */
+/* The row of a task the caller may see. 1, 0 (why set) or -1; t is the caller's to clear. */
 static int
 lookup(struct db *db, const struct auth_info *who, const char *task_id,
-    struct db_q **qp, char *why, size_t n)
+    struct db_task *t, char *why, size_t n)
 {
-	struct db_q	*q;
-	int		 rc;
+	enum lookup_result	rc;
 
-	*qp = NULL;
-	if ((q = db_query(db, STMT_TASK_GET, "t", task_id)) == NULL)
+	if ((rc = db_task_get(db, task_id, t)) == LOOKUP_ERROR)
 		return -1;
-	rc = db_step(q);
-	if (rc == DB_ERROR) {
-		db_done(q);
-		return -1;
-	}
 	/* Another owner's task is as unknown as no task (no oracle). */
-	if (rc != DB_ROW || db_null(q, 4) ||
-	    strcmp(db_text(q, 4), "task") != 0 ||
-	    !crypto_str_equal(db_text(q, 0), auth_owner(who))) {
+	if (rc != LOOKUP_FOUND || t->handle == NULL ||
+	    strcmp(t->handle, "task") != 0 ||
+	    !crypto_str_equal(t->owner, auth_owner(who))) {
 		snprintf(why, n, "Failed to retrieve task: Task not found");
-		db_done(q);
+		db_task_clear(t);
 		return 0;
 	}
-	*qp = q;
 	return 1;
 }
 
@@ -133,41 +128,42 @@ tasks_get(struct db *db, const struct config *cfg, const struct auth_info *who,
     const char *task_id, struct json_object **out, char *why, size_t n)
 {
 	struct json_object	*o, *result = NULL, *err;
-	struct db_q		*q;
+	struct db_task		 t;
 	const char		*state, *text, *status;
 	char			 msg[LINE_MAX_BYTES + 64];
 	long long		 created, updated, now = (long long)time(NULL);
 	int			 rc;
 
 	*out = NULL;
-	if ((rc = lookup(db, who, task_id, &q, why, n)) != 1)
+	if ((rc = lookup(db, who, task_id, &t, why, n)) != 1)
 		return rc;
-	if (strcmp(db_text(q, 1), "running") == 0) {
-		db_done(q);
+	if (strcmp(t.state, "running") == 0) {
+		db_task_clear(&t);
 		collect(db, cfg, who, task_id);
-		if ((rc = lookup(db, who, task_id, &q, why, n)) != 1)
+		if ((rc = lookup(db, who, task_id, &t, why, n)) != 1)
 			return rc;
 	}
-	state = db_text(q, 1);
-	created = db_int(q, 2);
-	updated = db_null(q, 3) ? (db_null(q, 7) ? created : db_int(q, 7)) :
-	    db_int(q, 3);
-	text = db_text(q, 5);
+	state = t.state;
+	created = t.started;
+	updated = !t.finished_set ? (!t.updated_set ? created : t.updated) :
+	    t.finished;
+	text = t.result;
 	o = json_object_new_object();
 	if (strcmp(state, "running") == 0) {
 		status = "working";
 		snprintf(msg, sizeof(msg), "Running for %llds.%s%s",
-		    now - created, db_null(q, 6) ? "" : " Latest output seen: ",
-		    db_null(q, 6) ? "" : db_text(q, 6));
+		    now - created, t.last_line == NULL ? "" :
+		    " Latest output seen: ", t.last_line == NULL ? "" :
+		    t.last_line);
 	} else if (text == NULL) {
 		/* Finished and its result dropped after TASK_KEEP_S: gone. */
 		snprintf(why, n, "Failed to retrieve task: Task has expired");
-		db_done(q);
+		db_task_clear(&t);
 		json_object_put(o);
 		return 0;
 	} else if ((result = js_parse(text, strlen(text), JS_MAX_DEPTH,
 	    NULL)) == NULL) {
-		db_done(q);
+		db_task_clear(&t);
 		json_object_put(o);
 		return -1;
 	} else if (strcmp(state, "cancel") == 0) {
@@ -195,7 +191,7 @@ tasks_get(struct db *db, const struct config *cfg, const struct auth_info *who,
 		}
 		json_object_put(result);
 	}
-	db_done(q);
+	db_task_clear(&t);
 	*out = o;
 	return 1;
 }
@@ -204,15 +200,15 @@ int
 tasks_cancel(struct db *db, const struct config *cfg,
     const struct auth_info *who, const char *task_id, char *why, size_t n)
 {
-	struct db_q	*q;
+	struct db_task	 t;
 	struct sandbox	*sb = NULL;
 	struct error	 err;
 	char		 id[RUN_ID_MAX + 1];
 	int		 rc;
 
-	if ((rc = lookup(db, who, task_id, &q, why, n)) != 1)
+	if ((rc = lookup(db, who, task_id, &t, why, n)) != 1)
 		return rc;
-	db_done(q);
+	db_task_clear(&t);
 	/* Finished tasks are acknowledged too (cancellation is cooperative). */
 	if (db_get_text(db, STMT_TASK_CANCEL, id, sizeof(id), "t", task_id) != 1)
 		return 1;
@@ -228,12 +224,12 @@ int
 tasks_update(struct db *db, const struct auth_info *who, const char *task_id,
     char *why, size_t n)
 {
-	struct db_q	*q;
-	int		 rc;
+	struct db_task	t;
+	int		rc;
 
-	if ((rc = lookup(db, who, task_id, &q, why, n)) != 1)
+	if ((rc = lookup(db, who, task_id, &t, why, n)) != 1)
 		return rc;
-	db_done(q);
+	db_task_clear(&t);
 	return 1;
 }
 
@@ -242,19 +238,7 @@ static int
 count_running(struct db *db, const char *owner, long long *all,
     long long *mine)
 {
-	struct db_q	*q;
-	int		 rc = -1;
-
-	if ((q = db_query(db, STMT_RUN_COUNT_ACTIVE, "ti", owner,
-	    (long long)time(NULL))) == NULL)
-		return -1;
-	if (db_step(q) == DB_ROW) {
-		*all = db_int(q, 0);
-		*mine = db_int(q, 1);
-		rc = 0;
-	}
-	db_done(q);
-	return rc;
+	return db_run_count_active(db, owner, (long long)time(NULL), all, mine);
 }
 
 void
@@ -269,8 +253,8 @@ tasks_collect_released(struct db *db, struct sandbox *sb, const char *owner,
 		max = ADMIT_COLLECT_MAX;
 	if ((q = db_query(db, STMT_RUN_RELEASED, "ti", owner, max)) == NULL)
 		return;
-	while (n < max && db_step(q) == DB_ROW)
-		snprintf(ids[n++], sizeof(ids[0]), "%s", db_text(q, 0));
+	while (n < max && db_run_id_next(q, ids[n]) == DB_ROW)
+		n++;
 	db_done(q);
 	for (i = 0; i < n; i++)
 		runs_collect(db, sb, ids[i]);

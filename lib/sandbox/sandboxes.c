@@ -15,6 +15,9 @@
 #include "sandbox/sandbox.h"
 #include "sandbox/sandboxes.h"
 #include "store/db.h"
+#include "store/db_sandbox.h"
+
+_Static_assert(DB_OWNER_MAX == OWNER_MAX, "a stored owner fits OWNER_MAX");
 
 #define HASH_DIGITS	12	/* 48 bits: no two owners of a server collide */
 #define STOP_GRACE_S	3	/* SIGTERM, then SIGKILL after this (engine) */
@@ -136,9 +139,8 @@ idle_list(struct db *db, long long min_used, const char *skip,
 	if ((q = db_query(db, STMT_SANDBOX_IDLE, "iit", (long long)time(NULL),
 	    min_used, skip != NULL ? skip : "")) == NULL)
 		return 0;
-	while (n < max && db_step(q) == DB_ROW)
-		if (db_text(q, 0) != NULL && strlen(db_text(q, 0)) < OWNER_MAX)
-			snprintf(owners[n++], OWNER_MAX, "%s", db_text(q, 0));
+	while (n < max && db_sandbox_idle_next(q, owners[n]) == DB_ROW)
+		n++;
 	db_done(q);
 	return n;
 }
@@ -264,6 +266,7 @@ sandboxes_list(const struct config *cfg, struct db *db)
 	struct sandbox		*sb = NULL;
 	struct docker		*dk = NULL;
 	struct db_q		*q;
+	struct db_sandbox	 row;
 	struct error		 err;
 	char			 st[40], c[SANDBOXES_NAME_MAX], v[SANDBOXES_NAME_MAX];
 	enum db_step		 step;
@@ -291,18 +294,18 @@ sandboxes_list(const struct config *cfg, struct db *db)
 		arr = NULL;
 		goto out;
 	}
-	while ((step = db_step(q)) == DB_ROW) {
+	while ((step = db_sandbox_list_next(q, &row)) == DB_ROW) {
 		o = json_object_new_object();
-		js_set_str(o, "owner", db_text(q, 0));
-		js_set_str(o, "container", db_text(q, 1));
-		js_set_str(o, "volume", db_text(q, 2));
-		js_set_bool(o, "running", db_int(q, 3) != 0);
-		js_set_int(o, "last_used", db_int(q, 4));
-		if (!db_null(q, 5))
-			js_set_int(o, "stopped", db_int(q, 5));
-		if (db_text(q, 6) != NULL)
-			js_set_str(o, "stop_reason", db_text(q, 6));
-		js_set_int(o, "commands", db_int(q, 7));
+		js_set_str(o, "owner", row.owner);
+		js_set_str(o, "container", row.container);
+		js_set_str(o, "volume", row.volume);
+		js_set_bool(o, "running", row.running);
+		js_set_int(o, "last_used", row.last_used);
+		if (row.stopped_set)
+			js_set_int(o, "stopped", row.stopped);
+		if (row.stop_reason != NULL)
+			js_set_str(o, "stop_reason", row.stop_reason);
+		js_set_int(o, "commands", row.commands);
 		json_object_array_add(arr, o);
 	}
 	db_done(q);

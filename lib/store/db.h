@@ -1,8 +1,9 @@
 /*
  * db.h: the SQLite file (sessions, OAuth state, links, audit).
  *
- * Only db.c includes <sqlite3.h>. All SQL lives in the statement table in
- * db.c, indexed by enum db_stmt; callers bind values with a type string:
+ * Only db.c includes <sqlite3.h>. All SQL lives in store/, one table per
+ * area (db_oauth.c, db_links.c, db_runs.c, db_sandbox.c, db_session.c,
+ * db_ops.c), indexed by enum db_stmt; callers bind values with a type string:
  *   't' const char * (text, NULL binds NULL)   'i' long long
  *   'b' const void *, size_t (blob)             'n' NULL
  * The schema is sql/NNN-*.sql, compiled in and applied on open in order of
@@ -10,6 +11,10 @@
  *
  * A struct db is one connection, used by one thread at a time. db_thread
  * gives each thread its own connection, opened on first use.
+ *
+ * Rows are decoded in store/, beside their SQL, into the typed structs of
+ * the area headers (store/db_oauth.h, db_links.h, db_runs.h, db_sandbox.h,
+ * db_session.h, db_ops.h): outside store/, no column is read by number.
  */
 #ifndef CS_DB_H
 #define CS_DB_H
@@ -18,6 +23,17 @@
 #include <stddef.h>
 
 #include "base/error.h"
+
+/*
+ * Bounds of the typed rows (the area headers), the same as their users':
+ * owners.h's OWNER_MAX, links.h's LINK_PATH_MAX and LINK_CLIENT_MAX (each
+ * user checks it is so at compile time).
+ */
+#define DB_OWNER_MAX	64		/* an owner id, with its NUL */
+#define DB_PATH_MAX	4096		/* a shared file's or folder's path */
+#define DB_CLIENT_MAX	127		/* a link's client_id */
+/* An owner column read as NULL: the schema's DEFAULT (sql/012-owners.sql). */
+#define DB_OWNER_DEFAULT "operator"
 
 enum db_stmt {
 	/* sessions (MCP transport "Session Management") */
@@ -223,6 +239,10 @@ long	db_exec(struct db *, enum db_stmt, const char *types, ...);
  */
 struct db_q	*db_query(struct db *, enum db_stmt, const char *types, ...);
 enum db_step	 db_step(struct db_q *);
+/*
+ * Columns of the current row by number: for the readers of store/ (and the
+ * operator's generic listings); every other caller takes a typed row.
+ */
 const char	*db_text(struct db_q *, int col);	/* NULL for NULL */
 long long	 db_int(struct db_q *, int col);
 const void	*db_blob(struct db_q *, int col, size_t *len);
@@ -230,11 +250,18 @@ bool		 db_null(struct db_q *, int col);
 void		 db_done(struct db_q *);
 
 /*
- * Run a query and copy the first column of its first row (text) into out
- * (size n). Returns 1 with a row, 0 without one, -1 on error.
+ * Run a query and copy the first column of its first row (text, "" for
+ * NULL, cut short to fit) into out (size n). Returns LOOKUP_FOUND with a
+ * row, LOOKUP_NONE without one, LOOKUP_ERROR on an error (logged).
  */
-int	db_get_text(struct db *, enum db_stmt, char *out, size_t n,
+enum lookup_result db_get_text(struct db *, enum db_stmt, char *out, size_t n,
 	    const char *types, ...);
+
+/*
+ * Prepare every statement of enum db_stmt on this connection: each has its
+ * SQL, once, and it compiles against the schema. 0, or -1 (logged).
+ */
+int	db_check(struct db *);
 
 /* Transactions: BEGIN IMMEDIATE, so read-modify-write never upgrades late. */
 int	db_begin(struct db *);

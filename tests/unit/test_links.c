@@ -16,6 +16,7 @@
 #include "links/mime.h"
 #include "sandbox/files.h"
 #include "store/db.h"
+#include "store/db_links.h"
 
 static const char api_key[] = "test-api-key-0123456789abcdefghijklmnop";
 
@@ -223,11 +224,10 @@ test_check(void)
 	    "revoked: 410");
 	links_count_download(db, row.id, now);
 	{
-		struct db_q *q = db_query(db, STMT_LINK_GET, "t", row.id);
+		struct db_link l;
 
-		CHECK(q != NULL && db_step(q) == DB_ROW && !db_null(q, 4),
+		CHECK(db_link_get(db, row.id, &l) == LOOKUP_FOUND && l.revoked,
 		    "revocation recorded");
-		db_done(q);
 	}
 	free(url);
 out:

@@ -1,0 +1,157 @@
+/*
+ * test_db_rows: every statement of enum db_stmt has its SQL, once, and
+ * compiles against the schema (db_check); the typed row readers keep the
+ * bounds and the NULL/empty distinctions their callers rely on.
+ */
+#include <stdbool.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "base/error.h"
+#include "check.h"
+#include "store/db.h"
+#include "oauth/owners.h"
+#include "store/db_links.h"
+#include "store/db_oauth.h"
+#include "store/db_runs.h"
+#include "store/db_session.h"
+
+static void
+links(struct db *db)
+{
+	struct db_link	 l;
+	struct db_uplink u;
+	char		*path;
+
+	CHECK(db_link_get(db, "nope", &l) == LOOKUP_NONE, "no link: none");
+	CHECK(db_exec(db, STMT_LINK_INSERT, "ttiiittt", "a", "/data/x", 3LL,
+	    10LL, 20LL, "c", "alice", "zip") == 1, "a link is stored");
+	CHECK(db_link_get(db, "a", &l) == LOOKUP_FOUND &&
+	    strcmp(l.path, "/data/x") == 0 && l.size == 3 && l.created == 10 &&
+	    l.expires == 20 && !l.revoked && strcmp(l.owner, "alice") == 0 &&
+	    strcmp(l.archive, "zip") == 0, "a link reads back");
+	CHECK(db_exec(db, STMT_LINK_INSERT, "ttiiittt", "b", "/data/y", 3LL,
+	    10LL, 20LL, "c", "bob", "rar") == 1 &&
+	    db_link_get(db, "b", &l) == LOOKUP_FOUND && l.archive[0] == '\0',
+	    "an unknown archive kind reads as a file");
+	/* A path of DB_PATH_MAX fits; one more byte is no link. */
+	if ((path = malloc(DB_PATH_MAX + 2)) == NULL)
+		return;
+	memset(path, 'p', DB_PATH_MAX + 1);
+	path[0] = '/';
+	path[DB_PATH_MAX] = '\0';
+	CHECK(db_exec(db, STMT_LINK_INSERT, "ttiiittt", "c", path, 1LL, 1LL,
+	    2LL, "c", "bob", NULL) == 1 &&
+	    db_link_get(db, "c", &l) == LOOKUP_FOUND &&
+	    strlen(l.path) == DB_PATH_MAX, "a path of DB_PATH_MAX reads");
+	path[DB_PATH_MAX] = 'p';
+	path[DB_PATH_MAX + 1] = '\0';
+	CHECK(db_exec(db, STMT_LINK_INSERT, "ttiiittt", "d", path, 1LL, 1LL,
+	    2LL, "c", "bob", NULL) == 1 &&
+	    db_link_get(db, "d", &l) == LOOKUP_NONE, "a longer path is no link");
+	free(path);
+	CHECK(db_exec(db, STMT_UPLINK_INSERT, "ttiiiitt", "u", "/data/in",
+	    100LL, 1LL, 10LL, 20LL, "c", "alice") == 1 &&
+	    db_uplink_get(db, "u", &u) == LOOKUP_FOUND &&
+	    strcmp(u.dir, "/data/in") == 0 && u.max_bytes == 100 &&
+	    u.used_bytes == 0 && u.overwrite && !u.revoked &&
+	    strcmp(u.client_id, "c") == 0 && strcmp(u.owner, "alice") == 0,
+	    "an upload link reads back");
+	CHECK(db_uplink_get(db, "none", &u) == LOOKUP_NONE,
+	    "no upload link: none");
+}
+
+static void
+runs(struct db *db)
+{
+	struct db_task		 t;
+	struct db_run_info	 in;
+	bool			 cancel = true;
+
+	CHECK(db_exec(db, STMT_RUN_INSERT, "ttttttiitnn", "r1", "s", "1", "c",
+	    "n", "true", 60LL, 100LL, "alice") == 1, "a run is stored");
+	CHECK(db_run_info(db, "r1", &in) == LOOKUP_FOUND &&
+	    strcmp(in.state, "running") == 0 && in.timeout == 60 &&
+	    in.started == 100 && !in.cancel && in.container_id[0] == '\0' &&
+	    in.container_started[0] == '\0', "a run's info: NULL container is \"\"");
+	CHECK(db_run_cancelled(db, "r1", &cancel) == LOOKUP_FOUND && !cancel,
+	    "not cancelled");
+	CHECK(db_run_cancelled(db, "r0", &cancel) == LOOKUP_NONE && !cancel,
+	    "no run: none, not cancelled");
+	CHECK(db_task_get(db, "r1", &t) == LOOKUP_FOUND &&
+	    strcmp(t.owner, "alice") == 0 && t.handle == NULL &&
+	    t.result == NULL && t.last_line == NULL && !t.finished_set &&
+	    !t.updated_set, "a task row keeps its NULLs");
+	db_task_clear(&t);
+	CHECK(db_exec(db, STMT_TASK_MARK, "tit", "task", 5LL, "r1") == 1 &&
+	    db_exec(db, STMT_TASK_NOTE, "tit", "", 6LL, "r1") == 1 &&
+	    db_task_get(db, "r1", &t) == LOOKUP_FOUND &&
+	    strcmp(t.handle, "task") == 0 && t.last_line != NULL &&
+	    t.last_line[0] == '\0' && t.updated_set && t.updated == 6,
+	    "an empty last line is not a NULL one");
+	db_task_clear(&t);
+	CHECK(db_task_get(db, "r0", &t) == LOOKUP_NONE && t.owner == NULL,
+	    "no task: none");
+	db_task_clear(&t);
+}
+
+static void
+owner_keys(struct db *db)
+{
+	struct db_owner_key	 k;
+	const char		*h64 = "0123456789abcdef0123456789abcdef"
+				    "0123456789abcdef0123456789abcdef";
+
+	CHECK(strcmp(DB_OWNER_DEFAULT, OWNER_OPERATOR) == 0,
+	    "a NULL owner reads as the operator");
+	CHECK(db_exec(db, STMT_OWNER_KEY_INSERT, "tti", "alice", h64, 1LL) == 1 &&
+	    db_owner_key_find(db, h64, &k) == LOOKUP_FOUND &&
+	    strcmp(k.owner, "alice") == 0 && strcmp(k.key_hash, h64) == 0,
+	    "a key reads back");
+	CHECK(db_exec(db, STMT_OWNER_KEY_INSERT, "tti", "bob", "abc", 1LL) == 1 &&
+	    db_owner_key_find(db, "abc", &k) == LOOKUP_NONE &&
+	    k.owner[0] == '\0', "a stored hash not of 64 digits finds nothing");
+}
+
+int
+main(void)
+{
+	char		 dbpath[] = "/tmp/test_db_rows.XXXXXX";
+	struct db	*db = NULL;
+	struct error	 err;
+	char		 version[8];
+	long long	 last = 0;
+	int		 fd;
+
+	if ((fd = mkstemp(dbpath)) == -1) {
+		CHECK(0, "temporary database");
+		return check_status();
+	}
+	close(fd);
+	if (db_open(dbpath, &db, &err) == -1) {
+		CHECK(0, err.msg);
+		goto out;
+	}
+	CHECK(db_check(db) == 0, "every statement has its SQL and prepares");
+	CHECK(db_get_text(db, STMT_TABLE_EXISTS, version, sizeof(version), "t",
+	    "link") == LOOKUP_FOUND && strcmp(version, "1") == 0 &&
+	    db_get_text(db, STMT_TABLE_EXISTS, version, sizeof(version), "t",
+	    "nope") == LOOKUP_NONE, "db_get_text: found and none");
+	CHECK(db_exec(db, STMT_SESSION_INSERT, "ttsiit", "h", "2025-06-18-long",
+	    "{}", 5LL, 5LL, "alice") == -1, "a bad bind type fails");
+	CHECK(db_exec(db, STMT_SESSION_INSERT, "tttiit", "h", "2025-06-18-long",
+	    "{}", 5LL, 5LL, "alice") == 1 &&
+	    db_session_get(db, "h", 0, "alice", version, sizeof(version),
+	    &last) == LOOKUP_FOUND && strcmp(version, "2025-06") == 0 &&
+	    last == 5, "a session's version is cut to the caller's size");
+	CHECK(db_session_get(db, "h", 0, "bob", version, sizeof(version),
+	    &last) == LOOKUP_NONE, "another owner's session: none");
+	links(db);
+	runs(db);
+	owner_keys(db);
+out:
+	db_close(db);
+	unlink(dbpath);
+	return check_status();
+}
