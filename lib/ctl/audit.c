@@ -4,6 +4,7 @@
 
 #include "base/js.h"
 #include "base/log.h"
+#include "ctl/ctl.h"
 #include "ctl/extern.h"
 
 #define COMMAND_SHOWN	4096	/* --json: the whole stored command */

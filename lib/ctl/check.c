@@ -12,6 +12,7 @@
 
 #include "base/config.h"
 #include "base/js.h"
+#include "ctl/ctl.h"
 #include "ctl/extern.h"
 
 int

@@ -3,6 +3,7 @@
 #include <string.h>
 
 #include "base/js.h"
+#include "ctl/ctl.h"
 #include "ctl/extern.h"
 #include "ops/cleanup.h"
 

@@ -1,4 +1,5 @@
 /* clients.c: clients list | clients revoke CLIENT_ID (ctl/extern.h). */
+#include "ctl/ctl.h"
 #include "ctl/extern.h"
 
 int

@@ -9,6 +9,7 @@
 #include <unistd.h>
 
 #include "base/config.h"
+#include "ctl/ctl.h"
 #include "ctl/extern.h"
 #include "engine/docker.h"
 

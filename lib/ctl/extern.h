@@ -2,7 +2,7 @@
  * ctl/extern.h: what sandboxctl's command files share: the commands
  * themselves (for ctl.c's table), the database rows shown as JSON
  * (rows.c), the one table printer (table.c) and the values shown to
- * people (show.c).
+ * people (show.c). Its users include ctl/ctl.h first (struct ctl).
  */
 #ifndef CS_CTL_EXTERN_H
 #define CS_CTL_EXTERN_H
@@ -10,9 +10,9 @@
 #include <stdbool.h>
 #include <stddef.h>
 
-#include "ctl/ctl.h"
 #include "store/db.h"
 
+struct ctl;
 struct json_object;
 
 /* The usage on stderr, for a mistake in the words; returns 2 (exit status). */

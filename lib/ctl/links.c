@@ -1,6 +1,7 @@
 /* links.c: links list [--limit N] | links revoke LINK_ID (ctl/extern.h). */
 #include <time.h>
 
+#include "ctl/ctl.h"
 #include "ctl/extern.h"
 
 int

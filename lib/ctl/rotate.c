@@ -11,6 +11,7 @@
 #include "base/crypto.h"
 #include "base/envfile.h"
 #include "base/js.h"
+#include "ctl/ctl.h"
 #include "ctl/extern.h"
 
 #define KEY_BYTES	32

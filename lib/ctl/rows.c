@@ -6,6 +6,7 @@
 #include <stdio.h>
 
 #include "base/js.h"
+#include "ctl/ctl.h"
 #include "ctl/extern.h"
 
 bool

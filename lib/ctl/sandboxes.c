@@ -7,6 +7,7 @@
 
 #include "base/config.h"
 #include "base/js.h"
+#include "ctl/ctl.h"
 #include "ctl/extern.h"
 #include "oauth/owners.h"
 #include "sandbox/sandbox.h"

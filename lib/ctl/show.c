@@ -5,6 +5,7 @@
 
 #include "base/js.h"
 #include "base/log.h"
+#include "ctl/ctl.h"
 #include "ctl/extern.h"
 
 void

@@ -5,6 +5,7 @@
 #include <stdio.h>
 
 #include "base/clientaddr.h"
+#include "ctl/ctl.h"
 #include "ctl/extern.h"
 
 int

@@ -10,6 +10,7 @@
 
 #include "base/config.h"
 #include "base/js.h"
+#include "ctl/ctl.h"
 #include "ctl/extern.h"
 #include "sandbox/sandbox.h"
 #include "sandbox/sandboxes.h"

@@ -6,6 +6,7 @@
 #include <stdio.h>
 
 #include "base/js.h"
+#include "ctl/ctl.h"
 #include "ctl/extern.h"
 
 #define CELL_DEFAULT	160	/* a cell's buffer when its column names none */

@@ -7,6 +7,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "ctl/ctl.h"
 #include "ctl/extern.h"
 
 int
