@@ -61,7 +61,7 @@ LDLIBS	+= $(shell pkg-config --libs $(PKGS) 2>/dev/null) -pthread -lm
 
 # lib/ is one library in area folders (docs/architecture.md): each folder
 # includes only the public headers of the folders below it.
-LIB_AREAS = base store http engine oauth sandbox links runs tools mcp ops app
+LIB_AREAS = base store http engine oauth sandbox links runs tools mcp ops app ctl
 LIB_SRC	 = $(foreach a,$(LIB_AREAS),$(wildcard lib/$(a)/*.c))
 LIB_OBJ	 = $(LIB_SRC:lib/%.c=$(BUILD)/lib/%.o) $(BUILD)/lib/schema.o \
 	   $(BUILD)/lib/supervisor_frames.o $(BUILD)/lib/supervisor_bin.o
@@ -135,8 +135,8 @@ $(BUILD)/cgi-bin/%.o: cgi-bin/%.c
 	@$(if $(Q),echo "  CC      $<")
 	$(Q)$(CC) $(CFLAGS) -MMD -MP $(INCLUDES) -c -o $@ $<
 
-# sandboxctl knows where the installed settings file is.
-$(BUILD)/cgi-bin/sandboxctl.o: CFLAGS += -DSYSCONF_ENV_FILE='"$(SYSCONFDIR)/code-sandbox/env"'
+# sandboxctl knows where the installed settings file is (lib/ctl/ctl.c).
+$(BUILD)/lib/ctl/ctl.o: CFLAGS += -DSYSCONF_ENV_FILE='"$(SYSCONFDIR)/code-sandbox/env"'
 
 $(BUILD)/bin/%: $(BUILD)/cgi-bin/%.o $(BUILD)/libcodesandbox.a
 	@mkdir -p $(@D)

@@ -16,6 +16,7 @@
 
 #include "base/clientaddr.h"
 #include "base/config.h"
+#include "base/envfile.h"
 #include "base/url.h"
 
 enum kind { K_STR, K_SECRET, K_URL, K_LONG, K_SIZE, K_CPUS, K_BOOL, K_PATH,
@@ -160,120 +161,15 @@ config_describe(int i, const char **name, const char **def, const char **help)
 	return 1;
 }
 
-/* One KEY=VALUE pair read from the env file. */
-struct pair {
-	char	*key;
-	char	*val;
-};
-
-struct envfile {
-	struct pair	*p;
-	size_t		 n;
-};
-
-static void
-envfile_free(struct envfile *ef)
-{
-	size_t i;
-
-	for (i = 0; i < ef->n; i++) {
-		free(ef->p[i].key);
-		if (ef->p[i].val != NULL) {
-			explicit_bzero(ef->p[i].val, strlen(ef->p[i].val));
-			free(ef->p[i].val);
-		}
-	}
-	free(ef->p);
-	ef->p = NULL;
-	ef->n = 0;
-}
-
-/*
- * Parse a dotenv-style file: KEY=VALUE, optional "export ", '#' comments,
- * values optionally in single or double quotes. A missing file is not an
- * error (everything may come from the environment).
- */
-static int
-envfile_read(const char *path, struct envfile *ef, struct error *err)
-{
-	FILE		*f;
-	char		 line[8192];
-	size_t		 lineno = 0;
-	int		 rc = -1;
-
-	if ((f = fopen(path, "r")) == NULL) {
-		if (errno == ENOENT)
-			return 0;
-		return error_set(err, "cannot read settings file %s: %s",
-		    path, strerror(errno));
-	}
-	while (fgets(line, sizeof(line), f) != NULL) {
-		char *s = line, *eq, *k, *v, *end;
-		struct pair *np;
-
-		lineno++;
-		if (strchr(line, '\n') == NULL && !feof(f)) {
-			error_set(err, "%s:%zu: line too long", path, lineno);
-			goto out;
-		}
-		s[strcspn(s, "\r\n")] = '\0';
-		while (isspace((unsigned char)*s))
-			s++;
-		if (*s == '\0' || *s == '#')
-			continue;
-		if (strncmp(s, "export ", 7) == 0)
-			s += 7;
-		if ((eq = strchr(s, '=')) == NULL) {
-			error_set(err, "%s:%zu: expected KEY=VALUE", path, lineno);
-			goto out;
-		}
-		*eq = '\0';
-		k = s;
-		for (end = eq; end > k && isspace((unsigned char)end[-1]); end--)
-			end[-1] = '\0';
-		v = eq + 1;
-		while (isspace((unsigned char)*v))
-			v++;
-		end = v + strlen(v);
-		while (end > v && isspace((unsigned char)end[-1]))
-			*--end = '\0';
-		if ((v[0] == '"' || v[0] == '\'') && end - v >= 2 && end[-1] == v[0]) {
-			end[-1] = '\0';
-			v++;
-		}
-		np = reallocarray(ef->p, ef->n + 1, sizeof(*ef->p));
-		if (np == NULL) {
-			error_set(err, "out of memory");
-			goto out;
-		}
-		ef->p = np;
-		ef->p[ef->n].key = strdup(k);
-		ef->p[ef->n].val = strdup(v);
-		ef->n++;
-		if (ef->p[ef->n - 1].key == NULL || ef->p[ef->n - 1].val == NULL) {
-			error_set(err, "out of memory");
-			goto out;
-		}
-	}
-	rc = 0;
-out:
-	explicit_bzero(line, sizeof(line));
-	fclose(f);
-	return rc;
-}
-
+/* A setting's value: the environment's, else the file's, else NULL. */
 static const char *
 lookup(const struct envfile *ef, const char *name)
 {
-	const char	*v;
-	size_t		 i;
+	const char *v;
 
 	if ((v = getenv(name)) != NULL)
 		return v;
-	for (i = ef->n; i > 0; i--)
-		if (strcmp(ef->p[i - 1].key, name) == 0)
-			return ef->p[i - 1].val;
-	return NULL;
+	return envfile_get(ef, name);
 }
 
 static int
@@ -548,88 +444,99 @@ absolutize(const char *base, const char *path)
 	return out;
 }
 
+/* Set the string member of c that s names to a copy of v. 0, or -1. */
 static int
-apply(struct config *c, const struct setting *s, const char *v,
-    const char *envdir, struct error *err)
+set_copy(struct config *c, const struct setting *s, const char *v,
+    struct error *err)
+{
+	char *str;
+
+	if ((str = strdup(v)) == NULL)
+		return error_set(err, "out of memory");
+	*(char **)((char *)c + s->off) = str;
+	return 0;
+}
+
+/* K_STR, K_NAME, K_SECRET, K_DOCKER_HOST: a bounded printable string. */
+static int
+apply_text(struct config *c, const struct setting *s, const char *v,
+    struct error *err)
+{
+	size_t len = strlen(v);
+
+	if ((long long)len < s->min || (long long)len > s->max)
+		return error_set(err, "%s: must be %lld to %lld characters",
+		    s->name, s->min, s->max);
+	if (!printable(v))
+		return error_set(err, "%s: contains control characters",
+		    s->name);
+	if (s->kind == K_NAME && !valid_name(v))
+		return error_set(err, "%s: use letters, digits, '_', '.' "
+		    "and '-' only", s->name);
+	if (s->kind == K_SECRET && strpbrk(v, " \t") != NULL)
+		return error_set(err, "%s: must not contain spaces", s->name);
+	if (s->kind == K_DOCKER_HOST && strncmp(v, "unix:///", 8) != 0 &&
+	    strncmp(v, "tcp://", 6) != 0)
+		return error_set(err, "%s: expected unix:///path or "
+		    "tcp://host:port", s->name);
+	return set_copy(c, s, v, err);
+}
+
+/* K_ADDRS, K_HEADER: client addresses, or a header name. */
+static int
+apply_net(struct config *c, const struct setting *s, const char *v,
+    struct error *err)
+{
+	char	why[128];
+	size_t	len = strlen(v);
+
+	if ((long long)len > s->max || !printable(v))
+		return error_set(err, "%s: too long or contains control "
+		    "characters", s->name);
+	if (s->kind == K_ADDRS && !clientaddr_list_valid(v, why, sizeof(why)))
+		return error_set(err, "%s: %s", s->name, why);
+	/* RFC 9110 §5.1: a header name is a token. */
+	if (s->kind == K_HEADER && (len == 0 ||
+	    strspn(v, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ"
+	    "0123456789-") != len))
+		return error_set(err, "%s: expected a header name such as "
+		    "X-Forwarded-For", s->name);
+	return set_copy(c, s, v, err);
+}
+
+/* K_URL: the public URL and its origin; empty is derived later. */
+static int
+apply_url(struct config *c, const struct setting *s, const char *v,
+    struct error *err)
+{
+	char	*str = NULL, *origin;
+	size_t	 len = strlen(v);
+
+	if (len == 0)
+		return 0;	/* derived from host and port (derive) */
+	if (len > (size_t)s->max)
+		return error_set(err, "%s: expected an absolute http(s) URL "
+		    "without query, fragment or user info", s->name);
+	if (parse_public_url(s->name, v, &str, err) == -1)
+		return -1;
+	if ((origin = strdup(str)) == NULL) {
+		free(str);
+		return error_set(err, "out of memory");
+	}
+	c->public_url = str;
+	c->public_origin = origin;
+	return 0;
+}
+
+/* K_LONG, K_SIZE, K_CPUS: a number within the setting's bounds. */
+static int
+apply_number(struct config *c, const struct setting *s, const char *v,
+    struct error *err)
 {
 	char		*base = (char *)c;
 	long long	 n;
-	bool		 b;
-	char		*str = NULL, *origin = NULL;
-	size_t		 len = strlen(v);
 
 	switch (s->kind) {
-	case K_STR:
-	case K_NAME:
-	case K_SECRET:
-	case K_DOCKER_HOST:
-		if ((long long)len < s->min || (long long)len > s->max)
-			return error_set(err, "%s: must be %lld to %lld characters",
-			    s->name, s->min, s->max);
-		if (!printable(v))
-			return error_set(err, "%s: contains control characters",
-			    s->name);
-		if (s->kind == K_NAME && !valid_name(v))
-			return error_set(err, "%s: use letters, digits, '_', '.' "
-			    "and '-' only", s->name);
-		if (s->kind == K_SECRET && strpbrk(v, " \t") != NULL)
-			return error_set(err, "%s: must not contain spaces", s->name);
-		if (s->kind == K_DOCKER_HOST && strncmp(v, "unix:///", 8) != 0 &&
-		    strncmp(v, "tcp://", 6) != 0)
-			return error_set(err, "%s: expected unix:///path or "
-			    "tcp://host:port", s->name);
-		if ((str = strdup(v)) == NULL)
-			return error_set(err, "out of memory");
-		*(char **)(base + s->off) = str;
-		return 0;
-	case K_ADDRS:
-	case K_HEADER: {
-		char why[128];
-
-
-		if ((long long)len > s->max || !printable(v))
-			return error_set(err, "%s: too long or contains control "
-			    "characters", s->name);
-		if (s->kind == K_ADDRS && !clientaddr_list_valid(v, why, sizeof(why)))
-			return error_set(err, "%s: %s", s->name, why);
-		/* RFC 9110 §5.1: a header name is a token. */
-		if (s->kind == K_HEADER && (len == 0 ||
-		    strspn(v, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ"
-		    "0123456789-") != len))
-			return error_set(err, "%s: expected a header name such as "
-			    "X-Forwarded-For", s->name);
-		if ((str = strdup(v)) == NULL)
-			return error_set(err, "out of memory");
-		*(char **)(base + s->off) = str;
-		return 0;
-	}
-	case K_WARN_REFUSE:
-		if (strcmp(v, "warn") != 0 && strcmp(v, "refuse") != 0)
-			return error_set(err, "%s: expected warn or refuse", s->name);
-		*(bool *)(base + s->off) = strcmp(v, "refuse") == 0;
-		return 0;
-	case K_PATH:
-		if (len == 0 || len > PATH_MAX || !printable(v))
-			return error_set(err, "%s: not a valid path", s->name);
-		if ((str = absolutize(envdir, v)) == NULL)
-			return error_set(err, "out of memory");
-		*(char **)(base + s->off) = str;
-		return 0;
-	case K_URL:
-		if (len == 0)
-			return 0;	/* derived from host and port below */
-		if (len > (size_t)s->max)
-			return error_set(err, "%s: expected an absolute http(s) URL "
-			    "without query, fragment or user info", s->name);
-		if (parse_public_url(s->name, v, &str, err) == -1)
-			return -1;
-		if ((origin = strdup(str)) == NULL) {
-			free(str);
-			return error_set(err, "out of memory");
-		}
-		c->public_url = str;
-		c->public_origin = origin;
-		return 0;
 	case K_LONG:
 		if (parse_ll(v, &n) == -1 || n < s->min || n > s->max)
 			return error_set(err, "%s: expected an integer from %lld "
@@ -642,11 +549,50 @@ apply(struct config *c, const struct setting *s, const char *v,
 			    "or 2g (at least 6m)", s->name);
 		*(long long *)(base + s->off) = n;
 		return 0;
-	case K_CPUS:
+	default:
 		if (parse_cpus(v, &n) == -1 || n < s->min || n > s->max)
 			return error_set(err, "%s: expected a number of CPUs "
 			    "such as 1 or 0.5", s->name);
 		*(long long *)(base + s->off) = n;
+		return 0;
+	}
+}
+
+/* Parse v as setting s into c; envdir anchors relative paths. 0, or -1. */
+static int
+apply(struct config *c, const struct setting *s, const char *v,
+    const char *envdir, struct error *err)
+{
+	char	*base = (char *)c, *str;
+	bool	 b;
+	size_t	 len = strlen(v);
+
+	switch (s->kind) {
+	case K_STR:
+	case K_NAME:
+	case K_SECRET:
+	case K_DOCKER_HOST:
+		return apply_text(c, s, v, err);
+	case K_ADDRS:
+	case K_HEADER:
+		return apply_net(c, s, v, err);
+	case K_URL:
+		return apply_url(c, s, v, err);
+	case K_LONG:
+	case K_SIZE:
+	case K_CPUS:
+		return apply_number(c, s, v, err);
+	case K_WARN_REFUSE:
+		if (strcmp(v, "warn") != 0 && strcmp(v, "refuse") != 0)
+			return error_set(err, "%s: expected warn or refuse", s->name);
+		*(bool *)(base + s->off) = strcmp(v, "refuse") == 0;
+		return 0;
+	case K_PATH:
+		if (len == 0 || len > PATH_MAX || !printable(v))
+			return error_set(err, "%s: not a valid path", s->name);
+		if ((str = absolutize(envdir, v)) == NULL)
+			return error_set(err, "out of memory");
+		*(char **)(base + s->off) = str;
 		return 0;
 	case K_BOOL:
 		if (parse_bool(v, &b) == -1)
@@ -658,96 +604,118 @@ apply(struct config *c, const struct setting *s, const char *v,
 	return error_set(err, "%s: unknown setting kind", s->name);
 }
 
-int
-config_load(struct config **out, struct error *err)
+/*
+ * The settings file's absolute path (*abspath) and folder (*envdir), both
+ * malloc'd: SANDBOX_ENV_FILE, else .env in the working folder. A file named
+ * on purpose must be there. 0, or -1 with err (the caller frees both).
+ */
+static int
+env_path(char **abspath, char **envdir, struct error *err)
 {
-	struct config	*c = NULL;
-	struct envfile	 ef = { NULL, 0 };
-	const char	*path, *v;
-	char		 cwd[PATH_MAX], *envdir = NULL, *abspath = NULL;
-	size_t		 i, n;
+	const char	*path;
+	char		 cwd[PATH_MAX];
 	bool		 explicit = false;
 	struct stat	 st;
-	int		 rc = -1;
 
-	*out = NULL;
-	if ((c = calloc(1, sizeof(*c))) == NULL)
-		return error_set(err, "out of memory");
 	if ((path = getenv("SANDBOX_ENV_FILE")) == NULL || *path == '\0')
 		path = ".env";
 	else
 		explicit = true;
 	if (path[0] == '/')
-		abspath = strdup(path);
+		*abspath = strdup(path);
 	else if (getcwd(cwd, sizeof(cwd)) != NULL)
-		abspath = absolutize(cwd, path);
-	if (abspath == NULL || (envdir = dir_of(abspath)) == NULL) {
-		error_set(err, "SANDBOX_ENV_FILE: cannot resolve %s", path);
-		goto out;
-	}
-	/* A settings file named on purpose must be there. */
-	if (explicit && stat(abspath, &st) == -1) {
-		error_set(err, "SANDBOX_ENV_FILE: the settings file %s does not "
-		    "exist (%s)", abspath, strerror(errno));
-		goto out;
-	}
-	if (explicit && !S_ISREG(st.st_mode)) {
-		error_set(err, "SANDBOX_ENV_FILE: %s is not a file", abspath);
-		goto out;
-	}
-	if (envfile_read(abspath, &ef, err) == -1)
-		goto out;
-	c->env_file = abspath;
-	abspath = NULL;
+		*abspath = absolutize(cwd, path);
+	if (*abspath == NULL || (*envdir = dir_of(*abspath)) == NULL)
+		return error_set(err, "SANDBOX_ENV_FILE: cannot resolve %s", path);
+	if (explicit && stat(*abspath, &st) == -1)
+		return error_set(err, "SANDBOX_ENV_FILE: the settings file %s "
+		    "does not exist (%s)", *abspath, strerror(errno));
+	if (explicit && !S_ISREG(st.st_mode))
+		return error_set(err, "SANDBOX_ENV_FILE: %s is not a file",
+		    *abspath);
+	return 0;
+}
+
+/* Every setting of the table into c: environment, file, default. 0, or -1. */
+static int
+apply_all(struct config *c, const struct envfile *ef, const char *envdir,
+    struct error *err)
+{
+	const char	*v;
+	size_t		 i;
 
 	for (i = 0; i < NSETTINGS; i++) {
-		v = lookup(&ef, settings[i].name);
+		v = lookup(ef, settings[i].name);
 		if (v == NULL)
 			v = settings[i].def;
-		if (v == NULL && access(c->env_file, F_OK) == -1) {
-			error_set(err, "%s: required setting is missing, and "
-			    "there is no settings file %s (name one with "
+		if (v == NULL && access(c->env_file, F_OK) == -1)
+			return error_set(err, "%s: required setting is missing, "
+			    "and there is no settings file %s (name one with "
 			    "SANDBOX_ENV_FILE)", settings[i].name, c->env_file);
-			goto out;
-		}
-		if (v == NULL) {
-			error_set(err, "%s: required setting is missing (set it "
-			    "in %s or the environment)", settings[i].name,
+		if (v == NULL)
+			return error_set(err, "%s: required setting is missing "
+			    "(set it in %s or the environment)", settings[i].name,
 			    c->env_file);
-			goto out;
-		}
 		if (apply(c, &settings[i], v, envdir, err) == -1)
-			goto out;
+			return -1;
 	}
+	return 0;
+}
 
-	if (c->public_url == NULL && host_is_wildcard(c->host)) {
-		error_set(err, "SANDBOX_PUBLIC_URL: required when SANDBOX_HOST "
-		    "is %s (every interface has no address clients can use); "
-		    "set it to the origin clients reach, such as "
+/*
+ * What follows from the settings read: the public URL when none was set
+ * (http://SANDBOX_HOST:SANDBOX_PORT, which a wildcard host cannot give),
+ * the MCP URL, the scope. 0, or -1 with err.
+ */
+static int
+derive(struct config *c, struct error *err)
+{
+	size_t n;
+
+	if (c->public_url == NULL && host_is_wildcard(c->host))
+		return error_set(err, "SANDBOX_PUBLIC_URL: required when "
+		    "SANDBOX_HOST is %s (every interface has no address clients "
+		    "can use); set it to the origin clients reach, such as "
 		    "https://sandbox.example.com", c->host);
-		goto out;
-	}
 	if (c->public_url == NULL) {
 		n = strlen(c->host) + 32;
 		if ((c->public_url = malloc(n)) == NULL)
-			goto oom;
+			return error_set(err, "out of memory");
 		if (strchr(c->host, ':') != NULL)
 			snprintf(c->public_url, n, "http://[%s]:%ld", c->host, c->port);
 		else
 			snprintf(c->public_url, n, "http://%s:%ld", c->host, c->port);
 		if ((c->public_origin = strdup(c->public_url)) == NULL)
-			goto oom;
+			return error_set(err, "out of memory");
 	}
 	n = strlen(c->public_url) + 5;
 	if ((c->mcp_url = malloc(n)) == NULL)
-		goto oom;
+		return error_set(err, "out of memory");
 	snprintf(c->mcp_url, n, "%s/mcp", c->public_url);
-	if (strcmp(c->scope, "shared") != 0 && strcmp(c->scope, "person") != 0) {
-		error_set(err, "SANDBOX_SCOPE: expected shared or person");
-		goto out;
-	}
+	if (strcmp(c->scope, "shared") != 0 && strcmp(c->scope, "person") != 0)
+		return error_set(err, "SANDBOX_SCOPE: expected shared or person");
 	c->per_person = strcmp(c->scope, "person") == 0;
-	if (check_egress(c, err) == -1)
+	return 0;
+}
+
+int
+config_load(struct config **out, struct error *err)
+{
+	struct config	*c = NULL;
+	struct envfile	 ef = { NULL, 0 };
+	char		*envdir = NULL, *abspath = NULL;
+	int		 rc = -1;
+
+	*out = NULL;
+	if ((c = calloc(1, sizeof(*c))) == NULL)
+		return error_set(err, "out of memory");
+	if (env_path(&abspath, &envdir, err) == -1 ||
+	    envfile_read(abspath, &ef, err) == -1)
+		goto out;
+	c->env_file = abspath;
+	abspath = NULL;
+	if (apply_all(c, &ef, envdir, err) == -1 || derive(c, err) == -1 ||
+	    check_egress(c, err) == -1)
 		goto out;
 	if (strncmp(c->docker_host, "tcp://", 6) == 0 && c->docker_tls_verify &&
 	    c->docker_cert_path[0] == '\0') {
@@ -757,9 +725,6 @@ config_load(struct config **out, struct error *err)
 	*out = c;
 	c = NULL;
 	rc = 0;
-	goto out;
-oom:
-	error_set(err, "out of memory");
 out:
 	envfile_free(&ef);
 	free(envdir);

@@ -1,8 +1,8 @@
 /*
  * config.h: the server's settings.
  *
- * Settings come from an env file (KEY=VALUE lines; the path is
- * SANDBOX_ENV_FILE, default ".env") and each may be overridden by an
+ * Settings come from an env file (KEY=VALUE lines, base/envfile.h; the path
+ * is SANDBOX_ENV_FILE, default ".env") and each may be overridden by an
  * environment variable of the same name. Every setting has a validator; the
  * first bad or missing one makes config_load fail with a message naming it.
  * The table in config.c is the one list of settings; README.md documents it.
