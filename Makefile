@@ -72,7 +72,11 @@ UNITS	 = $(UNIT_SRC:tests/unit/%.c=$(BUILD)/tests/%)
 SQL	 = $(sort $(wildcard sql/[0-9]*.sql))
 INCLUDES = -Ilib -Icontainers
 
-all: $(PROGS)
+# The manual page of the settings, written from lib/base/config.c's table
+# (docs/settings-man.c): docs/sandboxctl.8 is written by hand.
+MAN5	 = $(BUILD)/man/code-sandbox-settings.5
+
+all: $(PROGS) $(MAN5)
 
 $(BUILD)/lib/%.o: lib/%.c
 	@mkdir -p $(@D)
@@ -158,6 +162,16 @@ $(BUILD)/tests/test_chan_owner: LDFLAGS += -Wl,--allow-multiple-definition
 
 units: $(UNITS)
 
+$(BUILD)/docs/settings-man: docs/settings-man.c lib/base/config.h $(BUILD)/libcodesandbox.a
+	@mkdir -p $(@D)
+	@$(if $(Q),echo "  LD      $@")
+	$(Q)$(CC) $(CFLAGS) $(INCLUDES) $(LDFLAGS) -o $@ $< $(BUILD)/libcodesandbox.a $(LDLIBS)
+
+$(MAN5): $(BUILD)/docs/settings-man
+	@mkdir -p $(@D)
+	@$(if $(Q),echo "  GEN     $@")
+	$(Q)$(BUILD)/docs/settings-man > $@.tmp && mv $@.tmp $@
+
 # libFuzzer targets: one per parser of bytes from outside, each calling the
 # production parser (tests/fuzz/fuzz_NAME.c, seeds in tests/fuzz/corpus/NAME).
 FUZZ_SRC = $(wildcard tests/fuzz/fuzz_*.c)
@@ -232,7 +246,8 @@ bench: setup
 	@tests/bench/run.sh
 
 # Endpoint programs go to lib/code-sandbox/cgi-bin (the web server runs
-# them); sandboxctl, the operator's command, to sbin with its man page.
+# them); sandboxctl, the operator's command, to sbin with its man page,
+# and the settings' page to man5.
 # lighttpd.conf, the Caddyfile and the units get the installed paths
 # (@LIBDIR@ and friends); the units go to share/code-sandbox/systemd, and
 # install-systemd copies them to UNITDIR.
@@ -246,11 +261,13 @@ UNITS_SRC = $(wildcard containers/systemd/*.service containers/systemd/*.socket 
 
 install: all
 	install -d $(DESTDIR)$(LIBDIR)/code-sandbox/cgi-bin $(DESTDIR)$(SBINDIR) \
-	    $(DESTDIR)$(DATADIR)/man/man8 $(SHARE)/sql $(SHARE)/containers \
+	    $(DESTDIR)$(DATADIR)/man/man5 $(DESTDIR)$(DATADIR)/man/man8 \
+	    $(SHARE)/sql $(SHARE)/containers \
 	    $(SHARE)/caddy $(SHARE)/systemd/caddy.service.d
 	install -m 755 $(ENDPOINTS) $(DESTDIR)$(LIBDIR)/code-sandbox/cgi-bin/
 	install -m 755 $(BUILD)/bin/sandboxctl $(DESTDIR)$(SBINDIR)/
-	install -m 644 cgi-bin/sandboxctl.8 $(DESTDIR)$(DATADIR)/man/man8/
+	install -m 644 docs/sandboxctl.8 $(DESTDIR)$(DATADIR)/man/man8/
+	install -m 644 $(MAN5) $(DESTDIR)$(DATADIR)/man/man5/
 	install -m 644 $(SQL) $(SHARE)/sql/
 	$(SUBST) lighttpd.conf > $(SHARE)/lighttpd.conf && chmod 644 $(SHARE)/lighttpd.conf
 	$(SUBST) caddy/Caddyfile > $(SHARE)/caddy/Caddyfile && chmod 644 $(SHARE)/caddy/Caddyfile
