@@ -53,9 +53,8 @@ CFLAGS	+= -std=c11 -D_GNU_SOURCE -Wall -Wextra -Werror -Wshadow -Wpointer-arith 
 	   $(shell pkg-config --cflags $(PKGS) 2>/dev/null)
 # --as-needed: a program records only the libraries it calls, so those that
 # never reach the engine or fetch a URL do not load libssl (lib/app/app_net.c).
-# Outbound HTTP (the Docker engine, Client ID Metadata Documents) is our own
-# small client, lib/base/httpc.c: no program loads libcurl and its long chain of
-# libraries, relocated in every process that maps them.
+# Outbound HTTP is our own small client, lib/base/httpc.c, not libcurl
+# (docs/architecture.md).
 LDFLAGS	+= $(SANFLAGS) -pthread -Wl,--as-needed
 LDLIBS	+= $(shell pkg-config --libs $(PKGS) 2>/dev/null) -pthread -lm
 

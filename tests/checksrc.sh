@@ -9,9 +9,12 @@
 # numbers kept), so "sprintf(" in a comment or a message is not a call;
 # snprintf, vsnprintf, fgets and strtok_r do not match.
 #
-# Prints one line per banned function, "ok - checksrc: ..." or
-# "not ok - checksrc: ..." followed by the calls found as "#   FILE:LINE:
-# TEXT". Exits 1 when any was found. Run by tests/run.sh.
+# Also the one way between the areas of lib/: a folder includes only the
+# folders before it in the Makefile's LIB_AREAS.
+#
+# Prints one line for the areas and one per banned function, "ok -
+# checksrc: ..." or "not ok - checksrc: ..." followed by what was found as
+# "#   FILE:LINE: ...". Exits 1 when anything was. Run by tests/run.sh.
 set -u
 
 top=$(cd "$(dirname "$0")/.." && pwd)
@@ -61,6 +64,44 @@ FNR == 1 { state = "code" }	# a file never starts inside a comment
 }' $files > "$tmp"
 
 rc=0
+
+# The areas of lib/ one way (docs/architecture.md): a folder includes only
+# folders before it in the Makefile's LIB_AREAS. Includes of anything else
+# (containers/supervisor's "supervisor/frames.h") are not areas.
+areas=$(sed -n 's/^LIB_AREAS[[:space:]]*=[[:space:]]*//p' Makefile)
+if [ -z "$areas" ]; then
+	echo "not ok - checksrc: no LIB_AREAS in the Makefile"
+	rc=1
+else
+	bad=$(for f in $files; do
+		case "$f" in lib/*/*) ;; *) continue ;; esac
+		a=${f#lib/}
+		a=${a%%/*}
+		grep -n '^[[:space:]]*#[[:space:]]*include[[:space:]]*"[a-z_]*/' "$f" |
+		    sed 's|^\([0-9]*\):[^"]*"\([a-z_]*\)/.*|\1 \2|' |
+		while read -r line b; do
+			[ "$b" = "$a" ] && continue
+			ia=0 ib=0 k=0
+			for x in $areas; do
+				k=$((k + 1))
+				[ "$x" = "$a" ] && ia=$k
+				[ "$x" = "$b" ] && ib=$k
+			done
+			[ "$ib" -eq 0 ] && continue
+			if [ "$ia" -eq 0 ] || [ "$ib" -gt "$ia" ]; then
+				echo "$f:$line: $a includes $b"
+			fi
+		done
+	done)
+	if [ -z "$bad" ]; then
+		echo "ok - checksrc: each lib/ folder includes only folders before it in LIB_AREAS ($(echo $areas | tr ' ' ','))"
+	else
+		echo "not ok - checksrc: lib/ folders that include folders after them in LIB_AREAS"
+		printf '%s\n' "$bad" | sed 's/^/#   /'
+		rc=1
+	fi
+fi
+
 for f in $banned; do
 	hits=$(grep -E "^[^:]*:[0-9]+:(.*[^A-Za-z0-9_])?$f[[:space:]]*\\(" "$tmp")
 	if [ -z "$hits" ]; then
