@@ -279,7 +279,7 @@ install: all
 
 # The units where systemd reads them; as root on the machine itself (no
 # DESTDIR) also the user, the settings file and a reload. Nothing is
-# enabled or started: see README.md, "Serving it".
+# enabled or started: see docs/operating.md, "Serving it".
 install-systemd: install
 	install -d $(DESTDIR)$(UNITDIR)/caddy.service.d
 	install -m 644 $(SHARE)/systemd/code-sandbox-* $(DESTDIR)$(UNITDIR)/
