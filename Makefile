@@ -53,9 +53,8 @@ CFLAGS	+= -std=c11 -D_GNU_SOURCE -Wall -Wextra -Werror -Wshadow -Wpointer-arith 
 	   $(shell pkg-config --cflags $(PKGS) 2>/dev/null)
 # --as-needed: a program records only the libraries it calls, so those that
 # never reach the engine or fetch a URL do not load libssl (lib/app/app_net.c).
-# Outbound HTTP (the Docker engine, Client ID Metadata Documents) is our own
-# small client, lib/base/httpc.c: no program loads libcurl and its long chain of
-# libraries, relocated in every process that maps them.
+# Outbound HTTP is our own small client, lib/base/httpc.c, not libcurl
+# (docs/architecture.md).
 LDFLAGS	+= $(SANFLAGS) -pthread -Wl,--as-needed
 LDLIBS	+= $(shell pkg-config --libs $(PKGS) 2>/dev/null) -pthread -lm
 
@@ -72,7 +71,11 @@ UNITS	 = $(UNIT_SRC:tests/unit/%.c=$(BUILD)/tests/%)
 SQL	 = $(sort $(wildcard sql/[0-9]*.sql))
 INCLUDES = -Ilib -Icontainers
 
-all: $(PROGS)
+# The manual page of the settings, written from lib/base/config.c's table
+# (docs/settings-man.c): docs/sandboxctl.8 is written by hand.
+MAN5	 = $(BUILD)/man/code-sandbox-settings.5
+
+all: $(PROGS) $(MAN5)
 
 $(BUILD)/lib/%.o: lib/%.c
 	@mkdir -p $(@D)
@@ -158,6 +161,16 @@ $(BUILD)/tests/test_chan_owner: LDFLAGS += -Wl,--allow-multiple-definition
 
 units: $(UNITS)
 
+$(BUILD)/docs/settings-man: docs/settings-man.c lib/base/config.h $(BUILD)/libcodesandbox.a
+	@mkdir -p $(@D)
+	@$(if $(Q),echo "  LD      $@")
+	$(Q)$(CC) $(CFLAGS) $(INCLUDES) $(LDFLAGS) -o $@ $< $(BUILD)/libcodesandbox.a $(LDLIBS)
+
+$(MAN5): $(BUILD)/docs/settings-man
+	@mkdir -p $(@D)
+	@$(if $(Q),echo "  GEN     $@")
+	$(Q)$(BUILD)/docs/settings-man > $@.tmp && mv $@.tmp $@
+
 # libFuzzer targets: one per parser of bytes from outside, each calling the
 # production parser (tests/fuzz/fuzz_NAME.c, seeds in tests/fuzz/corpus/NAME).
 FUZZ_SRC = $(wildcard tests/fuzz/fuzz_*.c)
@@ -232,7 +245,8 @@ bench: setup
 	@tests/bench/run.sh
 
 # Endpoint programs go to lib/code-sandbox/cgi-bin (the web server runs
-# them); sandboxctl, the operator's command, to sbin with its man page.
+# them); sandboxctl, the operator's command, to sbin with its man page,
+# and the settings' page to man5.
 # lighttpd.conf, the Caddyfile and the units get the installed paths
 # (@LIBDIR@ and friends); the units go to share/code-sandbox/systemd, and
 # install-systemd copies them to UNITDIR.
@@ -246,11 +260,13 @@ UNITS_SRC = $(wildcard containers/systemd/*.service containers/systemd/*.socket 
 
 install: all
 	install -d $(DESTDIR)$(LIBDIR)/code-sandbox/cgi-bin $(DESTDIR)$(SBINDIR) \
-	    $(DESTDIR)$(DATADIR)/man/man8 $(SHARE)/sql $(SHARE)/containers \
+	    $(DESTDIR)$(DATADIR)/man/man5 $(DESTDIR)$(DATADIR)/man/man8 \
+	    $(SHARE)/sql $(SHARE)/containers \
 	    $(SHARE)/caddy $(SHARE)/systemd/caddy.service.d
 	install -m 755 $(ENDPOINTS) $(DESTDIR)$(LIBDIR)/code-sandbox/cgi-bin/
 	install -m 755 $(BUILD)/bin/sandboxctl $(DESTDIR)$(SBINDIR)/
-	install -m 644 cgi-bin/sandboxctl.8 $(DESTDIR)$(DATADIR)/man/man8/
+	install -m 644 docs/sandboxctl.8 $(DESTDIR)$(DATADIR)/man/man8/
+	install -m 644 $(MAN5) $(DESTDIR)$(DATADIR)/man/man5/
 	install -m 644 $(SQL) $(SHARE)/sql/
 	$(SUBST) lighttpd.conf > $(SHARE)/lighttpd.conf && chmod 644 $(SHARE)/lighttpd.conf
 	$(SUBST) caddy/Caddyfile > $(SHARE)/caddy/Caddyfile && chmod 644 $(SHARE)/caddy/Caddyfile
@@ -263,7 +279,7 @@ install: all
 
 # The units where systemd reads them; as root on the machine itself (no
 # DESTDIR) also the user, the settings file and a reload. Nothing is
-# enabled or started: see README.md, "Serving it".
+# enabled or started: see docs/operating.md, "Serving it".
 install-systemd: install
 	install -d $(DESTDIR)$(UNITDIR)/caddy.service.d
 	install -m 644 $(SHARE)/systemd/code-sandbox-* $(DESTDIR)$(UNITDIR)/

@@ -11,7 +11,8 @@
 # debootstrap, imports it, and builds Dockerfile.local on it: first its
 # "core" stage, tagged code-sandbox:core (shell, Python, Node.js, compilers),
 # then the full image with the toolset (ffmpeg, pandoc, ImageMagick,
-# Chromium, Python's data libraries; a few more minutes and ~2.5 GB).
+# Chromium, Python's data libraries; build times and sizes in
+# docs/performance.md).
 #
 #   build-image.sh              the full image, now
 #   build-image.sh --force      rebuild it anyway

@@ -38,7 +38,7 @@ install -d -m 755 "$etc"
 if [ ! -e "$env" ]; then
 	key=$(head -c 32 /dev/urandom | base64 | tr '+/' '-_' | tr -d '=\n')
 	(umask 077 && printf '%s\n' \
-		'# code-sandbox settings (README.md, "Settings"); read by the programs,' \
+		'# code-sandbox settings (man 5 code-sandbox-settings); read by the programs,' \
 		'# sandboxctl and the units. Set SANDBOX_PUBLIC_URL to the https origin' \
 		'# clients use, then: systemctl restart code-sandbox-lighttpd (or caddy).' \
 		"SANDBOX_API_KEY=$key" \

@@ -1,5 +1,6 @@
 #!/bin/sh
-# Run every test: the C unit tests (build/san/tests/test_*, each printing
+# Run every test: the source and documentation checks (tests/checksrc.sh,
+# tests/checkdocs.sh), the C unit tests (build/san/tests/test_*, each printing
 # "ok - ..." / "not ok - ..." lines) and the end-to-end tests (tests/e2e,
 # node's test runner, through real lighttpd and Docker), then the e2e tests
 # once more behind Caddy (caddy/Caddyfile, caddy/run-programs.sh), named
@@ -10,6 +11,9 @@
 #   tests/run.sh unit          unit tests only
 #   tests/run.sh e2e [FILE..]  e2e tests only (FILE: tests/e2e/NAME.test.mjs)
 #   tests/run.sh fuzz          each libFuzzer target for FUZZ_TEST_SECONDS (3)
+#   tests/run.sh checks        the source check (tests/checksrc.sh: no banned
+#                              function) and the documentation checks
+#                              (tests/checkdocs.sh: the man pages, the links)
 #
 # CS_WEB=lighttpd or CS_WEB=caddy runs the e2e tests behind that web server
 # only. Files named config*.test.mjs check configuration files without a
@@ -238,12 +242,30 @@ run_fuzz() {
 	failed=$((failed + $(count '^not ok - ' "$tmp/fuzz.out")))
 }
 
+# The source and documentation checks: no build or server needed but the
+# settings' man page, which make writes.
+run_checks() {
+	for c in tests/checksrc.sh tests/checkdocs.sh; do
+		"$c" >"$tmp/check.out" 2>&1
+		cat "$tmp/check.out"
+		p=$(count '^ok - ' "$tmp/check.out")
+		f=$(count '^not ok - ' "$tmp/check.out")
+		if [ "$p" -eq 0 ] && [ "$f" -eq 0 ]; then
+			echo "not ok - $c: ran no check"
+			f=1
+		fi
+		passed=$((passed + p))
+		failed=$((failed + f))
+	done
+}
+
 case "$what" in
-	all) run_units; run_fuzz; run_e2e ;;
+	all) run_checks; run_units; run_fuzz; run_e2e ;;
 	unit) run_units ;;
 	fuzz) run_fuzz ;;
+	checks) run_checks ;;
 	e2e) run_e2e "$@" ;;
-	*) echo "usage: $0 [all|unit|fuzz|e2e [FILE...]]" >&2; exit 2 ;;
+	*) echo "usage: $0 [all|unit|fuzz|checks|e2e [FILE...]]" >&2; exit 2 ;;
 esac
 
 echo "$passed passed, $failed failed"

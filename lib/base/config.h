@@ -5,7 +5,9 @@
  * is SANDBOX_ENV_FILE, default ".env") and each may be overridden by an
  * environment variable of the same name. Every setting has a validator; the
  * first bad or missing one makes config_load fail with a message naming it.
- * The table in config.c is the one list of settings; README.md documents it.
+ * The table in config.c is the one list of settings; the manual page
+ * code-sandbox-settings(5) is written from it at build time
+ * (docs/settings-man.c, through config_describe).
  */
 #ifndef CS_CONFIG_H
 #define CS_CONFIG_H
@@ -97,7 +99,12 @@ bool	config_host_is_loopback(const struct config *);
  */
 bool	config_origin_allowed(const struct config *, const char *origin);
 
-/* Iterate over the settings table for documentation: returns 0 past the end. */
+/*
+ * Entry i of the settings table, for the manual page's generator
+ * (docs/settings-man.c): returns 1 with the setting's name, its default
+ * (NULL when it is required) and its help text, all the table's own
+ * strings (not to be freed), or 0 when i is past the end.
+ */
 int	config_describe(int i, const char **name, const char **def, const char **help);
 
 /* An IPv4 address, or address/prefix when cidr: dotted quad, no leading zeros. */

@@ -1,12 +1,17 @@
 /*
- * oauth/extern.h: what the files of the OAuth module share. Not for
- * programs. The files depend on each other in one direction only:
- *   url.c, form.c                  parsing
- *   oauth/store.c                  the OAuth tables as typed rows
- *   oauth.c                        shared rules, metadata, registration
- *   cimd.c (cimd.h)                Client ID Metadata Documents
- *   signin.c (signin.h)            the sign-in page
- *   oauth/authorize.c, oauth/token.c   the endpoints, using all of the above
+ * oauth/extern.h: what the files of the OAuth folder share; other folders
+ * use its public headers (oauth.h, auth.h, cimd.h, signin.h, owners.h).
+ * Its users, and what each gives the others through it:
+ *   oauth/store.c                  the OAuth tables as typed rows, the
+ *                                  throttle and rate counters
+ *   oauth/oauth.c                  shared rules (tokens, hashes, redirect
+ *                                  URIs, client authentication), metadata,
+ *                                  registration
+ *   oauth/cimd.c                   Client ID Metadata Documents
+ *   oauth/authorize.c, oauth/token.c   the endpoints
+ * They call each other through it, not in one direction only (store.c
+ * takes the time from oauth.c, which loads clients through store.c);
+ * outside the folder only its unit test and fuzz target include it.
  */
 #ifndef CS_OAUTH_EXTERN_H
 #define CS_OAUTH_EXTERN_H
