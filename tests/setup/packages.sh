@@ -1,7 +1,7 @@
 #!/bin/sh
 # Install what code-sandbox needs, when missing:
 #   tests/setup/packages.sh serve   to build and serve (make run)
-#   tests/setup/packages.sh [test]  that, and the tests' tools: Chromium, unzip,
+#   tests/setup/packages.sh [test]  that, and the tests' tools: Chromium, unzip, man-db,
 #                                   socat, Node.js and the end-to-end tests'
 #                                   Node packages (tests/e2e, package-lock.json)
 # Debian packages come from apt-get (update only when something is missing).
@@ -16,7 +16,7 @@ libssl-dev libsqlite3-dev sqlite3 lighttpd caddy
 spawn-fcgi docker.io debootstrap curl ca-certificates openssl"
 case "$what" in
 serve) ;;
-test) pkgs="$pkgs chromium socat clang unzip" ;;
+test) pkgs="$pkgs chromium socat clang unzip man-db" ;;
 *) echo "usage: $0 [serve|test]" >&2; exit 2 ;;
 esac
 
