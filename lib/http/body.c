@@ -16,6 +16,7 @@
 
 #include "base/log.h"
 #include "http/extern.h"
+#include "http/http.h"
 
 static atomic_int	 body_deadline = HTTP_BODY_DEADLINE;
 

@@ -11,6 +11,7 @@
 #include <fcgiapp.h>
 
 #include "http/extern.h"
+#include "http/http.h"
 
 /*
  * Plain CGI: the request is this process's environment, stdin and stdout.

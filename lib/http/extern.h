@@ -8,6 +8,10 @@
  *   pool.c   the worker threads, the accept turn, the watch and the stop
  *   cgi.c    one plain CGI request over fds 0 and 1
  *   sse.c    Server-Sent Events over the public API only (sse.h)
+ *
+ * It includes no header of this folder (a handler is spelled out below
+ * rather than named by http.h's http_handler), so that the files meet
+ * here only.
  */
 #ifndef CS_HTTP_EXTERN_H
 #define CS_HTTP_EXTERN_H
@@ -18,11 +22,13 @@
 
 #include <fcgiapp.h>
 
-#include "http/http.h"
-
 #define MAX_HEADERS	32
 
+struct http_req;
 struct serve_ctx;
+
+/* http.h's http_handler. */
+typedef void	(*http_handler_fn)(struct http_req *, void *arg);
 
 /*
  * A worker's place: the connection whose records it is reading (-1 none).
@@ -64,7 +70,7 @@ struct http_req {
  * nothing gets a 500 answer, held bytes leave, and r is reset for the
  * next request (its headers, body and path freed).
  */
-void	http_handle(struct http_req *r, http_handler, void *arg);
+void	http_handle(struct http_req *r, http_handler_fn, void *arg);
 
 /* The request body's deadline, in milliseconds. */
 long	body_deadline_ms(void);
@@ -93,9 +99,9 @@ bool	pool_stopping(void);
  * stop. 0 on a clean stop, 1 on a start-up failure or when accept()
  * failed for good (reported on stderr).
  */
-int	pool_serve(http_handler, void *arg, int nthreads);
+int	pool_serve(http_handler_fn, void *arg, int nthreads);
 
 /* Serve the one plain CGI request of this process: 0, or 1 out of memory. */
-int	cgi_serve(http_handler, void *arg);
+int	cgi_serve(http_handler_fn, void *arg);
 
 #endif

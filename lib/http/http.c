@@ -16,6 +16,7 @@
 #include "base/js.h"
 #include "base/log.h"
 #include "http/extern.h"
+#include "http/http.h"
 
 static atomic_bool	 serving_cgi = true;	/* until http_serve knows */
 

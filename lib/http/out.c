@@ -24,6 +24,7 @@
 
 #include "base/clock.h"
 #include "http/extern.h"
+#include "http/http.h"
 
 #define LINGER_MS	2000		/* a lingering close, in all */
 

@@ -52,6 +52,7 @@
 
 #include "base/log.h"
 #include "http/extern.h"
+#include "http/http.h"
 
 #define THREAD_STACK	(512 * 1024)
 
