@@ -174,75 +174,123 @@ check_grants(struct json_object *req, struct json_object *meta, bool *refresh,
 	return 0;
 }
 
-void
-oauth_register(struct http_req *r, const struct config *cfg, struct db *db)
+/* The registration body, a JSON object; NULL having answered. */
+static struct json_object *
+register_read(struct http_req *r)
 {
-	struct json_object	*req = NULL, *meta = NULL, *uris = NULL, *resp = NULL;
+	struct json_object	*req;
 	struct error		 err;
-	const char		*body, *ctype, *method, *name;
-	char			 why[256], client_id[TOKEN_MAX], secret[TOKEN_MAX];
-	char			 secret_hash[CRYPTO_SHA256_HEX];
-	char			 addr[CLIENTADDR_MAX], akey[CLIENTADDR_MAX];
-	char			 rkey[CLIENTADDR_MAX + 16];
+	const char		*body, *ctype;
 	size_t			 len;
-	long long		 now = oauth_now(), hits;
-	bool			 refresh, confidential;
 	int			 status;
 
-	secret[0] = '\0';
-	if (oauth_cors(r))
-		return;
 	if (strcmp(http_method(r), "POST") != 0) {
 		http_header_add(r, "Allow", "POST, OPTIONS");
 		http_send_error(r, 405, "Use POST with a JSON body (RFC 7591).");
-		return;
+		return NULL;
 	}
 	ctype = http_header(r, "Content-Type");
 	if (ctype == NULL || strncasecmp(ctype, "application/json", 16) != 0) {
 		register_error(r, "invalid_client_metadata",
 		    "The body must be application/json.");
-		return;
+		return NULL;
 	}
 	if (http_body(r, REGISTER_MAX_BODY, &body, &len, &status) == -1) {
 		http_send_error(r, status, "The registration body is too large "
 		    "or malformed.");
-		return;
+		return NULL;
 	}
 	if ((req = js_parse(body, len, 8, &err)) == NULL ||
 	    !json_object_is_type(req, json_type_object)) {
 		register_error(r, "invalid_client_metadata", req == NULL ? err.msg :
 		    "The body must be a JSON object.");
-		goto out;
+		json_object_put(req);
+		return NULL;
 	}
-	meta = json_object_new_object();
-	if (check_redirects(req, &uris, why, sizeof(why)) == -1) {
-		register_error(r, "invalid_redirect_uri", why);
-		goto out;
-	}
-	js_set(meta, "redirect_uris", json_object_get(uris));
-	/* RFC 7591 §2: token_endpoint_auth_method defaults to client_secret_basic. */
-	method = js_str(req, "token_endpoint_auth_method");
-	if (method == NULL && json_object_object_get_ex(req,
+	return req;
+}
+
+/*
+ * token_endpoint_auth_method (RFC 7591 §2, default client_secret_basic)
+ * into *method and meta: 0, or -1 having answered.
+ */
+static int
+register_auth_method(struct http_req *r, struct json_object *req,
+    struct json_object *meta, const char **method)
+{
+	*method = js_str(req, "token_endpoint_auth_method");
+	if (*method == NULL && json_object_object_get_ex(req,
 	    "token_endpoint_auth_method", NULL) &&
 	    !json_object_is_type(json_object_object_get(req,
 	    "token_endpoint_auth_method"), json_type_null)) {
 		register_error(r, "invalid_client_metadata",
 		    "token_endpoint_auth_method must be a string.");
-		goto out;
+		return -1;
 	}
-	if (method == NULL)
-		method = "client_secret_basic";
-	if (strcmp(method, "none") != 0 && strcmp(method, "client_secret_post") != 0 &&
-	    strcmp(method, "client_secret_basic") != 0) {
+	if (*method == NULL)
+		*method = "client_secret_basic";
+	if (strcmp(*method, "none") != 0 &&
+	    strcmp(*method, "client_secret_post") != 0 &&
+	    strcmp(*method, "client_secret_basic") != 0) {
 		register_error(r, "invalid_client_metadata", "token_endpoint_auth_method "
 		    "must be client_secret_post, client_secret_basic or none.");
-		goto out;
+		return -1;
 	}
-	confidential = strcmp(method, "none") != 0;
-	js_set_str(meta, "token_endpoint_auth_method", method);
-	if (check_grants(req, meta, &refresh, why, sizeof(why)) == -1) {
+	js_set_str(meta, "token_endpoint_auth_method", *method);
+	return 0;
+}
+
+/*
+ * MCP authorization 2026-07-28 and OpenID Connect Registration §2:
+ * application_type is native or web (default web); stored with the
+ * metadata and echoed. 0, or -1 having answered.
+ */
+static int
+register_app_type(struct http_req *r, struct json_object *req,
+    struct json_object *meta)
+{
+	const char		*at = js_str(req, "application_type");
+	struct json_object	*v;
+
+	if (at == NULL && json_object_object_get_ex(req,
+	    "application_type", &v) && !json_object_is_type(v,
+	    json_type_null)) {
+		register_error(r, "invalid_client_metadata",
+		    "application_type must be a string.");
+		return -1;
+	}
+	if (at != NULL && strcmp(at, "native") != 0 &&
+	    strcmp(at, "web") != 0) {
+		register_error(r, "invalid_client_metadata",
+		    "application_type must be native or web.");
+		return -1;
+	}
+	if (at != NULL)
+		js_set_str(meta, "application_type", at);
+	return 0;
+}
+
+/*
+ * The client's metadata from req, checked, into meta, *uris (a new
+ * array), *method and *refresh: 0, or -1 having answered.
+ */
+static int
+register_metadata(struct http_req *r, struct json_object *req,
+    struct json_object *meta, struct json_object **uris, const char **method,
+    bool *refresh)
+{
+	char	why[256];
+
+	if (check_redirects(req, uris, why, sizeof(why)) == -1) {
+		register_error(r, "invalid_redirect_uri", why);
+		return -1;
+	}
+	js_set(meta, "redirect_uris", json_object_get(*uris));
+	if (register_auth_method(r, req, meta, method) == -1)
+		return -1;
+	if (check_grants(req, meta, refresh, why, sizeof(why)) == -1) {
 		register_error(r, "invalid_client_metadata", why);
-		goto out;
+		return -1;
 	}
 	if (copy_str(req, meta, "client_name", OAUTH_MAX_NAME) == -1 ||
 	    copy_str(req, meta, "scope", OAUTH_MAX_SCOPE) == -1 ||
@@ -255,36 +303,19 @@ oauth_register(struct http_req *r, const struct config *cfg, struct db *db)
 		register_error(r, "invalid_client_metadata", "client_name, scope, "
 		    "software_id and software_version must be short strings; "
 		    "client_uri, logo_uri, tos_uri and policy_uri http(s) URLs.");
-		goto out;
+		return -1;
 	}
-	/*
-	 * MCP authorization 2026-07-28 and OpenID Connect Registration §2:
-	 * application_type is native or web (default web); stored with the
-	 * metadata and echoed.
-	 */
-	{
-		const char *at = js_str(req, "application_type");
-		struct json_object *v;
+	return register_app_type(r, req, meta);
+}
 
-		if (at == NULL && json_object_object_get_ex(req,
-		    "application_type", &v) && !json_object_is_type(v,
-		    json_type_null)) {
-			register_error(r, "invalid_client_metadata",
-			    "application_type must be a string.");
-			goto out;
-		}
-		if (at != NULL && strcmp(at, "native") != 0 &&
-		    strcmp(at, "web") != 0) {
-			register_error(r, "invalid_client_metadata",
-			    "application_type must be native or web.");
-			goto out;
-		}
-		if (at != NULL)
-			js_set_str(meta, "application_type", at);
-	}
-	name = js_str(meta, "client_name");
+/* Registrations per client address and hour (a setting): 0, or -1 having answered. */
+static int
+register_rate(struct http_req *r, const struct config *cfg, struct db *db)
+{
+	char		addr[CLIENTADDR_MAX], akey[CLIENTADDR_MAX];
+	char		rkey[CLIENTADDR_MAX + 16];
+	long long	hits;
 
-	/* Registrations per client address and hour (a setting). */
 	oauth_client_addr(r, cfg, addr, akey);
 	snprintf(rkey, sizeof(rkey), "register:%s", akey);
 	if ((hits = oauth_rate_hit(db, rkey, 3600)) == -1) {
@@ -292,7 +323,7 @@ oauth_register(struct http_req *r, const struct config *cfg, struct db *db)
 		http_header_add(r, "Retry-After", "5");
 		http_send_error(r, 503, "The server is busy and stored nothing; "
 		    "try again in a few seconds.");
-		goto out;
+		return -1;
 	}
 	if (hits > cfg->register_per_hour) {
 		char esc[CLIENTADDR_MAX * 2];
@@ -304,8 +335,26 @@ oauth_register(struct http_req *r, const struct config *cfg, struct db *db)
 		http_header_add(r, "Retry-After", "3600");
 		http_send_error(r, 429, "Too many registrations from this address; "
 		    "try again later.");
-		goto out;
+		return -1;
 	}
+	return 0;
+}
+
+/*
+ * Store the client, with a new id and, when confidential, secret, and
+ * answer 201 with every registered value (RFC 7591 §3.2.1).
+ */
+static void
+register_store(struct http_req *r, struct db *db, struct json_object *meta,
+    struct json_object *uris, const char *method, bool refresh, long long now)
+{
+	struct json_object	*resp = NULL;
+	const char		*name = js_str(meta, "client_name");
+	char			 client_id[TOKEN_MAX], secret[TOKEN_MAX];
+	char			 secret_hash[CRYPTO_SHA256_HEX];
+	bool			 confidential = strcmp(method, "none") != 0;
+
+	secret[0] = '\0';
 	/* Stay cheap under repeated connects: drop stale never-used clients. */
 	db_exec(db, STMT_CLIENT_PRUNE, "i", now - OAUTH_UNUSED_CLIENT_TTL);
 	db_exec(db, STMT_CLIENT_CAP, "i", (long long)MAX_UNUSED_CLIENTS - 1);
@@ -324,7 +373,6 @@ oauth_register(struct http_req *r, const struct config *cfg, struct db *db)
 		http_send_error(r, 500, "The client could not be stored.");
 		goto out;
 	}
-	/* RFC 7591 §3.2.1: 201, the client's id, and every registered value. */
 	resp = json_object_get(meta);
 	js_set_str(resp, "client_id", client_id);
 	js_set_int(resp, "client_id_issued_at", now);
@@ -343,6 +391,26 @@ oauth_register(struct http_req *r, const struct config *cfg, struct db *db)
 out:
 	crypto_wipe(secret, sizeof(secret));
 	json_object_put(resp);
+}
+
+void
+oauth_register(struct http_req *r, const struct config *cfg, struct db *db)
+{
+	struct json_object	*req, *meta = NULL, *uris = NULL;
+	const char		*method;
+	long long		 now = oauth_now();
+	bool			 refresh;
+
+	if (oauth_cors(r))
+		return;
+	if ((req = register_read(r)) == NULL)
+		return;
+	meta = json_object_new_object();
+	if (register_metadata(r, req, meta, &uris, &method, &refresh) == -1 ||
+	    register_rate(r, cfg, db) == -1)
+		goto out;
+	register_store(r, db, meta, uris, method, refresh, now);
+out:
 	json_object_put(uris);
 	json_object_put(meta);
 	json_object_put(req);
