@@ -156,80 +156,77 @@ image_result(const unsigned char *data, size_t len, enum image_format fmt,
 	return res;
 }
 
-static struct json_object *
-call(struct tool_ctx *tc, struct json_object *args)
-{
-	const struct config	*cfg = tc->cfg;
-	struct json_object	*res = NULL;
-	struct file_stat	 st;
-	struct error		 err;
-	struct grab		 g;
-	struct tar_sink		 sink = { grab_begin, grab_data, NULL };
-	struct deadline		 dl;
-	enum image_format	 fmt, outfmt;
-	unsigned long		 w = 0, h = 0, ow = 0, oh = 0;
-	const char		*arg, *why = NULL, *argv[5];
-	char			 path[FILES_PATH_MAX + 1], dim[24], budget[24];
-	char			 text[FILES_PATH_MAX + 512], *out = NULL, *nl;
-	size_t			 outsz;
-	long			 n;
-	int			 rc, code;
+#define PATH_ROOM	(FILES_PATH_MAX + 1)
 
-	memset(&g, 0, sizeof(g));
+/* The path argument, normalised into path: NULL, or an error result. */
+static struct json_object *
+view_arg(struct json_object *args, char path[PATH_ROOM])
+{
+	const char	*arg, *why = NULL;
+
 	if ((arg = js_str_max(args, "path", FILES_PATH_MAX)) == NULL ||
 	    arg[0] == '\0')
 		return result_error("path is required: the image file, absolute or "
 		    "relative to /sandbox (e.g. \"out/chart.png\").");
-	if (tool_path_normalise("/sandbox", arg, path, sizeof(path), &why) == -1)
+	if (tool_path_normalise("/sandbox", arg, path, PATH_ROOM, &why) == -1)
 		return result_error("Bad path \"%.300s\": %s.", arg, why);
-	/* The caller's own sandbox, the one door to the engine (sandbox.h). */
-	if (tc->sandbox == NULL)
-		return result_error("The sandbox is not available to this call.");
-	if (sandbox_ensure(tc->sandbox, &err) == -1)
-		return result_error("%s", err.msg);
-	if (files_stat(tc->sandbox, path, &st, &err) == -1) {
-		res = err.kind == ERR_NOT_FOUND ? result_error("No file at %s (a relative "
-		    "path is taken from /sandbox).", path) :
+	return NULL;
+}
+
+/* path a regular file, its stat in *st: NULL, or an error result. */
+static struct json_object *
+view_stat(struct tool_ctx *tc, const char *path, struct file_stat *st)
+{
+	struct error	err;
+
+	if (files_stat(tc->sandbox, path, st, &err) == -1)
+		return err.kind == ERR_NOT_FOUND ? result_error("No file at %s (a "
+		    "relative path is taken from /sandbox).", path) :
 		    result_error("Cannot read %s: %s", path, err.msg);
-		goto out;
-	}
-	if (st.kind != FILE_REGULAR) {
-		res = result_error("%s is not a regular file%s.", path,
-		    st.kind == FILE_SYMLINK ? " but a symbolic link: give the "
+	if (st->kind != FILE_REGULAR)
+		return result_error("%s is not a regular file%s.", path,
+		    st->kind == FILE_SYMLINK ? " but a symbolic link: give the "
 		    "file it points to (readlink -f)" : "");
-		goto out;
-	}
+	return NULL;
+}
 
-	/* The file, or its first budget bytes. */
-	g.cap = (size_t)cfg->image_max_bytes;
-	if ((g.buf = malloc(g.cap)) == NULL) {
-		res = result_error("out of memory");
-		goto out;
-	}
-	sink.arg = &g;
-	rc = files_stream(tc->sandbox, path, &sink, &err);
-	if (rc == -1) {
-		res = result_error("Cannot read %s: %s", path, err.msg);
-		goto out;
-	}
-	fmt = image_info(g.buf, g.len, &w, &h);
-	if (fmt == IMAGE_UNKNOWN) {
-		res = result_error("%s is not a PNG, JPEG, GIF or WebP image. Convert "
-		    "it first (e.g. convert in.svg out.png), or give the user a "
-		    "download link with share_file.", path);
-		goto out;
-	}
-	if (!g.truncated && st.size <= (unsigned long long)g.cap &&
-	    g.len == st.size && w > 0 && h > 0 &&
-	    w <= (unsigned long)cfg->image_max_pixels &&
-	    h <= (unsigned long)cfg->image_max_pixels) {
-		snprintf(text, sizeof(text), "%s: %s, %lu×%lu pixels, %zu bytes.",
-		    path, image_name(fmt), w, h, g.len);
-		res = image_result(g.buf, g.len, fmt, text);
-		goto out;
-	}
+/* The file, or its first budget bytes, into g: NULL, or an error result. */
+static struct json_object *
+view_read(struct tool_ctx *tc, const char *path, struct grab *g)
+{
+	struct tar_sink	sink = { grab_begin, grab_data, NULL };
+	struct error	err;
 
-	/* Too large: scale it in the container. */
+	g->cap = (size_t)tc->cfg->image_max_bytes;
+	if ((g->buf = malloc(g->cap)) == NULL)
+		return result_error("out of memory");
+	sink.arg = g;
+	if (files_stream(tc->sandbox, path, &sink, &err) == -1)
+		return result_error("Cannot read %s: %s", path, err.msg);
+	return NULL;
+}
+
+/*
+ * Too large: scaled in the container (scale_script), the image it sends
+ * back decoded into g's buffer. The tool's result.
+ */
+static struct json_object *
+view_scaled(struct tool_ctx *tc, const char *path, const struct file_stat *st,
+    struct grab *g, enum image_format fmt, unsigned long w, unsigned long h)
+{
+	const struct config	*cfg = tc->cfg;
+	struct json_object	*res = NULL;
+	struct error		 err;
+	struct deadline		 dl;
+	enum image_format	 outfmt;
+	unsigned long		 ow = 0, oh = 0;
+	const char		*argv[5];
+	char			 dim[24], budget[24];
+	char			 text[FILES_PATH_MAX + 512], *out = NULL, *nl;
+	size_t			 outsz;
+	long			 n;
+	int			 code;
+
 	outsz = (size_t)cfg->image_max_bytes / 3 * 4 + 256;
 	if ((out = malloc(outsz)) == NULL) {
 		res = result_error("out of memory");
@@ -252,7 +249,7 @@ call(struct tool_ctx *tc, struct json_object *args)
 	if (strncmp(out, "ok ", 3) != 0 || (nl = strchr(out, '\n')) == NULL) {
 		res = result_error("%s is too large to show (%llu bytes) and could "
 		    "not be scaled down (%s). Use share_file to give the user the "
-		    "file.", path, st.size, strncmp(out, "noconvert", 9) == 0 ?
+		    "file.", path, st->size, strncmp(out, "noconvert", 9) == 0 ?
 		    "ImageMagick's convert is not in the sandbox image" :
 		    strncmp(out, "toobig", 6) == 0 ? "still too large when small" :
 		    "ImageMagick could not read it");
@@ -260,8 +257,8 @@ call(struct tool_ctx *tc, struct json_object *args)
 	}
 	*nl = '\0';
 	outfmt = strncmp(out + 3, "png", 3) == 0 ? IMAGE_PNG : IMAGE_JPEG;
-	if ((n = crypto_b64_decode(nl + 1, strlen(nl + 1), g.buf, g.cap)) <= 0 ||
-	    image_info(g.buf, (size_t)n, &ow, &oh) != outfmt) {
+	if ((n = crypto_b64_decode(nl + 1, strlen(nl + 1), g->buf, g->cap)) <= 0 ||
+	    image_info(g->buf, (size_t)n, &ow, &oh) != outfmt) {
 		res = result_error("Scaling %s gave no usable image. Use share_file "
 		    "to give the user the file.", path);
 		goto out;
@@ -269,11 +266,55 @@ call(struct tool_ctx *tc, struct json_object *args)
 	snprintf(text, sizeof(text), "%s: %s, %lu×%lu pixels, %llu bytes; scaled "
 	    "down to %s, %lu×%lu pixels, %ld bytes, to fit the limits (%lld bytes, "
 	    "%ld pixels a side). Use share_file for the full-size file.", path,
-	    image_name(fmt), w, h, st.size, image_name(outfmt), ow, oh, n,
+	    image_name(fmt), w, h, st->size, image_name(outfmt), ow, oh, n,
 	    cfg->image_max_bytes, cfg->image_max_pixels);
-	res = image_result(g.buf, (size_t)n, outfmt, text);
+	res = image_result(g->buf, (size_t)n, outfmt, text);
 out:
 	free(out);
+	return res;
+}
+
+static struct json_object *
+call(struct tool_ctx *tc, struct json_object *args)
+{
+	const struct config	*cfg = tc->cfg;
+	struct json_object	*res = NULL;
+	struct file_stat	 st;
+	struct error		 err;
+	struct grab		 g;
+	enum image_format	 fmt;
+	unsigned long		 w = 0, h = 0;
+	char			 path[PATH_ROOM], text[FILES_PATH_MAX + 512];
+
+	memset(&g, 0, sizeof(g));
+	if ((res = view_arg(args, path)) != NULL)
+		return res;
+	/* The caller's own sandbox, the one door to the engine (sandbox.h). */
+	if (tc->sandbox == NULL)
+		return result_error("The sandbox is not available to this call.");
+	if (sandbox_ensure(tc->sandbox, &err) == -1)
+		return result_error("%s", err.msg);
+	if ((res = view_stat(tc, path, &st)) != NULL ||
+	    (res = view_read(tc, path, &g)) != NULL)
+		goto out;
+	fmt = image_info(g.buf, g.len, &w, &h);
+	if (fmt == IMAGE_UNKNOWN) {
+		res = result_error("%s is not a PNG, JPEG, GIF or WebP image. Convert "
+		    "it first (e.g. convert in.svg out.png), or give the user a "
+		    "download link with share_file.", path);
+		goto out;
+	}
+	if (!g.truncated && st.size <= (unsigned long long)g.cap &&
+	    g.len == st.size && w > 0 && h > 0 &&
+	    w <= (unsigned long)cfg->image_max_pixels &&
+	    h <= (unsigned long)cfg->image_max_pixels) {
+		snprintf(text, sizeof(text), "%s: %s, %lu×%lu pixels, %zu bytes.",
+		    path, image_name(fmt), w, h, g.len);
+		res = image_result(g.buf, g.len, fmt, text);
+		goto out;
+	}
+	res = view_scaled(tc, path, &st, &g, fmt, w, h);
+out:
 	free(g.buf);
 	return res;
 }
