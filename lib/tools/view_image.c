@@ -190,34 +190,18 @@ view_stat(struct tool_ctx *tc, const char *path, struct file_stat *st)
 	return NULL;
 }
 
-/* The file, or its first budget bytes, into g: NULL, or an error result. */
-static struct json_object *
-view_read(struct tool_ctx *tc, const char *path, struct grab *g)
-{
-	struct tar_sink	sink = { grab_begin, grab_data, NULL };
-	struct error	err;
-
-	g->cap = (size_t)tc->cfg->image_max_bytes;
-	if ((g->buf = malloc(g->cap)) == NULL)
-		return result_error("out of memory");
-	sink.arg = g;
-	if (files_stream(tc->sandbox, path, &sink, &err) == -1)
-		return result_error("Cannot read %s: %s", path, err.msg);
-	return NULL;
-}
-
 /*
- * Too large: scaled in the container (scale_script), the image it sends
- * back decoded into g's buffer. The tool's result.
+ * Too large: scaled in the container (scale_script) within dl, the image
+ * it sends back decoded into g's buffer. The tool's result.
  */
 static struct json_object *
 view_scaled(struct tool_ctx *tc, const char *path, const struct file_stat *st,
-    struct grab *g, enum image_format fmt, unsigned long w, unsigned long h)
+    struct grab *g, struct deadline *dl, enum image_format fmt,
+    unsigned long w, unsigned long h)
 {
 	const struct config	*cfg = tc->cfg;
 	struct json_object	*res = NULL;
 	struct error		 err;
-	struct deadline		 dl;
 	enum image_format	 outfmt;
 	unsigned long		 ow = 0, oh = 0;
 	const char		*argv[5];
@@ -239,8 +223,8 @@ view_scaled(struct tool_ctx *tc, const char *path, const struct file_stat *st,
 	argv[2] = budget;
 	argv[3] = fmt == IMAGE_JPEG ? "jpeg" : "png jpeg";
 	argv[4] = NULL;
-	dl.end = time(NULL) + SCALE_DEADLINE_S;
-	if (sandbox_script(tc->sandbox, scale_script, argv, out, outsz, past, &dl,
+	dl->end = time(NULL) + SCALE_DEADLINE_S;
+	if (sandbox_script(tc->sandbox, scale_script, argv, out, outsz, past, dl,
 	    SCALE_DEADLINE_S, &code, &err) == -1 || code != 0) {
 		res = result_error("Cannot scale %s: %s. Use share_file to give the "
 		    "user the file.", path, code != 0 ? "the script failed" : err.msg);
@@ -282,9 +266,12 @@ call(struct tool_ctx *tc, struct json_object *args)
 	struct file_stat	 st;
 	struct error		 err;
 	struct grab		 g;
+	struct tar_sink		 sink = { grab_begin, grab_data, NULL };
+	struct deadline		 dl;
 	enum image_format	 fmt;
 	unsigned long		 w = 0, h = 0;
 	char			 path[PATH_ROOM], text[FILES_PATH_MAX + 512];
+	int			 rc;
 
 	memset(&g, 0, sizeof(g));
 	if ((res = view_arg(args, path)) != NULL)
@@ -294,9 +281,21 @@ call(struct tool_ctx *tc, struct json_object *args)
 		return result_error("The sandbox is not available to this call.");
 	if (sandbox_ensure(tc->sandbox, &err) == -1)
 		return result_error("%s", err.msg);
-	if ((res = view_stat(tc, path, &st)) != NULL ||
-	    (res = view_read(tc, path, &g)) != NULL)
+	if ((res = view_stat(tc, path, &st)) != NULL)
 		goto out;
+
+	/* The file, or its first budget bytes. */
+	g.cap = (size_t)cfg->image_max_bytes;
+	if ((g.buf = malloc(g.cap)) == NULL) {
+		res = result_error("out of memory");
+		goto out;
+	}
+	sink.arg = &g;
+	rc = files_stream(tc->sandbox, path, &sink, &err);
+	if (rc == -1) {
+		res = result_error("Cannot read %s: %s", path, err.msg);
+		goto out;
+	}
 	fmt = image_info(g.buf, g.len, &w, &h);
 	if (fmt == IMAGE_UNKNOWN) {
 		res = result_error("%s is not a PNG, JPEG, GIF or WebP image. Convert "
@@ -313,7 +312,7 @@ call(struct tool_ctx *tc, struct json_object *args)
 		res = image_result(g.buf, g.len, fmt, text);
 		goto out;
 	}
-	res = view_scaled(tc, path, &st, &g, fmt, w, h);
+	res = view_scaled(tc, path, &st, &g, &dl, fmt, w, h);
 out:
 	free(g.buf);
 	return res;
