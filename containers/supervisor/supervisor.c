@@ -273,195 +273,287 @@ drain(int fds[2], pid_t pgid, long long deadline)
 	}
 }
 
-static int
-run(const char *id, long timeout, long max, int nchunks, char **chunks)
-{
+/* One "run", and what its steps share. */
+struct run {
+	char			 dir[256];	/* RUNS/ID */
+	char			 cmd[320];	/* the command's file, when in chunks */
+	char			 pgid[320];	/* the file naming its process group */
+	int			 lock;		/* held while the run runs */
 	struct capture		*out, *err;
-	struct supf_result	 res;
-	struct pollfd		 pfd[3];
-	unsigned char		 enc[SUPF_RESULT_LEN];
-	char			 dir[256], path[320], tmp[320], buf[READ_CHUNK];
-	char			*argv[4];
-	int			 po[2], pe[2], fds[2], lock, fd, i, status = 0;
-	int			 live = 1, wait;
-	long long		 start, deadline, drain_end = 0;
-	bool			 exited = false, deadline_kill = false;
+	int			 po[2], pe[2];	/* its stdout and stderr pipes */
+	int			 fds[2];	/* our ends of them; -1 closed */
 	pid_t			 pid;
-	ssize_t			 n;
-	struct sigaction	 sa;
+	int			 status;
+	int			 live;		/* frames still go to stdout */
+	long long		 start, deadline, drain_end;
+	bool			 exited, deadline_kill;
+	struct supf_result	 res;
+};
+
+/* The captures, the run's folder (after a prune of old ones), its lock. */
+static void
+run_prepare(struct run *r, const char *id, long max)
+{
+	char	path[320];
 
 	signal(SIGPIPE, SIG_IGN);
 	/* The same bounds and cut as the server's (lib/base/output.c). */
-	if ((out = capture_new((size_t)max)) == NULL ||
-	    (err = capture_new((size_t)max)) == NULL)
+	if ((r->out = capture_new((size_t)max)) == NULL ||
+	    (r->err = capture_new((size_t)max)) == NULL)
 		die(125, "out of memory");
 	if (mkdir("/run/code-sandbox", 0700) == -1 && errno != EEXIST)
 		die(125, "cannot create /run/code-sandbox");
 	if (mkdir(RUNS, 0700) == -1 && errno != EEXIST)
 		die(125, "cannot create " RUNS);
 	prune();
-	snprintf(dir, sizeof(dir), RUNS "/%s", id);
-	if (mkdir(dir, 0700) == -1)
+	snprintf(r->dir, sizeof(r->dir), RUNS "/%s", id);
+	if (mkdir(r->dir, 0700) == -1)
 		die(125, errno == EEXIST ? "the run exists already" :
 		    "cannot create the run's folder");
-	snprintf(path, sizeof(path), "%s/lock", dir);
-	if ((lock = open(path, O_RDWR | O_CREAT | O_CLOEXEC, 0600)) == -1 ||
-	    flock(lock, LOCK_EX) == -1)
+	snprintf(path, sizeof(path), "%s/lock", r->dir);
+	if ((r->lock = open(path, O_RDWR | O_CREAT | O_CLOEXEC, 0600)) == -1 ||
+	    flock(r->lock, LOCK_EX) == -1)
 		die(125, "cannot lock the run");
+}
+
+/* bash's argv: -c COMMAND, or the chunks joined into the run's cmd.sh. */
+static void
+run_command(struct run *r, int nchunks, char **chunks, char *argv[4])
+{
+	int	fd, i;
 
 	argv[0] = "bash";
 	if (nchunks == 1) {
 		argv[1] = "-c";
 		argv[2] = chunks[0];
 		argv[3] = NULL;
-	} else {
-		snprintf(path, sizeof(path), "%s/cmd.sh", dir);
-		if ((fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC,
-		    0600)) == -1)
-			die(125, "cannot write the command's file");
-		for (i = 0; i < nchunks; i++)
-			if (write_all(fd, chunks[i], strlen(chunks[i])) == -1)
-				die(125, "cannot write the command's file");
-		close(fd);
-		argv[1] = path;
-		argv[2] = NULL;
+		return;
 	}
+	snprintf(r->cmd, sizeof(r->cmd), "%s/cmd.sh", r->dir);
+	if ((fd = open(r->cmd, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC,
+	    0600)) == -1)
+		die(125, "cannot write the command's file");
+	for (i = 0; i < nchunks; i++)
+		if (write_all(fd, chunks[i], strlen(chunks[i])) == -1)
+			die(125, "cannot write the command's file");
+	close(fd);
+	argv[1] = r->cmd;
+	argv[2] = NULL;
+}
 
-	if (pipe2(po, O_CLOEXEC) == -1 || pipe2(pe, O_CLOEXEC) == -1 ||
+/* The child: its own session, in /sandbox, stdin /dev/null, into bash. */
+static void
+run_child(struct run *r, char **argv)
+{
+	int	fd;
+
+	signal(SIGPIPE, SIG_DFL);
+	signal(SIGCHLD, SIG_DFL);
+	setsid();
+	if (chdir("/sandbox") == -1 && chdir("/") == -1)
+		_exit(125);
+	if ((fd = open("/dev/null", O_RDONLY)) == -1 ||
+	    dup2(fd, 0) == -1 || dup2(r->po[1], 1) == -1 ||
+	    dup2(r->pe[1], 2) == -1)
+		_exit(125);
+	execvp("bash", argv);
+	dprintf(2, "supervisor: cannot run bash: %s\n", strerror(errno));
+	_exit(127);
+}
+
+/*
+ * Start the command: the pipes and SIGCHLD's, the 'S' frame, the fork,
+ * and the pgid file that "kill" reads.
+ */
+static void
+run_start(struct run *r, long timeout, char **argv)
+{
+	struct sigaction	 sa;
+	char			 tmp[320];
+	int			 fd;
+
+	if (pipe2(r->po, O_CLOEXEC) == -1 || pipe2(r->pe, O_CLOEXEC) == -1 ||
 	    pipe2(sigchld_pipe, O_CLOEXEC | O_NONBLOCK) == -1)
 		die(125, "cannot make pipes");
 	memset(&sa, 0, sizeof(sa));
 	sa.sa_handler = on_sigchld;
 	sa.sa_flags = SA_RESTART | SA_NOCLDSTOP;
 	sigaction(SIGCHLD, &sa, NULL);
-	memset(&res, 0, sizeof(res));
-	res.oom_before = oom_count();
+	memset(&r->res, 0, sizeof(r->res));
+	r->res.oom_before = oom_count();
 	if (frame(1, 'S', NULL, 0) == -1)
-		live = 0;
-	start = clock_ms();
-	deadline = start + timeout * 1000;
-	if ((pid = fork()) == -1)
+		r->live = 0;
+	r->start = clock_ms();
+	r->deadline = r->start + timeout * 1000;
+	if ((r->pid = fork()) == -1)
 		die(125, "cannot fork");
-	if (pid == 0) {
-		signal(SIGPIPE, SIG_DFL);
-		signal(SIGCHLD, SIG_DFL);
-		setsid();
-		if (chdir("/sandbox") == -1 && chdir("/") == -1)
-			_exit(125);
-		if ((fd = open("/dev/null", O_RDONLY)) == -1 ||
-		    dup2(fd, 0) == -1 || dup2(po[1], 1) == -1 ||
-		    dup2(pe[1], 2) == -1)
-			_exit(125);
-		execvp("bash", argv);
-		dprintf(2, "supervisor: cannot run bash: %s\n", strerror(errno));
-		_exit(127);
-	}
-	close(po[1]);
-	close(pe[1]);
-	fds[0] = po[0];
-	fds[1] = pe[0];
-	snprintf(path, sizeof(path), "%s/pgid", dir);
-	snprintf(tmp, sizeof(tmp), "%s/pgid.tmp", dir);
+	if (r->pid == 0)
+		run_child(r, argv);
+	close(r->po[1]);
+	close(r->pe[1]);
+	r->fds[0] = r->po[0];
+	r->fds[1] = r->pe[0];
+	snprintf(r->pgid, sizeof(r->pgid), "%s/pgid", r->dir);
+	snprintf(tmp, sizeof(tmp), "%s/pgid.tmp", r->dir);
 	if ((fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC,
 	    0600)) >= 0) {
-		dprintf(fd, "%ld\n", (long)pid);
+		dprintf(fd, "%ld\n", (long)r->pid);
 		close(fd);
-		rename(tmp, path);
+		rename(tmp, r->pgid);
 	}
+}
+
+/* Read what poll found on the pipes: kept, and sent live while the reader is there. */
+static void
+run_read(struct run *r, const struct pollfd pfd[2])
+{
+	char	buf[READ_CHUNK];
+	ssize_t	n;
+	int	i;
+
+	for (i = 0; i < 2; i++) {
+		if (r->fds[i] < 0 || pfd[i].revents == 0)
+			continue;
+		n = read(r->fds[i], buf, sizeof(buf));
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n <= 0) {
+			close(r->fds[i]);
+			r->fds[i] = -1;
+			continue;
+		}
+		capture_add(i == 0 ? r->out : r->err, buf, (size_t)n);
+		if (r->live && frame(1, i == 0 ? 'o' : 'e', buf,
+		    (size_t)n) == -1)
+			r->live = 0;	/* the reader left: keep the record */
+	}
+}
+
+/*
+ * Until the command exited and its pipes closed (or DRAIN_MS after it
+ * exited): its output read, the group killed at the deadline.
+ */
+static void
+run_wait(struct run *r)
+{
+	struct pollfd	pfd[3];
+	char		buf[64];
+	int		i, wait;
 
 	for (;;) {
 		long long now = clock_ms();
 
-		if (!exited && now >= deadline && !deadline_kill) {
-			kill(-pid, SIGKILL);
-			deadline_kill = true;
+		if (!r->exited && now >= r->deadline && !r->deadline_kill) {
+			kill(-r->pid, SIGKILL);
+			r->deadline_kill = true;
 		}
-		if (exited && (fds[0] < 0 && fds[1] < 0))
+		if (r->exited && (r->fds[0] < 0 && r->fds[1] < 0))
 			break;
-		if (exited && now >= drain_end)
+		if (r->exited && now >= r->drain_end)
 			break;
 		for (i = 0; i < 2; i++) {
-			pfd[i].fd = fds[i];
+			pfd[i].fd = r->fds[i];
 			pfd[i].events = POLLIN;
 			pfd[i].revents = 0;
 		}
 		pfd[2].fd = sigchld_pipe[0];
 		pfd[2].events = POLLIN;
 		pfd[2].revents = 0;
-		if (exited)
-			wait = (int)(drain_end - now);
-		else if (deadline_kill)
+		if (r->exited)
+			wait = (int)(r->drain_end - now);
+		else if (r->deadline_kill)
 			wait = 1000;
 		else
-			wait = (int)(deadline - now > 1000 ? 1000 : deadline - now);
+			wait = (int)(r->deadline - now > 1000 ? 1000 :
+			    r->deadline - now);
 		if (poll(pfd, 3, wait < 0 ? 0 : wait) < 0 && errno != EINTR)
 			die(125, "poll failed");
-		for (i = 0; i < 2; i++) {
-			if (fds[i] < 0 || pfd[i].revents == 0)
-				continue;
-			n = read(fds[i], buf, sizeof(buf));
-			if (n < 0 && errno == EINTR)
-				continue;
-			if (n <= 0) {
-				close(fds[i]);
-				fds[i] = -1;
-				continue;
-			}
-			capture_add(i == 0 ? out : err, buf, (size_t)n);
-			if (live && frame(1, i == 0 ? 'o' : 'e', buf,
-			    (size_t)n) == -1)
-				live = 0;	/* the reader left: keep the record */
-		}
+		run_read(r, pfd);
 		if (pfd[2].revents != 0)
 			while (read(sigchld_pipe[0], buf, sizeof(buf)) > 0)
 				;
-		if (!exited && waitpid(pid, &status, WNOHANG) == pid) {
-			exited = true;
-			res.duration_ms = (unsigned long long)(clock_ms() - start);
-			drain_end = clock_ms() + DRAIN_MS;
-			unlink(path);	/* the pgid file: nothing to kill now */
+		if (!r->exited && waitpid(r->pid, &r->status, WNOHANG) == r->pid) {
+			r->exited = true;
+			r->res.duration_ms = (unsigned long long)(clock_ms() -
+			    r->start);
+			r->drain_end = clock_ms() + DRAIN_MS;
+			unlink(r->pgid);	/* nothing to kill now */
 		}
 	}
+}
 
-	if (fds[0] >= 0 || fds[1] >= 0 || kill(-pid, 0) == 0) {
-		/* Detached processes hold the pipes or stay in the group. */
+/* Detached processes hold the pipes or stay in the group: a child drains them. */
+static void
+run_detach(struct run *r)
+{
+	int	i;
+
+	if (r->fds[0] >= 0 || r->fds[1] >= 0 || kill(-r->pid, 0) == 0) {
 		pid_t d = fork();
 
 		if (d == 0) {
-			close(lock);
-			drain(fds, pid, deadline);
+			close(r->lock);
+			drain(r->fds, r->pid, r->deadline);
 		}
 	}
 	for (i = 0; i < 2; i++)
-		if (fds[i] >= 0)
-			close(fds[i]);
+		if (r->fds[i] >= 0)
+			close(r->fds[i]);
+}
+
+/*
+ * The result, written with the kept output as the run's record (RUNS/ID/
+ * record, renamed into place whole) and sent live: the exit status.
+ */
+static int
+run_record(struct run *r)
+{
+	unsigned char	enc[SUPF_RESULT_LEN];
+	char		path[320], tmp[320];
+	int		fd, status = r->status;
 
 	if (WIFEXITED(status)) {
-		res.how = SUPF_EXITED;
-		res.code = WEXITSTATUS(status);
+		r->res.how = SUPF_EXITED;
+		r->res.code = WEXITSTATUS(status);
 	} else {
-		res.how = deadline_kill ? SUPF_DEADLINE : SUPF_SIGNALLED;
-		res.code = WTERMSIG(status);
+		r->res.how = r->deadline_kill ? SUPF_DEADLINE : SUPF_SIGNALLED;
+		r->res.code = WTERMSIG(status);
 	}
-	res.out_total = capture_total(out);
-	res.err_total = capture_total(err);
-	res.oom_after = oom_count();
-	supf_result_encode(&res, enc);
+	r->res.out_total = capture_total(r->out);
+	r->res.err_total = capture_total(r->err);
+	r->res.oom_after = oom_count();
+	supf_result_encode(&r->res, enc);
 
-	snprintf(path, sizeof(path), "%s/record", dir);
-	snprintf(tmp, sizeof(tmp), "%s/record.tmp", dir);
+	snprintf(path, sizeof(path), "%s/record", r->dir);
+	snprintf(tmp, sizeof(tmp), "%s/record.tmp", r->dir);
 	if ((fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC,
 	    0600)) >= 0) {
-		if (cap_write(fd, out, 'H', 'T') == 0 &&
-		    cap_write(fd, err, 'h', 't') == 0 &&
+		if (cap_write(fd, r->out, 'H', 'T') == 0 &&
+		    cap_write(fd, r->err, 'h', 't') == 0 &&
 		    frame(fd, 'R', enc, sizeof(enc)) == 0 && close(fd) == 0)
 			rename(tmp, path);
 		else
 			unlink(tmp);
 	}
-	if (live)
+	if (r->live)
 		frame(1, 'R', enc, sizeof(enc));
 	return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+}
+
+static int
+run(const char *id, long timeout, long max, int nchunks, char **chunks)
+{
+	struct run	 r;
+	char		*argv[4];
+
+	memset(&r, 0, sizeof(r));
+	r.live = 1;
+	run_prepare(&r, id, max);
+	run_command(&r, nchunks, chunks, argv);
+	run_start(&r, timeout, argv);
+	run_wait(&r);
+	run_detach(&r);
+	return run_record(&r);
 }
 
 static int

@@ -258,12 +258,151 @@ parse_headers(struct multipart *m)
 	return disposition ? 0 : -1;
 }
 
+/*
+ * A partial delimiter match failed at buf[i]: its matched first bytes were
+ * data. Bytes of this buffer since run, less the partial match, go first.
+ * MULTIPART_MORE, or STOPPED by the callback.
+ */
+static enum multipart_rc
+data_unmatched(struct multipart *m, const char *buf, size_t run, size_t i)
+{
+	size_t inbuf = i - run, held = m->match;
+
+	if (held > inbuf)
+		held = inbuf;
+	if (m->st == S_DATA && m->cb.data != NULL) {
+		if (inbuf - held > 0 && m->cb.data(m->cb.arg, buf + run,
+		    inbuf - held) == -1)
+			return stop(m);
+		if (m->cb.data(m->cb.arg, m->delim, m->match) == -1)
+			return stop(m);
+	}
+	return MULTIPART_MORE;
+}
+
+/*
+ * The delimiter ends at buf[i]: the data before its bytes in this buffer,
+ * then the part's end. MULTIPART_MORE, or STOPPED by a callback.
+ */
+static enum multipart_rc
+data_delimited(struct multipart *m, const char *buf, size_t run, size_t i)
+{
+	size_t inbuf = i - run, dbytes;
+
+	dbytes = inbuf + 1 > m->dlen ? inbuf + 1 - m->dlen : 0;
+	if (m->st == S_DATA) {
+		if (dbytes > 0 && m->cb.data != NULL &&
+		    m->cb.data(m->cb.arg, buf + run, dbytes) == -1)
+			return stop(m);
+		if (m->cb.end != NULL && m->cb.end(m->cb.arg) == -1)
+			return stop(m);
+	}
+	m->match = 0;
+	m->st = S_AFTER;
+	return MULTIPART_MORE;
+}
+
+/*
+ * Data (or preamble) from buf[*i] up to the next delimiter or the end of
+ * buf, holding back what may be a delimiter. MULTIPART_MORE with *i past
+ * what was taken, or STOPPED by a callback.
+ */
+static enum multipart_rc
+feed_data(struct multipart *m, const char *buf, size_t len, size_t *ip)
+{
+	size_t	i = *ip, run = i, inbuf, held;
+	char	c;
+
+	for (; i < len; i++) {
+		c = buf[i];
+		if (c == m->delim[m->match]) {
+			if (++m->match == m->dlen)
+				break;
+			continue;
+		}
+		if (m->match > 0) {
+			if (data_unmatched(m, buf, run, i) != MULTIPART_MORE)
+				return MULTIPART_STOPPED;
+			run = i;
+			m->match = 0;
+		}
+		if (c == m->delim[0])
+			m->match = 1;
+	}
+	if (m->match == m->dlen) {
+		*ip = i + 1;
+		return data_delimited(m, buf, run, i);
+	}
+	/* End of buffer: hold back what may be a delimiter. */
+	*ip = i;
+	inbuf = i - run;
+	held = m->match;
+	if (held > inbuf)
+		held = inbuf;
+	if (m->st == S_DATA && inbuf - held > 0 && m->cb.data != NULL &&
+	    m->cb.data(m->cb.arg, buf + run, inbuf - held) == -1)
+		return stop(m);
+	return MULTIPART_MORE;
+}
+
+/* One byte of the line after a delimiter: "--" ends the body, CRLF starts a part. */
+static enum multipart_rc
+feed_delimiter_line(struct multipart *m, char c, struct error *err)
+{
+	switch (m->st) {
+	case S_AFTER:
+		if (c == '-')
+			m->st = S_AFTER_DASH;
+		else if (c == '\r')
+			m->st = S_AFTER_CR;
+		else if (c != ' ' && c != '\t')
+			return fail(m, err, "bad delimiter line");
+		return MULTIPART_MORE;
+	case S_AFTER_DASH:
+		if (c != '-')
+			return fail(m, err, "bad delimiter line");
+		m->st = S_FINAL;
+		m->final = MULTIPART_DONE;
+		return MULTIPART_DONE;
+	default:	/* S_AFTER_CR */
+		if (c != '\n')
+			return fail(m, err, "bad delimiter line");
+		if (++m->parts > MULTIPART_PARTS_MAX)
+			return fail(m, err, "too many parts");
+		m->st = S_HEADERS;
+		m->hlen = 0;
+		return MULTIPART_MORE;
+	}
+}
+
+/* One byte of a part's header block; at its blank line, the part begins. */
+static enum multipart_rc
+feed_header(struct multipart *m, char c, struct error *err)
+{
+	if (m->hlen == sizeof(m->hdr))
+		return fail(m, err, "part headers too large");
+	m->hdr[m->hlen++] = c;
+	if (m->hlen == 2 && m->hdr[0] == '\r' && m->hdr[1] == '\n') {
+		/* No headers at all: no disposition. */
+		return fail(m, err, "a part without headers");
+	}
+	if (m->hlen >= 4 && memcmp(m->hdr + m->hlen - 4, "\r\n\r\n", 4) == 0) {
+		if (parse_headers(m) == -1)
+			return fail(m, err, "bad part headers");
+		if (m->cb.begin != NULL && m->cb.begin(m->cb.arg, &m->part) == -1)
+			return stop(m);
+		m->st = S_DATA;
+		m->match = 0;
+	}
+	return MULTIPART_MORE;
+}
+
 enum multipart_rc
 multipart_feed(struct multipart *m, const char *buf, size_t len,
     struct error *err)
 {
-	size_t	i = 0, run;
-	char	c;
+	enum multipart_rc	rc;
+	size_t			i = 0;
 
 	while (i < len) {
 		switch (m->st) {
@@ -271,115 +410,19 @@ multipart_feed(struct multipart *m, const char *buf, size_t len,
 			return m->final;
 		case S_PREAMBLE:
 		case S_DATA:
-			/* Data (or preamble) up to the next delimiter. */
-			run = i;
-			for (; i < len; i++) {
-				c = buf[i];
-				if (c == m->delim[m->match]) {
-					if (++m->match == m->dlen)
-						break;
-					continue;
-				}
-				if (m->match > 0) {
-					/*
-					 * Not a delimiter after all: its matched
-					 * first bytes were data. Bytes of this
-					 * buffer since run, less the partial
-					 * match, go first.
-					 */
-					size_t inbuf = i - run, held = m->match;
-
-					if (held > inbuf)
-						held = inbuf;
-					if (m->st == S_DATA && m->cb.data != NULL) {
-						if (inbuf - held > 0 && m->cb.data(
-						    m->cb.arg, buf + run, inbuf - held) == -1)
-							return stop(m);
-						if (m->cb.data(m->cb.arg, m->delim,
-						    m->match) == -1)
-							return stop(m);
-					}
-					run = i;
-					m->match = 0;
-				}
-				if (c == m->delim[0])
-					m->match = 1;
-			}
-			if (m->match == m->dlen) {
-				/* Data before the delimiter's bytes in this buffer. */
-				size_t inbuf = i - run, dbytes;
-
-				dbytes = inbuf + 1 > m->dlen ? inbuf + 1 - m->dlen : 0;
-				if (m->st == S_DATA) {
-					if (dbytes > 0 && m->cb.data != NULL &&
-					    m->cb.data(m->cb.arg, buf + run,
-					    dbytes) == -1)
-						return stop(m);
-					if (m->cb.end != NULL &&
-					    m->cb.end(m->cb.arg) == -1)
-						return stop(m);
-				}
-				m->match = 0;
-				m->st = S_AFTER;
-				i++;
-				break;
-			}
-			/* End of buffer: hold back what may be a delimiter. */
-			{
-				size_t inbuf = i - run, held = m->match;
-
-				if (held > inbuf)
-					held = inbuf;
-				if (m->st == S_DATA && inbuf - held > 0 &&
-				    m->cb.data != NULL && m->cb.data(m->cb.arg,
-				    buf + run, inbuf - held) == -1)
-					return stop(m);
-			}
+			rc = feed_data(m, buf, len, &i);
 			break;
 		case S_AFTER:
-			c = buf[i++];
-			if (c == '-')
-				m->st = S_AFTER_DASH;
-			else if (c == '\r')
-				m->st = S_AFTER_CR;
-			else if (c != ' ' && c != '\t')
-				return fail(m, err, "bad delimiter line");
-			break;
 		case S_AFTER_DASH:
-			if (buf[i++] != '-')
-				return fail(m, err, "bad delimiter line");
-			m->st = S_FINAL;
-			m->final = MULTIPART_DONE;
-			return MULTIPART_DONE;
 		case S_AFTER_CR:
-			if (buf[i++] != '\n')
-				return fail(m, err, "bad delimiter line");
-			if (++m->parts > MULTIPART_PARTS_MAX)
-				return fail(m, err, "too many parts");
-			m->st = S_HEADERS;
-			m->hlen = 0;
+			rc = feed_delimiter_line(m, buf[i++], err);
 			break;
-		case S_HEADERS:
-			c = buf[i++];
-			if (m->hlen == sizeof(m->hdr))
-				return fail(m, err, "part headers too large");
-			m->hdr[m->hlen++] = c;
-			if (m->hlen == 2 && m->hdr[0] == '\r' && m->hdr[1] == '\n') {
-				/* No headers at all: no disposition. */
-				return fail(m, err, "a part without headers");
-			}
-			if (m->hlen >= 4 && memcmp(m->hdr + m->hlen - 4,
-			    "\r\n\r\n", 4) == 0) {
-				if (parse_headers(m) == -1)
-					return fail(m, err, "bad part headers");
-				if (m->cb.begin != NULL &&
-				    m->cb.begin(m->cb.arg, &m->part) == -1)
-					return stop(m);
-				m->st = S_DATA;
-				m->match = 0;
-			}
+		default:	/* S_HEADERS */
+			rc = feed_header(m, buf[i++], err);
 			break;
 		}
+		if (rc != MULTIPART_MORE)
+			return rc;
 	}
 	return m->st == S_FINAL ? m->final : MULTIPART_MORE;
 }

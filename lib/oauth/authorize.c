@@ -205,113 +205,152 @@ authz_error(struct http_req *r, const struct config *cfg,
 	signin_error(r, 400, "Invalid sign-in request", detail);
 }
 
-/* GET: validate, store the request, show the sign-in page. */
-static void
-authorize_get(struct http_req *r, const struct config *cfg, struct db *db)
+/* The authorization request's query, parsed; NULL having answered. */
+static struct form *
+get_form(struct http_req *r)
 {
-	struct form		*f = NULL;
-	struct oauth_client	 c;
-	struct error		 err;
-	struct authz		 a;
-	const char		*q = http_query(r), *given, *rtype, *method, *scope;
-	char			 id[TOKEN_MAX], csrf[TOKEN_MAX], idh[CRYPTO_SHA256_HEX];
-	char			 csrfh[CRYPTO_SHA256_HEX], cname[32], cookie[256];
-	char			 host[OAUTH_MAX_URI + 1];
-	long long		 now = oauth_now();
+	struct form	*f;
+	struct error	 err;
+	const char	*q = http_query(r);
 
-	memset(&c, 0, sizeof(c));
-	memset(&a, 0, sizeof(a));
 	if (strlen(q) > QUERY_MAX) {
 		signin_error(r, 414, "Request too large", "The authorization "
 		    "request is too long.");
-		return;
+		return NULL;
 	}
 	if ((f = form_parse(q, strlen(q), &err)) == NULL) {
 		signin_error(r, 400, "Invalid request", err.msg);
-		return;
+		return NULL;
 	}
-	/* RFC 6749 §4.1.2.1: client and redirect URI first, shown, never redirected. */
-	a.client_id = form_get(f, "client_id");
-	if (a.client_id == NULL || client_find(db, cfg, a.client_id, &c,
+	return f;
+}
+
+/*
+ * RFC 6749 §4.1.2.1: the client, its redirect URI and the state first,
+ * their errors shown, never redirected. 0 with c loaded and a's client,
+ * redirect and state set, or -1 having answered.
+ */
+static int
+get_client(struct http_req *r, const struct config *cfg, struct db *db,
+    struct form *f, struct oauth_client *c, struct authz *a)
+{
+	struct error	 err;
+	const char	*given;
+
+	a->client_id = form_get(f, "client_id");
+	if (a->client_id == NULL || client_find(db, cfg, a->client_id, c,
 	    &err) == -1) {
-		signin_error(r, 400, "Unknown application", a.client_id == NULL ?
+		signin_error(r, 400, "Unknown application", a->client_id == NULL ?
 		    "The request names no client_id." : err.msg);
-		goto out;
+		return -1;
 	}
 	given = form_get(f, "redirect_uri");
-	if ((a.redirect_to = oauth_client_redirect(&c, given)) == NULL) {
+	if ((a->redirect_to = oauth_client_redirect(c, given)) == NULL) {
 		signin_error(r, 400, "Invalid redirect URI", given == NULL ?
 		    "The request names no redirect_uri and the application "
 		    "registered more than one." : "This redirect URI is not "
 		    "registered for the application.");
-		goto out;
+		return -1;
 	}
-	a.redirect_uri = given != NULL ? given : "";
-	a.state = form_get(f, "state");
-	if (a.state != NULL && (strlen(a.state) > OAUTH_MAX_STATE || !vschar(a.state))) {
-		authz_error(r, cfg, &c, a.redirect_to, "invalid_request",
+	a->redirect_uri = given != NULL ? given : "";
+	a->state = form_get(f, "state");
+	if (a->state != NULL && (strlen(a->state) > OAUTH_MAX_STATE ||
+	    !vschar(a->state))) {
+		authz_error(r, cfg, c, a->redirect_to, "invalid_request",
 		    "state is too long or not printable ASCII.", NULL);
-		goto out;
+		return -1;
 	}
-	/* From here on errors go back to the client (§4.1.2.1). */
+	return 0;
+}
+
+/*
+ * The rest of the request, whose errors go back to the client (§4.1.2.1):
+ * response_type, PKCE, scope and resource into a. 0, or -1 having answered.
+ */
+static int
+get_params(struct http_req *r, const struct config *cfg, struct form *f,
+    const struct oauth_client *c, struct authz *a)
+{
+	const char	*rtype, *method, *scope;
+
 	if ((rtype = form_get(f, "response_type")) == NULL) {
-		authz_error(r, cfg, &c, a.redirect_to, "invalid_request",
-		    "response_type is missing.", a.state);
-		goto out;
+		authz_error(r, cfg, c, a->redirect_to, "invalid_request",
+		    "response_type is missing.", a->state);
+		return -1;
 	}
 	if (strcmp(rtype, "code") != 0) {
-		authz_error(r, cfg, &c, a.redirect_to,
-		    "unsupported_response_type", "Only response_type=code.", a.state);
-		goto out;
+		authz_error(r, cfg, c, a->redirect_to,
+		    "unsupported_response_type", "Only response_type=code.", a->state);
+		return -1;
 	}
 	/* OAuth 2.1 §4.1.1 and MCP: PKCE is mandatory, S256 only (RFC 7636 §4.3). */
-	a.challenge = form_get(f, "code_challenge");
+	a->challenge = form_get(f, "code_challenge");
 	method = form_get(f, "code_challenge_method");
-	if (a.challenge == NULL) {
-		authz_error(r, cfg, &c, a.redirect_to, "invalid_request",
+	if (a->challenge == NULL) {
+		authz_error(r, cfg, c, a->redirect_to, "invalid_request",
 		    "PKCE is required: send code_challenge with "
-		    "code_challenge_method=S256.", a.state);
-		goto out;
+		    "code_challenge_method=S256.", a->state);
+		return -1;
 	}
 	if (method == NULL || strcmp(method, "S256") != 0) {
-		authz_error(r, cfg, &c, a.redirect_to, "invalid_request",
-		    "code_challenge_method must be S256.", a.state);
-		goto out;
+		authz_error(r, cfg, c, a->redirect_to, "invalid_request",
+		    "code_challenge_method must be S256.", a->state);
+		return -1;
 	}
-	if (!oauth_pkce_challenge_valid(a.challenge)) {
-		authz_error(r, cfg, &c, a.redirect_to, "invalid_request",
-		    "code_challenge must be 43 base64url characters.", a.state);
-		goto out;
+	if (!oauth_pkce_challenge_valid(a->challenge)) {
+		authz_error(r, cfg, c, a->redirect_to, "invalid_request",
+		    "code_challenge must be 43 base64url characters.", a->state);
+		return -1;
 	}
 	/* Unknown scope values are ignored (Claude sends "claudeai"). */
 	scope = form_get(f, "scope");
 	if (scope != NULL && strlen(scope) > OAUTH_MAX_SCOPE) {
-		authz_error(r, cfg, &c, a.redirect_to, "invalid_scope",
-		    "scope is too long.", a.state);
-		goto out;
+		authz_error(r, cfg, c, a->redirect_to, "invalid_scope",
+		    "scope is too long.", a->state);
+		return -1;
 	}
-	a.scope = OAUTH_SCOPE;
+	a->scope = OAUTH_SCOPE;
 	/* RFC 8707 §2: the only resource here is this server's MCP endpoint. */
-	a.resource = form_get(f, "resource");
-	if (a.resource == NULL)
-		a.resource = cfg->mcp_url;
-	else if (strcmp(a.resource, cfg->mcp_url) != 0) {
-		log_refusal(LOG_REFUSE_RESOURCE, cfg->mcp_url, a.resource);
-		authz_error(r, cfg, &c, a.redirect_to, "invalid_target",
-		    "resource must be this server's MCP URL.", a.state);
-		goto out;
+	a->resource = form_get(f, "resource");
+	if (a->resource == NULL)
+		a->resource = cfg->mcp_url;
+	else if (strcmp(a->resource, cfg->mcp_url) != 0) {
+		log_refusal(LOG_REFUSE_RESOURCE, cfg->mcp_url, a->resource);
+		authz_error(r, cfg, c, a->redirect_to, "invalid_target",
+		    "resource must be this server's MCP URL.", a->state);
+		return -1;
 	}
+	return 0;
+}
 
-	if (cfg->redirect_refuse && !oauth_redirect_known(cfg, a.redirect_to,
-	    host, sizeof(host))) {
-		char detail[OAUTH_MAX_URI + 160];
+/* With SANDBOX_REDIRECT_UNKNOWN=refuse, an unknown redirect host: -1 having answered. */
+static int
+get_host(struct http_req *r, const struct config *cfg, const struct authz *a)
+{
+	char	host[OAUTH_MAX_URI + 1];
+	char	detail[OAUTH_MAX_URI + 160];
 
-		snprintf(detail, sizeof(detail), "This server does not sign in "
-		    "applications that send you to %s (SANDBOX_REDIRECT_HOSTS).",
-		    host);
-		signin_error(r, 403, "Unknown redirect host", detail);
-		goto out;
-	}
+	if (!cfg->redirect_refuse || oauth_redirect_known(cfg, a->redirect_to,
+	    host, sizeof(host)))
+		return 0;
+	snprintf(detail, sizeof(detail), "This server does not sign in "
+	    "applications that send you to %s (SANDBOX_REDIRECT_HOSTS).", host);
+	signin_error(r, 403, "Unknown redirect host", detail);
+	return -1;
+}
+
+/*
+ * Store the validated request under a new id, with the hash of a new CSRF
+ * cookie, and show the sign-in page carrying the id.
+ */
+static void
+get_store(struct http_req *r, const struct config *cfg, struct db *db,
+    const struct oauth_client *c, const struct authz *a, long long now)
+{
+	char	id[TOKEN_MAX], csrf[TOKEN_MAX], idh[CRYPTO_SHA256_HEX];
+	char	csrfh[CRYPTO_SHA256_HEX], cname[32], cookie[256];
+
+	csrf[0] = cookie[0] = '\0';
 	db_exec(db, STMT_REQUEST_PRUNE, "i", now);
 	if (oauth_new_token("", id) == -1 || oauth_new_token("", csrf) == -1) {
 		signin_error(r, 500, "Server error", "No randomness available.");
@@ -320,8 +359,8 @@ authorize_get(struct http_req *r, const struct config *cfg, struct db *db)
 	oauth_hash(id, idh);
 	oauth_hash(csrf, csrfh);
 	if (db_exec(db, STMT_REQUEST_INSERT, "ttttttttti", idh, csrfh,
-	    a.client_id, a.redirect_uri, a.redirect_to, a.challenge, a.state,
-	    a.scope, a.resource, now + OAUTH_REQUEST_TTL) != 1) {
+	    a->client_id, a->redirect_uri, a->redirect_to, a->challenge, a->state,
+	    a->scope, a->resource, now + OAUTH_REQUEST_TTL) != 1) {
 		signin_error(r, 500, "Server error", "The request could not be stored.");
 		goto out;
 	}
@@ -333,10 +372,30 @@ authorize_get(struct http_req *r, const struct config *cfg, struct db *db)
 	    "SameSite=Strict%s", cname, csrf, OAUTH_REQUEST_TTL,
 	    strncmp(cfg->public_url, "https:", 6) == 0 ? "; Secure" : "");
 	http_header_add(r, "Set-Cookie", cookie);
-	show_page(r, cfg, 200, &c, a.client_id, a.redirect_to, id, NULL);
+	show_page(r, cfg, 200, c, a->client_id, a->redirect_to, id, NULL);
 out:
 	crypto_wipe(csrf, sizeof(csrf));
 	crypto_wipe(cookie, sizeof(cookie));
+}
+
+/* GET: validate, store the request, show the sign-in page. */
+static void
+authorize_get(struct http_req *r, const struct config *cfg, struct db *db)
+{
+	struct form		*f;
+	struct oauth_client	 c;
+	struct authz		 a;
+	long long		 now = oauth_now();
+
+	memset(&c, 0, sizeof(c));
+	memset(&a, 0, sizeof(a));
+	if ((f = get_form(r)) == NULL)
+		return;
+	if (get_client(r, cfg, db, f, &c, &a) == -1 ||
+	    get_params(r, cfg, f, &c, &a) == -1 || get_host(r, cfg, &a) == -1)
+		goto out;
+	get_store(r, cfg, db, &c, &a, now);
+out:
 	oauth_client_clear(&c);
 	form_free(f);
 }
@@ -361,198 +420,312 @@ audit(struct db *db, const char *addr, const char *client_id,
 		    NULL, host[0] != '\0' ? host : NULL, result);
 }
 
-/* POST: the sign-in form. */
-static void
-authorize_post(struct http_req *r, const struct config *cfg, struct db *db)
-{
-	struct form		*f = NULL;
-	struct oauth_client	 c;
-	struct error		 err;
-	const char		*body, *ctype, *site, *origin, *id, *key, *action;
+/* A sign-in form being checked (POST), and what its steps learn. */
+struct post {
+	struct http_req		*r;
+	const struct config	*cfg;
+	struct db		*db;
+	long long		 now;
 	char			 addr[CLIENTADDR_MAX], akey[CLIENTADDR_MAX];
-	char			 host[OAUTH_MAX_URI + 1];
-	char			 idh[CRYPTO_SHA256_HEX], cname[32], csrf[TOKEN_MAX];
-	char			 csrfh[CRYPTO_SHA256_HEX], code[TOKEN_MAX];
-	char			 codeh[CRYPTO_SHA256_HEX], esc[128], retry[32];
-	struct oauth_pending	 pend;
-	const char		*stored_csrf, *client_id, *redirect_uri;
-	const char		*redirect_to, *challenge, *state, *scope, *resource;
+	struct form		*f;
+	const char		*id;		/* the request id it carries */
+	char			 idh[CRYPTO_SHA256_HEX];
+	struct oauth_pending	 pend;		/* the stored request */
+	struct oauth_client	 c;
+	long long		 wait;		/* what a wrong key costs */
 	char			 owner[OWNER_MAX];
-	size_t			 len;
-	long long		 now = oauth_now(), wait;
-	int			 status, found = 0;
+};
 
-	memset(&c, 0, sizeof(c));
-	memset(&pend, 0, sizeof(pend));
-	code[0] = csrf[0] = '\0';
-	oauth_client_addr(r, cfg, addr, akey);
-	/* Fetch metadata (sent by browsers): refuse cross-site form posts. */
-	site = http_header(r, "Sec-Fetch-Site");
-	origin = http_header(r, "Origin");
+static void
+post_audit(struct post *p, const char *result)
+{
+	audit(p->db, p->addr, p->pend.client_id, &p->c, p->pend.redirect_to,
+	    result);
+}
+
+/* Fetch metadata (sent by browsers): refuse cross-site form posts. -1 answered. */
+static int
+post_same_site(struct post *p)
+{
+	const char	*site = http_header(p->r, "Sec-Fetch-Site");
+	const char	*origin = http_header(p->r, "Origin");
+
 	if ((site != NULL && strcmp(site, "same-origin") != 0 &&
 	    strcmp(site, "none") != 0) ||
 	    (origin != NULL && strcmp(origin, "null") != 0 &&
-	    strcmp(origin, cfg->public_origin) != 0)) {
+	    strcmp(origin, p->cfg->public_origin) != 0)) {
 		if (origin != NULL)
-			log_refusal(LOG_REFUSE_ORIGIN, cfg->public_origin, origin);
-		signin_error(r, 403, "Refused", "The sign-in form was posted "
+			log_refusal(LOG_REFUSE_ORIGIN, p->cfg->public_origin, origin);
+		signin_error(p->r, 403, "Refused", "The sign-in form was posted "
 		    "from another site.");
-		return;
+		return -1;
 	}
-	ctype = http_header(r, "Content-Type");
+	return 0;
+}
+
+/* The form, parsed into p->f: 0, or -1 having answered. */
+static int
+post_form(struct post *p)
+{
+	struct error	 err;
+	const char	*body, *ctype = http_header(p->r, "Content-Type");
+	size_t		 len;
+	int		 status;
+
 	if (ctype == NULL || strncasecmp(ctype,
 	    "application/x-www-form-urlencoded", 33) != 0) {
-		signin_error(r, 415, "Invalid request", "Expected a form.");
-		return;
+		signin_error(p->r, 415, "Invalid request", "Expected a form.");
+		return -1;
 	}
-	if (http_body(r, POST_MAX, &body, &len, &status) == -1) {
-		signin_error(r, status, "Invalid request", "The form is too "
+	if (http_body(p->r, POST_MAX, &body, &len, &status) == -1) {
+		signin_error(p->r, status, "Invalid request", "The form is too "
 		    "large or malformed.");
-		return;
+		return -1;
 	}
-	if ((f = form_parse(body, len, &err)) == NULL) {
-		signin_error(r, 400, "Invalid request", err.msg);
-		return;
+	if ((p->f = form_parse(body, len, &err)) == NULL) {
+		signin_error(p->r, 400, "Invalid request", err.msg);
+		return -1;
 	}
-	id = form_get(f, "request");
-	key = form_get(f, "key");
-	action = form_get(f, "action");
-	if (id == NULL || strlen(id) >= TOKEN_MAX) {
-		signin_error(r, 400, "Invalid request", "The form is incomplete.");
-		goto out;
+	return 0;
+}
+
+/* The stored request the form names, into p->pend: 0, or -1 having answered. */
+static int
+post_request(struct post *p)
+{
+	p->id = form_get(p->f, "request");
+	if (p->id == NULL || strlen(p->id) >= TOKEN_MAX) {
+		signin_error(p->r, 400, "Invalid request", "The form is incomplete.");
+		return -1;
 	}
-	oauth_hash(id, idh);
-	switch (oauth_pending_load(db, idh, now, &pend)) {
+	oauth_hash(p->id, p->idh);
+	switch (oauth_pending_load(p->db, p->idh, p->now, &p->pend)) {
 	case -1:
-		signin_error(r, 500, "Server error", "The database cannot be read.");
-		goto out;
+		signin_error(p->r, 500, "Server error", "The database cannot be read.");
+		return -1;
 	case 0:
-		signin_error(r, 400, "Sign-in expired", "This sign-in page has "
+		signin_error(p->r, 400, "Sign-in expired", "This sign-in page has "
 		    "expired or was already used.");
-		goto out;
+		return -1;
 	}
-	stored_csrf = pend.csrf_hash;
-	client_id = pend.client_id;
-	redirect_uri = pend.redirect_uri;
-	redirect_to = pend.redirect_to;
-	challenge = pend.challenge;
-	state = pend.state;
-	scope = pend.scope;
-	resource = pend.resource;
-	/* The CSRF cookie set with this request's page. */
-	cookie_name(idh, cname);
-	if (form_cookie(http_header(r, "Cookie"), cname, csrf, sizeof(csrf)) == -1) {
-		signin_error(r, 403, "Refused", "The sign-in cookie is missing: "
+	return 0;
+}
+
+/* The CSRF cookie set with this request's page: 0, or -1 having answered. */
+static int
+post_csrf(struct post *p)
+{
+	char	cname[32], csrf[TOKEN_MAX], csrfh[CRYPTO_SHA256_HEX];
+	int	rc = -1;
+
+	csrf[0] = '\0';
+	cookie_name(p->idh, cname);
+	if (form_cookie(http_header(p->r, "Cookie"), cname, csrf,
+	    sizeof(csrf)) == -1) {
+		signin_error(p->r, 403, "Refused", "The sign-in cookie is missing: "
 		    "cookies must be enabled, and the form posted from its page.");
 		goto out;
 	}
 	oauth_hash(csrf, csrfh);
-	if (stored_csrf == NULL ||
-	    !crypto_equal(csrfh, stored_csrf, CRYPTO_SHA256_HEX - 1)) {
-		signin_error(r, 403, "Refused", "The sign-in cookie does not "
+	if (p->pend.csrf_hash == NULL ||
+	    !crypto_equal(csrfh, p->pend.csrf_hash, CRYPTO_SHA256_HEX - 1)) {
+		signin_error(p->r, 403, "Refused", "The sign-in cookie does not "
 		    "match this page.");
 		goto out;
 	}
-	if (oauth_client_load(db, client_id, &c) != 1) {
-		signin_error(r, 400, "Unknown application", "The application's "
+	rc = 0;
+out:
+	crypto_wipe(csrf, sizeof(csrf));
+	return rc;
+}
+
+/* The request's client, into p->c: 0, or -1 having answered. */
+static int
+post_client(struct post *p)
+{
+	if (oauth_client_load(p->db, p->pend.client_id, &p->c) != 1) {
+		signin_error(p->r, 400, "Unknown application", "The application's "
 		    "registration is gone.");
-		goto out;
+		return -1;
 	}
-	/* RFC 6749 §4.1.2.1: the person said no. */
-	if (action != NULL && strcmp(action, "deny") == 0) {
-		db_exec(db, STMT_REQUEST_DELETE, "t", idh);
-		audit(db, addr, client_id, &c, redirect_to, "denied");
-		if (c.approved != 0)
-			redirect_back(r, cfg, redirect_to, NULL, "access_denied",
-			    "The sign-in was cancelled.", state);
-		else
-			signin_error(r, 200, "Sign-in cancelled", "You cancelled "
-			    "the sign-in; the application was not given access.");
-		goto out;
-	}
-	if (cfg->redirect_refuse && !oauth_redirect_known(cfg, redirect_to,
-	    host, sizeof(host))) {
-		audit(db, addr, client_id, &c, redirect_to, "refused_host");
-		signin_error(r, 403, "Unknown redirect host", "This server does "
-		    "not sign in applications that send you to this host "
-		    "(SANDBOX_REDIRECT_HOSTS).");
-		goto out;
-	}
-	/* Growing delays per address, checked and counted before the key is. */
-	switch (oauth_throttle_take(db, akey, now, &wait)) {
+	return 0;
+}
+
+/* RFC 6749 §4.1.2.1: the person said no. True when so (answered). */
+static bool
+post_denied(struct post *p)
+{
+	const char *action = form_get(p->f, "action");
+
+	if (action == NULL || strcmp(action, "deny") != 0)
+		return false;
+	db_exec(p->db, STMT_REQUEST_DELETE, "t", p->idh);
+	post_audit(p, "denied");
+	if (p->c.approved != 0)
+		redirect_back(p->r, p->cfg, p->pend.redirect_to, NULL,
+		    "access_denied", "The sign-in was cancelled.", p->pend.state);
+	else
+		signin_error(p->r, 200, "Sign-in cancelled", "You cancelled "
+		    "the sign-in; the application was not given access.");
+	return true;
+}
+
+/* With SANDBOX_REDIRECT_UNKNOWN=refuse, an unknown redirect host: -1 having answered. */
+static int
+post_host(struct post *p)
+{
+	char	host[OAUTH_MAX_URI + 1];
+
+	if (!p->cfg->redirect_refuse || oauth_redirect_known(p->cfg,
+	    p->pend.redirect_to, host, sizeof(host)))
+		return 0;
+	post_audit(p, "refused_host");
+	signin_error(p->r, 403, "Unknown redirect host", "This server does "
+	    "not sign in applications that send you to this host "
+	    "(SANDBOX_REDIRECT_HOSTS).");
+	return -1;
+}
+
+/*
+ * Growing delays per address, checked and counted before the key is:
+ * 0 with p->wait when it may try now, or -1 having answered.
+ */
+static int
+post_throttle(struct post *p)
+{
+	char	esc[128], retry[32];
+
+	switch (oauth_throttle_take(p->db, p->akey, p->now, &p->wait)) {
 	case -1:
 		/* No audit row: the database is what failed (logged by db.c). */
 		log_warn("authorize: the throttle of %s cannot be checked; "
-		    "refusing the try", log_escape(esc, sizeof(esc), akey,
-		    strlen(akey)));
-		http_header_add(r, "Retry-After", "5");
-		show_page(r, cfg, 503, &c, client_id, redirect_to, id, "The "
-		    "server is busy and could not check the key; nothing was "
-		    "changed. Try again in a few seconds.");
-		goto out;
+		    "refusing the try", log_escape(esc, sizeof(esc), p->akey,
+		    strlen(p->akey)));
+		http_header_add(p->r, "Retry-After", "5");
+		show_page(p->r, p->cfg, 503, &p->c, p->pend.client_id,
+		    p->pend.redirect_to, p->id, "The server is busy and could "
+		    "not check the key; nothing was changed. Try again in a few "
+		    "seconds.");
+		return -1;
 	case 0:
-		audit(db, addr, client_id, &c, redirect_to, "throttled");
-		snprintf(retry, sizeof(retry), "%lld", wait);
-		http_header_add(r, "Retry-After", retry);
+		post_audit(p, "throttled");
+		snprintf(retry, sizeof(retry), "%lld", p->wait);
+		http_header_add(p->r, "Retry-After", retry);
 		snprintf(esc, sizeof(esc), "Too many wrong keys: wait %lld "
-		    "second%s, then try again.", wait, wait == 1 ? "" : "s");
-		show_page(r, cfg, 429, &c, client_id, redirect_to, id, esc);
-		goto out;
+		    "second%s, then try again.", p->wait, p->wait == 1 ? "" : "s");
+		show_page(p->r, p->cfg, 429, &p->c, p->pend.client_id,
+		    p->pend.redirect_to, p->id, esc);
+		return -1;
 	}
-	if (key == NULL || strlen(key) > KEY_MAX ||
-	    (found = owners_check_key(cfg, db, key, owner)) != 1) {
-		char a[CLIENTADDR_MAX * 2];
+	return 0;
+}
 
-		if (found == -1) {
-			audit(db, addr, client_id, &c, redirect_to, "error");
-			signin_error(r, 500, "Server error", "The key store "
-			    "cannot be read.");
-			goto out;
-		}
-		audit(db, addr, client_id, &c, redirect_to, "wrong_key");
-		log_warn("authorize: wrong API key from %s for client %s; next "
-		    "try in %lld s", log_escape(a, sizeof(a), addr, strlen(addr)),
-		    client_id, wait);
-		snprintf(esc, sizeof(esc), "Wrong key. You can try again in %lld "
-		    "second%s.", wait, wait == 1 ? "" : "s");
-		show_page(r, cfg, 403, &c, client_id, redirect_to, id, esc);
-		goto out;
+/* The API key, and whose it is (p->owner): 0, or -1 having answered. */
+static int
+post_key(struct post *p)
+{
+	const char	*key = form_get(p->f, "key");
+	char		 a[CLIENTADDR_MAX * 2], esc[128];
+	int		 found = 0;
+
+	if (key != NULL && strlen(key) <= KEY_MAX &&
+	    (found = owners_check_key(p->cfg, p->db, key, p->owner)) == 1)
+		return 0;
+	if (found == -1) {
+		post_audit(p, "error");
+		signin_error(p->r, 500, "Server error", "The key store "
+		    "cannot be read.");
+		return -1;
 	}
-	db_exec(db, STMT_THROTTLE_CLEAR, "t", akey);
+	post_audit(p, "wrong_key");
+	log_warn("authorize: wrong API key from %s for client %s; next "
+	    "try in %lld s", log_escape(a, sizeof(a), p->addr, strlen(p->addr)),
+	    p->pend.client_id, p->wait);
+	snprintf(esc, sizeof(esc), "Wrong key. You can try again in %lld "
+	    "second%s.", p->wait, p->wait == 1 ? "" : "s");
+	show_page(p->r, p->cfg, 403, &p->c, p->pend.client_id,
+	    p->pend.redirect_to, p->id, esc);
+	return -1;
+}
 
-	/* RFC 6749 §4.1.2 and §10.5: a random, short-lived, single-use code. */
+/*
+ * In one transaction, the request used up (a second POST of the same page
+ * fails), the code stored for the owner and the client approved: 0, or -1.
+ */
+static int
+post_store_code(struct post *p, const char *codeh)
+{
+	struct oauth_pending *q = &p->pend;
+
+	if (db_begin(p->db) == -1)
+		return -1;
+	if (db_exec(p->db, STMT_REQUEST_DELETE, "t", p->idh) != 1 ||
+	    db_exec(p->db, STMT_CODE_INSERT, "tttttti", codeh, q->client_id,
+	    q->redirect_uri, q->challenge, q->scope, q->resource,
+	    p->now + OAUTH_CODE_TTL) != 1 ||
+	    db_exec(p->db, STMT_CODE_SET_OWNER, "tt", p->owner, codeh) != 1 ||
+	    db_exec(p->db, STMT_CLIENT_APPROVE, "it", p->now, q->client_id) < 0 ||
+	    db_commit(p->db) == -1) {
+		db_rollback(p->db);
+		return -1;
+	}
+	return 0;
+}
+
+/*
+ * The key was right: RFC 6749 §4.1.2 and §10.5, a random, short-lived,
+ * single-use code, sent back to the client.
+ */
+static void
+post_grant(struct post *p)
+{
+	char	code[TOKEN_MAX], codeh[CRYPTO_SHA256_HEX];
+
+	code[0] = '\0';
+	db_exec(p->db, STMT_THROTTLE_CLEAR, "t", p->akey);
 	if (oauth_new_token("", code) == -1) {
-		signin_error(r, 500, "Server error", "No randomness available.");
+		signin_error(p->r, 500, "Server error", "No randomness available.");
 		goto out;
 	}
 	oauth_hash(code, codeh);
-	if (db_begin(db) == -1)
-		goto dberr;
-	/* The request is used up: a second POST of the same page fails. */
-	if (db_exec(db, STMT_REQUEST_DELETE, "t", idh) != 1 ||
-	    db_exec(db, STMT_CODE_INSERT, "tttttti", codeh, client_id,
-	    redirect_uri, challenge, scope, resource, now + OAUTH_CODE_TTL) != 1 ||
-	    db_exec(db, STMT_CODE_SET_OWNER, "tt", owner, codeh) != 1 ||
-	    db_exec(db, STMT_CLIENT_APPROVE, "it", now, client_id) < 0 ||
-	    db_commit(db) == -1) {
-		db_rollback(db);
-		goto dberr;
+	if (post_store_code(p, codeh) == -1) {
+		post_audit(p, "error");
+		signin_error(p->r, 503, "Server error", "The sign-in could not be "
+		    "stored; nothing was changed. Try again in a few seconds.");
+		goto out;
 	}
-	audit(db, addr, client_id, &c, redirect_to, "ok");
-	log_info("authorize: signed in client %s for %s", client_id, owner);
-	redirect_back(r, cfg, redirect_to, code, NULL, NULL, state);
-	goto out;
-dberr:
-	audit(db, addr, client_id, &c, redirect_to, "error");
-	signin_error(r, 503, "Server error", "The sign-in could not be stored; "
-	    "nothing was changed. Try again in a few seconds.");
-	goto out;
+	post_audit(p, "ok");
+	log_info("authorize: signed in client %s for %s", p->pend.client_id,
+	    p->owner);
+	redirect_back(p->r, p->cfg, p->pend.redirect_to, code, NULL, NULL,
+	    p->pend.state);
 out:
 	crypto_wipe(code, sizeof(code));
-	crypto_wipe(csrf, sizeof(csrf));
-	oauth_client_clear(&c);
-	oauth_pending_clear(&pend);
-	form_free(f);
+}
+
+/* POST: the sign-in form. */
+static void
+authorize_post(struct http_req *r, const struct config *cfg, struct db *db)
+{
+	struct post	p;
+
+	memset(&p, 0, sizeof(p));
+	p.r = r;
+	p.cfg = cfg;
+	p.db = db;
+	p.now = oauth_now();
+	oauth_client_addr(r, cfg, p.addr, p.akey);
+	if (post_same_site(&p) == -1 || post_form(&p) == -1)
+		goto out;
+	if (post_request(&p) == -1 || post_csrf(&p) == -1 ||
+	    post_client(&p) == -1 || post_denied(&p) || post_host(&p) == -1 ||
+	    post_throttle(&p) == -1 || post_key(&p) == -1)
+		goto out;
+	post_grant(&p);
+out:
+	oauth_client_clear(&p.c);
+	oauth_pending_clear(&p.pend);
+	form_free(p.f);
 }
 
 void

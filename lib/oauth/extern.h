@@ -1,14 +1,17 @@
 /*
  * oauth/extern.h: what the files of the OAuth folder share; other folders
  * use its public headers (oauth.h, auth.h, cimd.h, signin.h, owners.h).
- * Its users, and what each gives the others through it:
- *   oauth/store.c                  the OAuth tables as typed rows, the
- *                                  throttle and rate counters
- *   oauth/oauth.c                  shared rules (tokens, hashes, redirect
- *                                  URIs, client authentication), metadata,
- *                                  registration
- *   oauth/cimd.c                   Client ID Metadata Documents
- *   oauth/authorize.c, oauth/token.c   the endpoints
+ * It includes no header of this folder (the structures it needs are
+ * declared, not included), so the files meet here only:
+ *   store.c                  the OAuth tables as typed rows, the throttle
+ *                            and rate counters
+ *   oauth.c                  shared rules: tokens, redirect URIs, PKCE,
+ *                            client authentication and address, errors
+ *   wellknown.c              the metadata documents (RFC 9728, RFC 8414)
+ *   register.c               dynamic client registration (RFC 7591)
+ *   cimd.c (cimd.h)          Client ID Metadata Documents
+ *   signin.c (signin.h)      the sign-in page
+ *   authorize.c, token.c     the endpoints, using all of the above
  * They call each other through it, not in one direction only (store.c
  * takes the time from oauth.c, which loads clients through store.c);
  * outside the folder only its unit test and fuzz target include it.
@@ -22,7 +25,6 @@
 #include "base/clientaddr.h"
 #include "base/crypto.h"
 #include "base/error.h"
-#include "oauth/oauth.h"
 
 struct config;
 struct db;
@@ -40,9 +42,16 @@ struct json_object;
 /* Room for a prefix and base64url of TOKEN_BYTES, plus NUL. */
 #define TOKEN_MAX		64
 
+/*
+ * Room for a client_id: OAUTH_MAX_CLIENT_ID (oauth.h) + 1, as a number so
+ * that this header needs no other of the folder; oauth.c checks that the
+ * two agree.
+ */
+#define OAUTH_CLIENT_ID_SIZE	513
+
 /* A client as stored (sql/002-oauth.sql oauth_client). */
 struct oauth_client {
-	char			 client_id[OAUTH_MAX_CLIENT_ID + 1];
+	char			 client_id[OAUTH_CLIENT_ID_SIZE];
 	char			 secret_hash[CRYPTO_SHA256_HEX];	/* "" when public */
 	char			 auth_method[24];
 	char			*name;		/* may be NULL */
@@ -172,6 +181,13 @@ long long oauth_rate_hit(struct db *, const char *key, long window);
  */
 bool	oauth_redirect_known(const struct config *, const char *uri, char *host,
 	    size_t hostsz);
+
+/*
+ * CORS for browser-based clients, which read the metadata and call
+ * /register and /token: the allow-origin header, and an OPTIONS preflight
+ * answered (204). True when r was answered.
+ */
+bool	oauth_cors(struct http_req *);
 
 /* Delete what has expired (codes, requests, tokens, empty grants, throttles). */
 void	oauth_prune(struct db *);

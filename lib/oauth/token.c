@@ -85,6 +85,71 @@ pair_send(struct http_req *r, const struct config *cfg, struct pair *p,
 	crypto_wipe(p, sizeof(*p));
 }
 
+/*
+ * §4.1.3: issued to this client, for this redirect_uri, and RFC 7636
+ * §4.6: with its verifier. Checked first, so that a code seen used (in a
+ * log, a history) revokes nothing in the hands of another client or
+ * without its verifier. NULL when it matches, else why not.
+ */
+static const char *
+code_mismatch(const struct oauth_code_row *row, const struct oauth_client *c,
+    const char *redirect_uri, const char *verifier)
+{
+	if (strcmp(row->client_id, c->client_id) != 0)
+		return "The code was issued to another client.";
+	if (*row->redirect_uri != '\0' && (redirect_uri == NULL ||
+	    strcmp(redirect_uri, row->redirect_uri) != 0))
+		return "redirect_uri does not match the authorization request.";
+	if (!oauth_pkce_s256(verifier, row->challenge))
+		return "The code_verifier does not match the code_challenge.";
+	return NULL;
+}
+
+/*
+ * A code not yet used: not expired, and RFC 8707 §2.2: for the audience
+ * fixed at authorization. NULL when usable, else why not, with *err the
+ * error code when not invalid_grant.
+ */
+static const char *
+code_unusable(const struct oauth_code_row *row, const char *resource,
+    long long now, const char **err)
+{
+	if (row->expires <= now)
+		return "The code has expired.";
+	if (resource != NULL && strcmp(resource, row->resource) != 0) {
+		log_refusal(LOG_REFUSE_RESOURCE, row->resource, resource);
+		*err = "invalid_target";
+		return "resource differs from the authorization request.";
+	}
+	return NULL;
+}
+
+/*
+ * Redeem the code, in the transaction begun: a grant owned by who signed
+ * in, the code marked used, a token pair into *p, the client marked used,
+ * committed. The grant's id, or -1 on a database error.
+ */
+static long long
+code_redeem(struct db *db, const struct config *cfg,
+    const struct oauth_client *c, const struct oauth_code_row *row,
+    const char *hash, long long now, struct pair *p)
+{
+	long long	grant;
+
+	if (db_exec(db, STMT_GRANT_INSERT, "tttii", c->client_id, row->scope,
+	    row->resource, now, now) != 1)
+		return -1;
+	grant = db_last_id(db);
+	/* The grant, and so every token from it, belongs to who signed in. */
+	if (db_exec(db, STMT_GRANT_OWNER_FROM_CODE, "ti", hash, grant) != 1 ||
+	    db_exec(db, STMT_CODE_USE, "it", grant, hash) != 1 ||
+	    pair_make(db, cfg, grant, NULL, c->refresh, p) == -1 ||
+	    db_exec(db, STMT_CLIENT_USED, "it", now, c->client_id) != 1 ||
+	    db_commit(db) == -1)
+		return -1;
+	return grant;
+}
+
 /* RFC 6749 §4.1.3: exchange an authorization code. */
 static void
 grant_code(struct http_req *r, const struct config *cfg, struct db *db,
@@ -92,8 +157,6 @@ grant_code(struct http_req *r, const struct config *cfg, struct db *db,
 {
 	const char	*code = form_get(f, "code");
 	const char	*verifier = form_get(f, "code_verifier");
-	const char	*redirect_uri = form_get(f, "redirect_uri");
-	const char	*resource = form_get(f, "resource");
 	struct oauth_code_row	 row;
 	struct pair		 p;
 	char			 hash[CRYPTO_SHA256_HEX];
@@ -121,25 +184,9 @@ grant_code(struct http_req *r, const struct config *cfg, struct db *db,
 		why = "Unknown or expired code.";
 		goto fail;
 	}
-	/*
-	 * §4.1.3: issued to this client, for this redirect_uri, and RFC 7636
-	 * §4.6: with its verifier. First, so that a code seen used (in a log,
-	 * a history) revokes nothing in the hands of another client or
-	 * without its verifier.
-	 */
-	if (strcmp(row.client_id, c->client_id) != 0) {
-		why = "The code was issued to another client.";
+	if ((why = code_mismatch(&row, c, form_get(f, "redirect_uri"),
+	    verifier)) != NULL)
 		goto fail;
-	}
-	if (*row.redirect_uri != '\0' && (redirect_uri == NULL ||
-	    strcmp(redirect_uri, row.redirect_uri) != 0)) {
-		why = "redirect_uri does not match the authorization request.";
-		goto fail;
-	}
-	if (!oauth_pkce_s256(verifier, row.challenge)) {
-		why = "The code_verifier does not match the code_challenge.";
-		goto fail;
-	}
 	/* §4.1.2: a code used twice revokes what it issued. */
 	if (row.used) {
 		if (row.grant_id != 0 &&
@@ -153,27 +200,10 @@ grant_code(struct http_req *r, const struct config *cfg, struct db *db,
 		    "used; the tokens issued from it are revoked.");
 		goto out;
 	}
-	if (row.expires <= now) {
-		why = "The code has expired.";
+	if ((why = code_unusable(&row, form_get(f, "resource"), now,
+	    &err)) != NULL)
 		goto fail;
-	}
-	/* RFC 8707 §2.2: the audience was fixed at authorization. */
-	if (resource != NULL && strcmp(resource, row.resource) != 0) {
-		log_refusal(LOG_REFUSE_RESOURCE, row.resource, resource);
-		err = "invalid_target";
-		why = "resource differs from the authorization request.";
-		goto fail;
-	}
-	if (db_exec(db, STMT_GRANT_INSERT, "tttii", c->client_id, row.scope,
-	    row.resource, now, now) != 1)
-		goto dberr;
-	grant = db_last_id(db);
-	/* The grant, and so every token from it, belongs to who signed in. */
-	if (db_exec(db, STMT_GRANT_OWNER_FROM_CODE, "ti", hash, grant) != 1 ||
-	    db_exec(db, STMT_CODE_USE, "it", grant, hash) != 1 ||
-	    pair_make(db, cfg, grant, NULL, c->refresh, &p) == -1 ||
-	    db_exec(db, STMT_CLIENT_USED, "it", now, c->client_id) != 1 ||
-	    db_commit(db) == -1)
+	if ((grant = code_redeem(db, cfg, c, &row, hash, now, &p)) == -1)
 		goto dberr;
 	log_info("token: client %s redeemed a code (grant %lld)", c->client_id,
 	    grant);

@@ -182,24 +182,14 @@ share_folder(struct tool_ctx *tc, struct json_object *args, const char *path)
 	return result_new(text, sc, false);
 }
 
+#define PATH_ROOM	(FILES_PATH_MAX + 1)
+
+/* The path argument, checked, normalised into path: NULL, or an error result. */
 static struct json_object *
-call(struct tool_ctx *tc, struct json_object *args)
+share_arg(struct json_object *args, char path[PATH_ROOM])
 {
-	const struct config	*cfg = tc->cfg;
-	struct json_object	*res = NULL, *sc, *content, *block, *v;
-	struct file_stat	 st;
-	struct link_row		 row;
-	struct error		 err;
-	const struct mime_type	*mime;
-	const char		*arg, *why = NULL, *client;
-	char			 path[FILES_PATH_MAX + 1], next[FILES_PATH_MAX + 1];
-	char			 dir[FILES_PATH_MAX + 1], expires[32], size[32];
-	char			*url = NULL, *text = NULL;
-	struct tm		 tm;
-	time_t			 exp;
-	size_t			 tlen;
-	int			 hops;
-	FILE			*f;
+	struct json_object	*v;
+	const char		*arg, *why = NULL;
 
 	if (!json_object_object_get_ex(args, "path", &v) ||
 	    !json_object_is_type(v, json_type_string))
@@ -209,68 +199,110 @@ call(struct tool_ctx *tc, struct json_object *args)
 	    arg[0] == '\0')
 		return result_error("path must be a non-empty file path of at most "
 		    "%d bytes, without NUL characters.", FILES_PATH_MAX);
-	if (tool_path_normalise("/sandbox", arg, path, sizeof(path), &why) == -1)
+	if (tool_path_normalise("/sandbox", arg, path, PATH_ROOM, &why) == -1)
 		return result_error("Bad path \"%.300s\": %s. Use an absolute path "
 		    "or one relative to /sandbox.", arg, why);
 	if (strcmp(path, "/") == 0)
 		return result_error("\"/\" is a directory: archive what you need "
 		    "first (tar czf /sandbox/out.tgz -C / dir) and share the archive.");
+	return NULL;
+}
 
-	/* The caller's own sandbox, the one door to the engine (sandbox.h). */
-	if (tc->sandbox == NULL)
-		return result_error("The sandbox is not available to this call.");
-	if (sandbox_ensure(tc->sandbox, &err) == -1)
-		return result_error("%s", err.msg);
+/*
+ * Follow the final symbolic links, so the link names the file: NULL with
+ * path the file's and *st its, or an error result.
+ */
+static struct json_object *
+share_follow(struct tool_ctx *tc, char path[PATH_ROOM], struct file_stat *st)
+{
+	struct error	 err;
+	const char	*why = NULL;
+	char		 next[PATH_ROOM], dir[PATH_ROOM];
+	int		 hops;
 
-	/* Follow the final symbolic links, so the link names the file. */
 	for (hops = 0;; hops++) {
-		if (files_stat(tc->sandbox, path, &st, &err) == -1) {
+		if (files_stat(tc->sandbox, path, st, &err) == -1) {
 			const char *name = files_basename(path);
 
 			if (err.kind == ERR_NOT_FOUND)
-				res = result_error("No file at %s%s (a relative path "
-				    "is taken from /sandbox). Check the name with "
-				    "execute, e.g. ls -la %.*s", path, hops == 0 ?
+				return result_error("No file at %s%s (a relative "
+				    "path is taken from /sandbox). Check the name "
+				    "with execute, e.g. ls -la %.*s", path, hops == 0 ?
 				    "" : " (where a symbolic link points)",
 				    (int)(name - path > 1 ? name - path - 1 : 1), path);
-			else
-				res = result_error("Cannot share %s: %s", path,
-				    err.msg);
-			goto out;
+			return result_error("Cannot share %s: %s", path, err.msg);
 		}
-		if (st.kind != FILE_SYMLINK)
-			break;
-		if (hops == SYMLINK_HOPS || st.link_target[0] == '\0') {
-			res = result_error("%s is a symbolic link that cannot be "
+		if (st->kind != FILE_SYMLINK)
+			return NULL;
+		if (hops == SYMLINK_HOPS || st->link_target[0] == '\0')
+			return result_error("%s is a symbolic link that cannot be "
 			    "followed (a loop, or more than %d links). Share the "
 			    "file it points to.", path, SYMLINK_HOPS);
-			goto out;
-		}
 		snprintf(dir, sizeof(dir), "%s", path);
 		*strrchr(dir, '/') = '\0';
-		if (tool_path_normalise(dir[0] == '\0' ? "/" : dir, st.link_target, next,
-		    sizeof(next), &why) == -1) {
-			res = result_error("%s is a symbolic link to a bad path: %s.",
+		if (tool_path_normalise(dir[0] == '\0' ? "/" : dir, st->link_target,
+		    next, sizeof(next), &why) == -1)
+			return result_error("%s is a symbolic link to a bad path: %s.",
 			    path, why);
-			goto out;
-		}
-		memcpy(path, next, sizeof(path));
+		memcpy(path, next, PATH_ROOM);
 	}
-	if (st.kind == FILE_DIRECTORY) {
-		res = share_folder(tc, args, path);
-		goto out;
+}
+
+/* The link's result: text, structured content and a resource_link block. */
+static struct json_object *
+share_result(const char *text, const char *url, const char *path,
+    const struct file_stat *st, const struct mime_type *mime,
+    const char *expires, const struct link_row *row)
+{
+	struct json_object	*res, *sc, *content, *block;
+
+	sc = json_object_new_object();
+	js_set_str(sc, "url", url);
+	js_set_str(sc, "path", path);
+	js_set_str(sc, "name", files_basename(path));
+	js_set_int(sc, "size", (long long)st->size);
+	js_set_str(sc, "content_type", mime->type);
+	js_set_str(sc, "expires", expires);
+	js_set_int(sc, "expires_at", row->expires);
+	js_set_str(sc, "link_id", row->id);
+	res = result_new(text, sc, false);
+
+	/* A resource_link block (spec: server/tools "Resource Links"). */
+	if (json_object_object_get_ex(res, "content", &content)) {
+		block = json_object_new_object();
+		js_set_str(block, "type", "resource_link");
+		js_set_str(block, "uri", url);
+		js_set_str(block, "name", files_basename(path));
+		js_set_str(block, "mimeType", mime->type);
+		js_set_int(block, "size", (long long)st->size);
+		js_set_str(block, "description", "Download link, valid until the "
+		    "time in the text result.");
+		json_object_array_add(content, block);
 	}
-	if (st.kind != FILE_REGULAR) {
-		res = result_error("%s is not a regular file (a device, socket or "
-		    "pipe); only regular files can be shared. Copy its content "
-		    "into a file first.", path);
-		goto out;
-	}
+	return res;
+}
+
+/* A signed download link for the regular file at path: the tool's result. */
+static struct json_object *
+share_link(struct tool_ctx *tc, const char *path, const struct file_stat *st)
+{
+	const struct config	*cfg = tc->cfg;
+	struct json_object	*res = NULL;
+	struct link_row		 row;
+	struct error		 err;
+	const struct mime_type	*mime;
+	const char		*client;
+	char			 expires[32], size[32];
+	char			*url = NULL, *text = NULL;
+	struct tm		 tm;
+	time_t			 exp;
+	size_t			 tlen;
+	FILE			*f;
 
 	client = tc->who != NULL && tc->who->client_id[0] != '\0' ?
 	    tc->who->client_id : "unknown";
 	if ((url = links_create(tc->db, cfg->api_key, cfg->public_url, path,
-	    (long long)st.size, client, auth_owner(tc->who),
+	    (long long)st->size, client, auth_owner(tc->who),
 	    (long long)time(NULL), cfg->link_ttl,
 	    &row, &err)) == NULL) {
 		res = result_error("Cannot share %s: %s", path, err.msg);
@@ -280,7 +312,7 @@ call(struct tool_ctx *tc, struct json_object *args)
 	exp = (time_t)row.expires;
 	gmtime_r(&exp, &tm);
 	strftime(expires, sizeof(expires), "%Y-%m-%dT%H:%M:%SZ", &tm);
-	human_size(st.size, size, sizeof(size));
+	human_size(st->size, size, sizeof(size));
 
 	if ((f = open_memstream(&text, &tlen)) == NULL) {
 		res = result_error("out of memory");
@@ -294,34 +326,37 @@ call(struct tool_ctx *tc, struct json_object *args)
 		res = result_error("out of memory");
 		goto out;
 	}
-
-	sc = json_object_new_object();
-	js_set_str(sc, "url", url);
-	js_set_str(sc, "path", path);
-	js_set_str(sc, "name", files_basename(path));
-	js_set_int(sc, "size", (long long)st.size);
-	js_set_str(sc, "content_type", mime->type);
-	js_set_str(sc, "expires", expires);
-	js_set_int(sc, "expires_at", row.expires);
-	js_set_str(sc, "link_id", row.id);
-	res = result_new(text, sc, false);
-
-	/* A resource_link block (spec: server/tools "Resource Links"). */
-	if (json_object_object_get_ex(res, "content", &content)) {
-		block = json_object_new_object();
-		js_set_str(block, "type", "resource_link");
-		js_set_str(block, "uri", url);
-		js_set_str(block, "name", files_basename(path));
-		js_set_str(block, "mimeType", mime->type);
-		js_set_int(block, "size", (long long)st.size);
-		js_set_str(block, "description", "Download link, valid until the "
-		    "time in the text result.");
-		json_object_array_add(content, block);
-	}
+	res = share_result(text, url, path, st, mime, expires, &row);
 out:
 	free(text);
 	free(url);
 	return res;
+}
+
+static struct json_object *
+call(struct tool_ctx *tc, struct json_object *args)
+{
+	struct json_object	*res;
+	struct file_stat	 st;
+	struct error		 err;
+	char			 path[PATH_ROOM];
+
+	if ((res = share_arg(args, path)) != NULL)
+		return res;
+	/* The caller's own sandbox, the one door to the engine (sandbox.h). */
+	if (tc->sandbox == NULL)
+		return result_error("The sandbox is not available to this call.");
+	if (sandbox_ensure(tc->sandbox, &err) == -1)
+		return result_error("%s", err.msg);
+	if ((res = share_follow(tc, path, &st)) != NULL)
+		return res;
+	if (st.kind == FILE_DIRECTORY)
+		return share_folder(tc, args, path);
+	if (st.kind != FILE_REGULAR)
+		return result_error("%s is not a regular file (a device, socket or "
+		    "pipe); only regular files can be shared. Copy its content "
+		    "into a file first.", path);
+	return share_link(tc, path, &st);
 }
 
 const struct tool tool_share_file = {

@@ -155,6 +155,108 @@ image_result(const unsigned char *data, size_t len, enum image_format fmt,
 	return res;
 }
 
+#define PATH_ROOM	(FILES_PATH_MAX + 1)
+
+/* The path argument, normalised into path: NULL, or an error result. */
+static struct json_object *
+view_arg(struct json_object *args, char path[PATH_ROOM])
+{
+	const char	*arg, *why = NULL;
+
+	if ((arg = js_str_max(args, "path", FILES_PATH_MAX)) == NULL ||
+	    arg[0] == '\0')
+		return result_error("path is required: the image file, absolute or "
+		    "relative to /sandbox (e.g. \"out/chart.png\").");
+	if (tool_path_normalise("/sandbox", arg, path, PATH_ROOM, &why) == -1)
+		return result_error("Bad path \"%.300s\": %s.", arg, why);
+	return NULL;
+}
+
+/* path a regular file, its stat in *st: NULL, or an error result. */
+static struct json_object *
+view_stat(struct tool_ctx *tc, const char *path, struct file_stat *st)
+{
+	struct error	err;
+
+	if (files_stat(tc->sandbox, path, st, &err) == -1)
+		return err.kind == ERR_NOT_FOUND ? result_error("No file at %s (a "
+		    "relative path is taken from /sandbox).", path) :
+		    result_error("Cannot read %s: %s", path, err.msg);
+	if (st->kind != FILE_REGULAR)
+		return result_error("%s is not a regular file%s.", path,
+		    st->kind == FILE_SYMLINK ? " but a symbolic link: give the "
+		    "file it points to (readlink -f)" : "");
+	return NULL;
+}
+
+/*
+ * Too large: scaled in the container (scale_script) within dl, the image
+ * it sends back decoded into g's buffer. The tool's result.
+ */
+static struct json_object *
+view_scaled(struct tool_ctx *tc, const char *path, const struct file_stat *st,
+    struct grab *g, struct deadline *dl, enum image_format fmt,
+    unsigned long w, unsigned long h)
+{
+	const struct config	*cfg = tc->cfg;
+	struct json_object	*res = NULL;
+	struct error		 err;
+	enum image_format	 outfmt;
+	unsigned long		 ow = 0, oh = 0;
+	const char		*argv[5];
+	char			 dim[24], budget[24];
+	char			 text[FILES_PATH_MAX + 512], *out = NULL, *nl;
+	size_t			 outsz;
+	long			 n;
+	int			 code;
+
+	outsz = (size_t)cfg->image_max_bytes / 3 * 4 + 256;
+	if ((out = malloc(outsz)) == NULL) {
+		res = result_error("out of memory");
+		goto out;
+	}
+	snprintf(dim, sizeof(dim), "%ld", cfg->image_max_pixels);
+	snprintf(budget, sizeof(budget), "%lld", cfg->image_max_bytes);
+	argv[0] = path;
+	argv[1] = dim;
+	argv[2] = budget;
+	argv[3] = fmt == IMAGE_JPEG ? "jpeg" : "png jpeg";
+	argv[4] = NULL;
+	dl->end = time(NULL) + SCALE_DEADLINE_S;
+	if (sandbox_script(tc->sandbox, scale_script, argv, out, outsz, past, dl,
+	    SCALE_DEADLINE_S, &code, &err) == -1 || code != 0) {
+		res = result_error("Cannot scale %s: %s. Use share_file to give the "
+		    "user the file.", path, code != 0 ? "the script failed" : err.msg);
+		goto out;
+	}
+	if (strncmp(out, "ok ", 3) != 0 || (nl = strchr(out, '\n')) == NULL) {
+		res = result_error("%s is too large to show (%llu bytes) and could "
+		    "not be scaled down (%s). Use share_file to give the user the "
+		    "file.", path, st->size, strncmp(out, "noconvert", 9) == 0 ?
+		    "ImageMagick's convert is not in the sandbox image" :
+		    strncmp(out, "toobig", 6) == 0 ? "still too large when small" :
+		    "ImageMagick could not read it");
+		goto out;
+	}
+	*nl = '\0';
+	outfmt = strncmp(out + 3, "png", 3) == 0 ? IMAGE_PNG : IMAGE_JPEG;
+	if ((n = crypto_b64_decode(nl + 1, strlen(nl + 1), g->buf, g->cap)) <= 0 ||
+	    image_info(g->buf, (size_t)n, &ow, &oh) != outfmt) {
+		res = result_error("Scaling %s gave no usable image. Use share_file "
+		    "to give the user the file.", path);
+		goto out;
+	}
+	snprintf(text, sizeof(text), "%s: %s, %lu×%lu pixels, %llu bytes; scaled "
+	    "down to %s, %lu×%lu pixels, %ld bytes, to fit the limits (%lld bytes, "
+	    "%ld pixels a side). Use share_file for the full-size file.", path,
+	    image_name(fmt), w, h, st->size, image_name(outfmt), ow, oh, n,
+	    cfg->image_max_bytes, cfg->image_max_pixels);
+	res = image_result(g->buf, (size_t)n, outfmt, text);
+out:
+	free(out);
+	return res;
+}
+
 static struct json_object *
 call(struct tool_ctx *tc, struct json_object *args)
 {
@@ -165,39 +267,21 @@ call(struct tool_ctx *tc, struct json_object *args)
 	struct grab		 g;
 	struct file_sink	 sink = { grab_begin, grab_data, NULL };
 	struct deadline		 dl;
-	enum image_format	 fmt, outfmt;
-	unsigned long		 w = 0, h = 0, ow = 0, oh = 0;
-	const char		*arg, *why = NULL, *argv[5];
-	char			 path[FILES_PATH_MAX + 1], dim[24], budget[24];
-	char			 text[FILES_PATH_MAX + 512], *out = NULL, *nl;
-	size_t			 outsz;
-	long			 n;
-	int			 rc, code;
+	enum image_format	 fmt;
+	unsigned long		 w = 0, h = 0;
+	char			 path[PATH_ROOM], text[FILES_PATH_MAX + 512];
+	int			 rc;
 
 	memset(&g, 0, sizeof(g));
-	if ((arg = js_str_max(args, "path", FILES_PATH_MAX)) == NULL ||
-	    arg[0] == '\0')
-		return result_error("path is required: the image file, absolute or "
-		    "relative to /sandbox (e.g. \"out/chart.png\").");
-	if (tool_path_normalise("/sandbox", arg, path, sizeof(path), &why) == -1)
-		return result_error("Bad path \"%.300s\": %s.", arg, why);
+	if ((res = view_arg(args, path)) != NULL)
+		return res;
 	/* The caller's own sandbox, the one door to the engine (sandbox.h). */
 	if (tc->sandbox == NULL)
 		return result_error("The sandbox is not available to this call.");
 	if (sandbox_ensure(tc->sandbox, &err) == -1)
 		return result_error("%s", err.msg);
-	if (files_stat(tc->sandbox, path, &st, &err) == -1) {
-		res = err.kind == ERR_NOT_FOUND ? result_error("No file at %s (a relative "
-		    "path is taken from /sandbox).", path) :
-		    result_error("Cannot read %s: %s", path, err.msg);
+	if ((res = view_stat(tc, path, &st)) != NULL)
 		goto out;
-	}
-	if (st.kind != FILE_REGULAR) {
-		res = result_error("%s is not a regular file%s.", path,
-		    st.kind == FILE_SYMLINK ? " but a symbolic link: give the "
-		    "file it points to (readlink -f)" : "");
-		goto out;
-	}
 
 	/* The file, or its first budget bytes. */
 	g.cap = (size_t)cfg->image_max_bytes;
@@ -227,52 +311,8 @@ call(struct tool_ctx *tc, struct json_object *args)
 		res = image_result(g.buf, g.len, fmt, text);
 		goto out;
 	}
-
-	/* Too large: scale it in the container. */
-	outsz = (size_t)cfg->image_max_bytes / 3 * 4 + 256;
-	if ((out = malloc(outsz)) == NULL) {
-		res = result_error("out of memory");
-		goto out;
-	}
-	snprintf(dim, sizeof(dim), "%ld", cfg->image_max_pixels);
-	snprintf(budget, sizeof(budget), "%lld", cfg->image_max_bytes);
-	argv[0] = path;
-	argv[1] = dim;
-	argv[2] = budget;
-	argv[3] = fmt == IMAGE_JPEG ? "jpeg" : "png jpeg";
-	argv[4] = NULL;
-	dl.end = time(NULL) + SCALE_DEADLINE_S;
-	if (sandbox_script(tc->sandbox, scale_script, argv, out, outsz, past, &dl,
-	    SCALE_DEADLINE_S, &code, &err) == -1 || code != 0) {
-		res = result_error("Cannot scale %s: %s. Use share_file to give the "
-		    "user the file.", path, code != 0 ? "the script failed" : err.msg);
-		goto out;
-	}
-	if (strncmp(out, "ok ", 3) != 0 || (nl = strchr(out, '\n')) == NULL) {
-		res = result_error("%s is too large to show (%llu bytes) and could "
-		    "not be scaled down (%s). Use share_file to give the user the "
-		    "file.", path, st.size, strncmp(out, "noconvert", 9) == 0 ?
-		    "ImageMagick's convert is not in the sandbox image" :
-		    strncmp(out, "toobig", 6) == 0 ? "still too large when small" :
-		    "ImageMagick could not read it");
-		goto out;
-	}
-	*nl = '\0';
-	outfmt = strncmp(out + 3, "png", 3) == 0 ? IMAGE_PNG : IMAGE_JPEG;
-	if ((n = crypto_b64_decode(nl + 1, strlen(nl + 1), g.buf, g.cap)) <= 0 ||
-	    image_info(g.buf, (size_t)n, &ow, &oh) != outfmt) {
-		res = result_error("Scaling %s gave no usable image. Use share_file "
-		    "to give the user the file.", path);
-		goto out;
-	}
-	snprintf(text, sizeof(text), "%s: %s, %lu×%lu pixels, %llu bytes; scaled "
-	    "down to %s, %lu×%lu pixels, %ld bytes, to fit the limits (%lld bytes, "
-	    "%ld pixels a side). Use share_file for the full-size file.", path,
-	    image_name(fmt), w, h, st.size, image_name(outfmt), ow, oh, n,
-	    cfg->image_max_bytes, cfg->image_max_pixels);
-	res = image_result(g.buf, (size_t)n, outfmt, text);
+	res = view_scaled(tc, path, &st, &g, &dl, fmt, w, h);
 out:
-	free(out);
 	free(g.buf);
 	return res;
 }

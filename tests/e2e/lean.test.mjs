@@ -84,7 +84,7 @@ test('one /mcp process by default, CS_MCP_PROCS more; no program loads libcurl; 
     const sess = await openSession(one);
     // In the one process, one thread at a time waits in accept() and takes
     // the requests after its own; a request that holds it lets another
-    // thread in (lib/http/http.c), so a quick request is answered while a long
+    // thread in (lib/http/pool.c), so a quick request is answered while a long
     // one runs.
     const order = [];
     const long = call(one, sess, 'tools/call', { name: 'execute', arguments: { command: 'sleep 3; echo late' } }, { id: 200 }).then((r) => {

@@ -1,7 +1,7 @@
 /*
  * Request bodies, of known length and chunked (unknown length): the first
  * byte picks the Content-Length case and the size of each read, the rest
- * is the body as it arrives (http_body_read, lib/http/http.c).
+ * is the body as it arrives (http_body_read, lib/http/body.c).
  */
 #include <stdio.h>
 

@@ -1,5 +1,5 @@
 /*
- * The chunked transfer coding's decoder (httpc_chunked_step, lib/base/httpc.c):
+ * The chunked transfer coding's decoder (httpc_chunked_step, lib/base/httpc_parse.c):
  * the input decoded whole and decoded in pieces of a size taken from its
  * first byte gives the same data and the same verdict; data pieces point
  * inside the bytes given and never past them.

@@ -1,5 +1,5 @@
 /*
- * The engine's response head (httpc_head_parse, lib/base/httpc.c), fed growing
+ * The engine's response head (httpc_head_parse, lib/base/httpc_parse.c), fed growing
  * prefixes of the input as it arrives: once a head is complete, every
  * longer prefix gives the same length and status; the framing never
  * claims both a length and chunks; nothing past the input is read.

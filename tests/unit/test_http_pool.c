@@ -1,5 +1,5 @@
 /*
- * test_http_pool.c: http_serve's threads (lib/http/http.c) over real FastCGI.
+ * test_http_pool.c: http_serve's threads (lib/http/pool.c) over real FastCGI.
  * The server runs in a child with four threads on a unix socket; this
  * process is the web server. Only one thread waits in accept() at a time,
  * and the turn covers accept() alone, so:

@@ -1,5 +1,5 @@
 /*
- * test_httpc.c: the HTTP/1.1 client's parsers (lib/base/httpc.c): the response
+ * test_httpc.c: the HTTP/1.1 client's parsers (lib/base/httpc_parse.c, httpc.c): the response
  * head, the chunked decoder, and a body read through a real unix socket,
  * with the kept connection reused and a closed one noticed.
  * Prints "ok - name" or "not ok - name" per check; exits 1 on any failure.
