@@ -36,7 +36,7 @@
  * buffer. Smaller writes (headers, SSE events) still go through the buffer.
  *
  * The record size suits both web servers' reading of the records
- * (the figures are in docs/performance.md, "FastCGI records"):
+ * (the figures are in docs/performance.md, "Downloads"):
  *   - lighttpd (1.4, http_chunk.c) keeps at most 64 KiB of a response in
  *     memory, appending each record it completes; a record that does not
  *     fit beside what it holds goes to a temporary file, and so does all

@@ -1,7 +1,7 @@
 /*
  * sandbox.h: the one long-lived sandbox container.
  *
- * A struct sandbox is a Docker engine client (docker.c) plus the settings
+ * A struct sandbox is a Docker engine client (lib/engine/) plus the settings
  * that name the image, container and volume; use one per thread.
  * sandbox_ensure makes sure the volume and the container exist and run,
  * creating what is missing and starting a stopped container, never

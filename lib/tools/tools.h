@@ -1,8 +1,8 @@
 /*
  * tools.h: the MCP tools (spec: server/tools).
  *
- * Each tool lives in its own file, lib/tool_NAME.c, and is listed once in
- * the table in mcp.c. A tool describes itself (the tools/list entry, with
+ * Each tool lives in its own file, lib/tools/NAME.c, and is listed once in
+ * the table in lib/mcp/tool.c. A tool describes itself (the tools/list entry, with
  * inputSchema, outputSchema and annotations) and runs a call.
  */
 #ifndef CS_TOOLS_H
@@ -19,7 +19,7 @@ struct sandbox;
 
 /*
  * What the caller's protocol era lets a call do (filled from the era's
- * table in mcp.c), and what tools say about it in their descriptions.
+ * table in lib/mcp/era.c), and what tools say about it in their descriptions.
  */
 struct tool_mode {
 	/*
@@ -36,7 +36,7 @@ struct tool_mode {
 
 /*
  * How a running tool talks back to its client, without knowing the
- * transport: the protocol layer (mcp.c) provides these over the request's
+ * transport: the protocol layer (lib/mcp/tool.c) provides these over the request's
  * stream.
  */
 struct tool_channel {
