@@ -1,5 +1,5 @@
 /*
- * sandbox/run.c: running commands in the sandbox; see sandbox.h.
+ * sandbox/exec.c: running commands in the sandbox; see sandbox.h.
  *
  * How a command runs (sandbox_exec), fastest first:
  *   1. Over the supervisor's channel (sandbox/chan.h): one attached exec
