@@ -1,7 +1,10 @@
 /*
- * sandbox/exec.c: running commands in the sandbox; see sandbox.h.
+ * sandbox/exec.c: running a command in the sandbox (sandbox_exec); see
+ * sandbox.h. The one-shot engine execs it is made of are sandbox.c's, a
+ * run's record is read by sandbox/collect.c, killed by sandbox/kill.c.
  *
- * How a command runs (sandbox_exec), fastest first:
+ * How a command runs, fastest first (one function per path below, then
+ * one verdict on how it ended):
  *   1. Over the supervisor's channel (sandbox/chan.h): one attached exec
  *      per process carries the start, the live output and the end of every
  *      command; no engine call per command.
@@ -10,12 +13,12 @@
  *      record in the container, so a result outlives the server process
  *      and the channel (sandbox_collect).
  *   3. When the supervisor cannot run there (another architecture, its
- *      upload refused): the bash wrapper below.
+ *      upload refused): the bash wrapper.
  *
  * The wrapper. Docker has no API to kill an exec and aborting the HTTP
  * stream leaves the process running, so the deadline is enforced inside
- * the container by a small bash wrapper (SCRIPT_WRAPPER below), which works the
- * same with a remote engine:
+ * the container by a small bash wrapper (SCRIPT_WRAPPER, sandbox/scripts.c),
+ * which works the same with a remote engine:
  *
  *   exec Cmd: bash -c SCRIPT_WRAPPER code-sandbox TIMEOUT RUN_ID COMMAND...
  *
@@ -39,7 +42,7 @@
  * cancellation when the run table holds one (the caller checks), never
  * from a file the container could write. A small helper exec then removes
  * the run's files and reports the memory-limit kill count (the message's
- * wording only). Every helper exec has a deadline of HELPER_MS: a hostile
+ * wording only). Every helper exec has a deadline of SANDBOX_HELPER_MS: a hostile
  * container (say, a /bin/bash that hangs) is reported, not suffered. As a
  * backstop for a watchdog that could not run (say the pids limit was hit),
  * the C side kills the group itself a few seconds after the deadline and
@@ -54,12 +57,10 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
-#include <unistd.h>
 
 #include <json-c/json.h>
 
 #include "base/clock.h"
-#include "base/js.h"
 #include "base/log.h"
 #include "base/output.h"
 #include "engine/docker.h"
@@ -67,363 +68,13 @@
 #include "sandbox/extern.h"
 #include "sandbox/guard.h"
 #include "sandbox/sandbox.h"
-#include "sandbox/sup.h"
 #include "sandbox/scripts.h"
+#include "sandbox/sup.h"
 #include "supervisor/frames.h"
 
-#define TIMEOUT_MAX	(30L * 86400)
 #define ARG_CHUNK	(96 * 1024)	/* < MAX_ARG_STRLEN (128 KiB) */
 #define BACKSTOP_KILL_MS 5000		/* after the deadline: kill from C */
 #define BACKSTOP_STOP_MS 15000		/* after the deadline: stop reading */
-#define SMALL_OUT_MAX	4096
-#define HELPER_MS	10000		/* deadline of a kill or marker helper */
-#define COLLECT_MS	30000		/* deadline of collecting a record */
-
-
-
-static const char *const EXEC_ENV[] = {
-	"HOME=/root", "LANG=C.UTF-8", "TERM=dumb", "PAGER=cat",
-	"GIT_PAGER=cat", "PYTHONUNBUFFERED=1",
-	"DEBIAN_FRONTEND=noninteractive",
-	/* PEP 668: as in the image (Dockerfile.local), for any image. */
-	"PIP_BREAK_SYSTEM_PACKAGES=1", NULL
-};
-
-/* An exec id from the engine: hex digits only. */
-static bool
-valid_exec_id(const char *s)
-{
-	size_t n = s == NULL ? 0 : strlen(s);
-
-	return n > 0 && n <= 128 && strspn(s, "0123456789abcdef") == n;
-}
-
-static int
-exec_create(struct sandbox *sb, struct json_object *cmd, bool with_env,
-    char **id, struct error *err)
-{
-	return sandbox_exec_create(sb, cmd, with_env ? EXEC_ENV_RUN :
-	    EXEC_ENV_NONE, id, err);
-}
-
-int
-sandbox_exec_create(struct sandbox *sb, struct json_object *cmd, int how,
-    char **id, struct error *err)
-{
-	static const long	 ok[] = { 201, 0 };
-	struct json_object	*body, *resp = NULL;
-	const char		*s;
-	int			 rc = -1;
-
-	*id = NULL;
-	body = json_object_new_object();
-	js_set_bool(body, "AttachStdin", how == EXEC_ENV_CHANNEL);
-	js_set_bool(body, "AttachStdout", true);
-	js_set_bool(body, "AttachStderr", true);
-	js_set_bool(body, "Tty", false);
-	js_set(body, "Cmd", json_object_get(cmd));
-	js_set_str(body, "WorkingDir", "/sandbox");
-	if (how != EXEC_ENV_NONE)
-		js_set(body, "Env", sandbox_str_array(EXEC_ENV));
-	/* 404/409: no such container, or it is stopped, paused, restarting. */
-	if (sandbox_call(sb, "POST", body, ok, &resp, "cannot run a command",
-	    err, "/containers/%s/exec", sb->container) == -1)
-		goto out;
-	if (!valid_exec_id(s = js_str(resp, "Id"))) {
-		error_kind(err, ERR_UPSTREAM, "Docker engine answered exec create "
-		    "without a valid Id");
-		goto out;
-	}
-	if ((*id = strdup(s)) == NULL) {
-		error_set(err, "out of memory");
-		goto out;
-	}
-	rc = 0;
-out:
-	json_object_put(body);
-	json_object_put(resp);
-	return rc;
-}
-
-/* GET /exec/ID/json: whether it runs and its exit code. */
-static int
-exec_inspect(struct sandbox *sb, const char *id, bool *running,
-    int *exit_code, struct error *err)
-{
-	static const long	 ok[] = { 200, 0 };
-	struct json_object	*resp = NULL;
-	long long		 code;
-	int			 rc = -1;
-
-	*running = false;
-	*exit_code = -1;
-	if (sandbox_call(sb, "GET", NULL, ok, &resp, "cannot inspect a command",
-	    err, "/exec/%s/json", id) == -1)
-		goto out;
-	js_bool(resp, "Running", running);
-	if (!*running && js_int(resp, "ExitCode", &code) == 0 &&
-	    code >= 0 && code <= 255)
-		*exit_code = (int)code;
-	rc = 0;
-out:
-	json_object_put(resp);
-	return rc;
-}
-
-/*
- * The exit code once the engine has recorded it: the stream can end a
- * moment before the exit is processed, so ask again for up to two seconds.
- */
-static int
-exec_wait_exit(struct sandbox *sb, const char *id, int *exit_code,
-    struct error *err)
-{
-	struct timespec	 pause = { 0, 5 * 1000000 };
-	long long	 until = clock_ms() + 2000;
-	bool		 running;
-
-	for (;;) {
-		if (exec_inspect(sb, id, &running, exit_code, err) == -1)
-			return -1;
-		if (!running)
-			return 0;
-		if (clock_ms() >= until)
-			break;
-		nanosleep(&pause, NULL);
-		if (pause.tv_nsec < 80 * 1000000)
-			pause.tv_nsec *= 2;
-	}
-	*exit_code = -1;
-	return 0;
-}
-
-/* Output of a small helper exec, kept in a fixed buffer. */
-struct small_out {
-	char		buf[SMALL_OUT_MAX];
-	size_t		len;
-	long long	deadline_ms;
-};
-
-/* A helper's tick: its absolute deadline. */
-static int
-small_tick(void *arg)
-{
-	struct small_out *o = arg;
-
-	return clock_ms() >= o->deadline_ms;
-}
-
-static void
-small_output(void *arg, int stream, const char *buf, size_t len)
-{
-	struct small_out *o = arg;
-	size_t n;
-
-	if (stream != 1)
-		return;
-	n = sizeof(o->buf) - 1 - o->len;
-	if (n > len)
-		n = len;
-	memcpy(o->buf + o->len, buf, n);
-	o->len += n;
-	o->buf[o->len] = '\0';
-}
-
-/*
- * Run bash -c script with args in the container, reporting output to cb.
- * -1 with err->kind ERR_NOT_FOUND/ERR_CONFLICT when the container does not run.
- */
-static int
-run_cmd(struct sandbox *sb, struct json_object *cmd,
-    const struct docker_exec_cb *cb, bool *stopped, int *exit_code,
-    struct error *err)
-{
-	char	*id = NULL;
-	int	 rc = -1;
-
-	*exit_code = -1;
-	*stopped = false;
-	if (exec_create(sb, cmd, false, &id, err) == -1)
-		goto out;
-	if (docker_exec_start(sb->docker, id, cb, stopped, err) == -1)
-		goto out;
-	if (!*stopped && exec_wait_exit(sb, id, exit_code, err) == -1)
-		goto out;
-	rc = 0;
-out:
-	free(id);
-	return rc;
-}
-
-/* run_cmd of bash -c script with args. */
-static int
-run_script(struct sandbox *sb, const char *script, const char *const args[],
-    const struct docker_exec_cb *cb, bool *stopped, int *exit_code,
-    struct error *err)
-{
-	struct json_object	*cmd;
-	int			 rc;
-
-	cmd = json_object_new_array();
-	json_object_array_add(cmd, json_object_new_string("bash"));
-	json_object_array_add(cmd, json_object_new_string("-c"));
-	json_object_array_add(cmd, json_object_new_string(script));
-	json_object_array_add(cmd, json_object_new_string("code-sandbox"));
-	for (; *args != NULL; args++)
-		json_object_array_add(cmd, json_object_new_string(*args));
-	rc = run_cmd(sb, cmd, cb, stopped, exit_code, err);
-	json_object_put(cmd);
-	return rc;
-}
-
-/*
- * run_script collecting stdout in o (cut at its size), within HELPER_MS;
- * with script NULL, args is the command itself (the supervisor's).
- */
-static int
-run_helper(struct sandbox *sb, const char *script, const char *const args[],
-    struct small_out *o, int *exit_code, struct error *err)
-{
-	struct docker_exec_cb	 cb = { small_output, small_tick, o };
-	bool			 stopped;
-
-	o->len = 0;
-	o->buf[0] = '\0';
-	o->deadline_ms = clock_ms() + HELPER_MS;
-	if (script == NULL) {
-		struct json_object	*cmd = sandbox_str_array(args);
-		int			 rc;
-
-		rc = run_cmd(sb, cmd, &cb, &stopped, exit_code, err);
-		json_object_put(cmd);
-		if (rc == -1)
-			return -1;
-	} else if (run_script(sb, script, args, &cb, &stopped, exit_code,
-	    err) == -1)
-		return -1;
-	/* A hostile container can make bash hang: report it, never suffer it. */
-	if (stopped) {
-		sb->script_hung = true;
-		return error_kind(err, ERR_TIMEOUT, "a helper command in the sandbox "
-		    "did not finish within %d s (is /bin/bash intact?)",
-		    HELPER_MS / 1000);
-	}
-	return 0;
-}
-
-/* Output of sandbox_script: stdout into the caller's buffer. */
-struct script_out {
-	char		*buf;
-	size_t		 len, size;
-	bool		 cut;
-	bool		(*cancel)(void *);
-	void		*arg;
-	long long	 deadline_ms;
-};
-
-static void
-script_output(void *arg, int stream, const char *buf, size_t len)
-{
-	struct script_out	*o = arg;
-	size_t			 n;
-
-	if (stream != 1)
-		return;
-	n = o->size - 1 - o->len;
-	if (n > len)
-		n = len;
-	else if (n < len)
-		o->cut = true;
-	memcpy(o->buf + o->len, buf, n);
-	o->len += n;
-	o->buf[o->len] = '\0';
-}
-
-static int
-script_tick(void *arg)
-{
-	struct script_out *o = arg;
-
-	return clock_ms() >= o->deadline_ms ||
-	    (o->cancel != NULL && o->cancel(o->arg));
-}
-
-int
-sandbox_script(struct sandbox *sb, const char *script, const char *const args[],
-    char *out, size_t outsz, bool (*cancel)(void *), void *arg,
-    long deadline_s, int *exit_code, struct error *err)
-{
-	struct script_out	 o = { out, 0, outsz, false, cancel, arg,
-				     clock_ms() + deadline_s * 1000 };
-	struct docker_exec_cb	 cb = { script_output, script_tick, &o };
-	bool			 stopped;
-
-	*exit_code = -1;
-	if (outsz < 2)
-		return error_set(err, "sandbox_script: output buffer too small");
-	out[0] = '\0';
-	if (run_script(sb, script, args, &cb, &stopped, exit_code, err) == -1)
-		return -1;
-	if (stopped && clock_ms() >= o.deadline_ms) {
-		sb->script_hung = true;
-		return error_kind(err, ERR_TIMEOUT, "a script in the sandbox did not "
-		    "finish within %ld s (is /bin/bash intact?)", deadline_s);
-	}
-	if (stopped)
-		return error_set(err, "stopped before the script ended");
-	if (o.cut)
-		log_warn("sandbox script output cut at %zu bytes", outsz - 1);
-	return 0;
-}
-
-int
-sandbox_script_stream(struct sandbox *sb, const char *script,
-    const char *const args[], const struct docker_exec_cb *cb, bool *stopped,
-    int *exit_code, struct error *err)
-{
-	return run_script(sb, script, args, cb, stopped, exit_code, err);
-}
-
-/* Kill run_id's group, leaving marker "cancel", "timeout" or "disk". */
-static int
-kill_run(struct sandbox *sb, const char *run_id, const char *marker,
-    struct error *err)
-{
-	const char *const	 args[] = { run_id, marker, NULL };
-	char			 sup[SUP_PATH_MAX];
-	struct small_out	 o;
-	struct error		 e;
-	int			 code;
-
-	/* A run under the supervisor: its kill (exit 1: no such run here). */
-	if (sup_ensure(sb, sup, &e) == 0) {
-		const char *const sargs[] = { sup, "kill", run_id, NULL };
-
-		/* Over the channel when there is one, else an exec. */
-		if (sb->channel && chan_ask(sb, sup, 'k', run_id) == 0)
-			return 0;
-		if (run_helper(sb, NULL, sargs, &o, &code, &e) == 0 &&
-		    code == 0)
-			return 0;
-	}
-	if (run_helper(sb, SCRIPT_KILLER, args, &o, &code, &e) == -1) {
-		/* No container running: nothing of the run can be alive. */
-		if (e.kind == ERR_NOT_FOUND || e.kind == ERR_CONFLICT)
-			return 0;
-		return error_kind(err, e.kind, "%s", e.msg);
-	}
-	if (code != 0)
-		return error_set(err, "the kill helper failed with status %d", code);
-	return 0;
-}
-
-int
-sandbox_kill(struct sandbox *sb, const char *run_id, struct error *err)
-{
-	if (run_id == NULL || !sandbox_valid_run_id(run_id))
-		return error_set(err, "invalid run id");
-	return kill_run(sb, run_id, "cancel", err);
-}
 
 /* State of one sandbox_exec while its stream is read. */
 struct run {
@@ -449,6 +100,19 @@ struct run {
 	char				 cstarted[SANDBOX_IDENT_MAX];
 	bool				 disk_stopped;	/* by the disk watchdog */
 	char				 disk_why[300];
+	/* How the paths went (exec_paths), for the verdict. */
+	const char			*command;
+	long				 timeout_s;
+	char				*id;		/* a one-shot path's exec */
+	bool				 stopped;	/* the tick ended the read */
+	bool				 ensured;	/* sandbox_ensure was tried */
+	bool				 reinstalled;	/* supervisor uploaded anew */
+	bool				 no_chan;	/* no channel for this run */
+	bool				 via_chan;	/* it ran over the channel */
+	bool				 chan_lost;	/* which died under it */
+	bool				 engine_lost;	/* the engine went, mid-run */
+	int				 chan_code;	/* exit code by the channel */
+	long long			 oom0;		/* host's OOM count; -1 */
 };
 
 static void
@@ -539,7 +203,7 @@ run_tick(void *arg)
 	    r->sb->spec, r->disk_why, sizeof(r->disk_why)) == 1) {
 		r->disk_stopped = true;
 		log_warn("run %s: stopping it: %s", r->run_id, r->disk_why);
-		if (kill_run(r->sb, r->run_id, "disk", &e) == -1)
+		if (sandbox_kill_run(r->sb, r->run_id, "disk", &e) == -1)
 			log_warn("run %s: %s", r->run_id, e.msg);
 	}
 	/* Backstop only: the supervisor or watchdog ends the command. */
@@ -547,7 +211,7 @@ run_tick(void *arg)
 		r->backstop_killed = true;
 		log_warn("run %s still running %lld ms after its deadline; "
 		    "killing it from outside", r->run_id, late);
-		if (kill_run(r->sb, r->run_id, "timeout", &e) == -1)
+		if (sandbox_kill_run(r->sb, r->run_id, "timeout", &e) == -1)
 			log_warn("run %s: %s", r->run_id, e.msg);
 	}
 	if (late >= BACKSTOP_STOP_MS) {
@@ -607,15 +271,6 @@ run_cmd_new(const char *sup, const char *command, long timeout_s,
 	return cmd;
 }
 
-static int
-stream_fill(struct exec_stream *s, const struct capture *c)
-{
-	if ((s->text = capture_text(c, &s->len, &s->cut)) == NULL)
-		return -1;
-	s->total = capture_total(c);
-	return 0;
-}
-
 /* Start the run's exec and read its stream to the end. */
 static int
 run_once(struct run *r, const char *sup, const char *command, long timeout_s,
@@ -637,7 +292,7 @@ run_once(struct run *r, const char *sup, const char *command, long timeout_s,
 	if ((cmd = run_cmd_new(sup, command, timeout_s, r->run_id,
 	    r->sb->max_output)) == NULL)
 		return error_set(err, "out of memory");
-	if (exec_create(r->sb, cmd, true, id, err) == -1)
+	if (sandbox_exec_create(r->sb, cmd, EXEC_ENV_RUN, id, err) == -1)
 		goto out;
 	r->start_ms = clock_ms();
 	r->start_wall = (long long)time(NULL);
@@ -701,15 +356,16 @@ run_known(struct sandbox *sb, const char *sup, const char *run_id)
 	const char *const	 argv[] = { sup, "collect", run_id, NULL };
 	struct json_object	*cmd;
 	struct small_out	 o;
-	struct docker_exec_cb	 cb = { NULL, small_tick, &o };
+	struct docker_exec_cb	 cb = { NULL, sandbox_small_tick, &o };
 	struct error		 e;
 	bool			 stopped;
 	int			 code = -1;
 
-	o.deadline_ms = clock_ms() + HELPER_MS;
+	o.deadline_ms = clock_ms() + SANDBOX_HELPER_MS;
 	if ((cmd = sandbox_str_array(argv)) == NULL)
 		return true;
-	if (run_cmd(sb, cmd, &cb, &stopped, &code, &e) == -1 || stopped)
+	if (sandbox_run_cmd(sb, cmd, &cb, &stopped, &code, &e) == -1 ||
+	    stopped)
 		code = -1;
 	json_object_put(cmd);
 	return code != 5;	/* 5: no such run; in doubt, it ran */
@@ -770,23 +426,271 @@ await_record(struct run *r, long timeout_s, struct exec_result *res,
 	(void)err;
 }
 
+/* What one try of a path came to (exec_paths). */
+enum try {
+	TRY_DONE,	/* it ran, or runs on detached: to the verdict */
+	TRY_AGAIN,	/* nothing of it ran: the loop tries again */
+	TRY_FAIL,	/* it could not run; err says why */
+};
+
+/*
+ * A one-shot exec failed to be created or started. A missing or stopped
+ * container shows as 404 or 409 before anything of the command ran: repair
+ * it, once, and try again; anything else is final.
+ */
+static enum try
+exec_repair(struct run *r, struct error *err)
+{
+	if (r->ensured || (err->kind != ERR_NOT_FOUND &&
+	    err->kind != ERR_CONFLICT) ||
+	    capture_total(r->out) + capture_total(r->err) > 0)
+		return TRY_FAIL;
+	r->ensured = true;
+	guard_stale();
+	log_info("container %s not running (%s); ensuring it",
+	    r->sb->container, err->msg);
+	return sandbox_ensure(r->sb, err) == -1 ? TRY_FAIL : TRY_AGAIN;
+}
+
+/*
+ * Path 1, over the supervisor's channel: no exec of its own. No channel,
+ * or one that died before anything of the run ran, sends the run down the
+ * one-shot paths (no_chan); one that died under a started run leaves its
+ * result to its record (chan_lost).
+ */
+static enum try
+exec_chan(struct run *r, const char *sup, struct error *err)
+{
+	int crc;
+
+	crc = run_chan(r, sup, r->command, r->timeout_s, &r->chan_code, err);
+	if (crc == CHAN_NONE) {
+		r->no_chan = true;
+		return TRY_AGAIN;
+	}
+	r->via_chan = true;
+	if (crc == CHAN_STOPPED) {
+		r->stopped = true;
+		return TRY_DONE;
+	}
+	if (crc == CHAN_LOST) {
+		if (!r->started && !run_known(r->sb, sup, r->run_id) &&
+		    capture_total(r->out) + capture_total(r->err) == 0) {
+			/* Nothing of it ran: the one-shot path. */
+			r->no_chan = true;
+			r->via_chan = false;
+			return TRY_AGAIN;
+		}
+		log_warn("run %s: %s; waiting for its record", r->run_id,
+		    err->msg);
+		r->chan_lost = true;
+		return TRY_DONE;
+	}
+	if (!r->started) {
+		error_set(err, "the supervisor could not start the command: %s",
+		    r->sup_error[0] ? r->sup_error : "no answer");
+		return TRY_FAIL;
+	}
+	return TRY_DONE;
+}
+
+/*
+ * Path 2, the supervisor in one engine exec of its own ("supervisor run").
+ * One that did not start the command (no 'S' frame: its copy is gone with
+ * a recreated container, or was tampered with) is uploaded anew, once;
+ * nothing of the command ran yet.
+ */
+static enum try
+exec_sup(struct run *r, const char *sup, struct error *err)
+{
+	char esc[256];
+
+	if (run_once(r, sup, r->command, r->timeout_s, &r->id, &r->stopped,
+	    err) == -1) {
+		if (r->started) {
+			/*
+			 * The engine connection broke while the supervisor
+			 * ran the command: its record will say how it ended
+			 * (or that it died with the container); collect it
+			 * later.
+			 */
+			log_warn("run %s: %s; its result will be collected "
+			    "from its record", r->run_id, err->msg);
+			r->engine_lost = true;
+			r->detached = true;
+			return TRY_DONE;
+		}
+		return exec_repair(r, err);
+	}
+	if (r->started || r->detached || r->stopped)
+		return TRY_DONE;
+	sup_forget(sup);
+	if (r->reinstalled) {
+		error_set(err, "the supervisor could not start the command: %s",
+		    r->sup_error[0] ? r->sup_error : "no answer");
+		return TRY_FAIL;
+	}
+	r->reinstalled = true;
+	log_warn("run %s: the supervisor did not start (%s); uploading it "
+	    "again", r->run_id, log_escape(esc, sizeof(esc), r->sup_error,
+	    strlen(r->sup_error)));
+	return TRY_AGAIN;
+}
+
+/* Path 3, the bash wrapper, where the supervisor cannot be had. */
+static enum try
+exec_wrapper(struct run *r, struct error *err)
+{
+	if (run_once(r, NULL, r->command, r->timeout_s, &r->id, &r->stopped,
+	    err) == -1)
+		return exec_repair(r, err);
+	return TRY_DONE;
+}
+
+/*
+ * The command down the fastest path that can be had now, trying again
+ * while nothing of it ran (a container to repair, a channel or supervisor
+ * that cannot be had, a supervisor to upload anew). 0 when it ran or runs
+ * on detached, -1 when it could not run.
+ */
+static int
+exec_paths(struct run *r, struct error *err)
+{
+	struct error	 serr;
+	char		 sup[SUP_PATH_MAX];
+	const char	*use;
+	enum try	 t;
+
+	for (;;) {
+		use = sup_ensure(r->sb, sup, &serr) == 0 ? sup : NULL;
+		r->oom0 = use != NULL ? sup_host_oom_count(r->sb) : -1;
+		if (use == NULL && (serr.kind == ERR_NOT_FOUND ||
+		    serr.kind == ERR_CONFLICT) && !r->ensured) {
+			r->ensured = true;
+			guard_stale();
+			if (sandbox_ensure(r->sb, err) == -1)
+				return -1;
+			continue;
+		}
+		if (use != NULL && !r->no_chan && r->sb->channel)
+			t = exec_chan(r, use, err);
+		else if (use != NULL)
+			t = exec_sup(r, use, err);
+		else
+			t = exec_wrapper(r, err);
+		if (t != TRY_AGAIN)
+			return t == TRY_DONE ? 0 : -1;
+	}
+}
+
+/* Where a result's streams come from (exec_verdict). */
+enum fill {
+	FILL_CAPTURED,	/* the live output captured while it ran */
+	FILL_RECORD,	/* already in *res, from the run's record */
+};
+
+/*
+ * How the run ended, decided by the server: a timeout by its own clock (the
+ * deadline had passed when it was killed), out of memory by the host's
+ * count (else the supervisor's, which only words the message), ended with
+ * the container when that changed under it; a cancellation is the caller's
+ * verdict, from its run table. Nothing the container writes decides
+ * either. Returns an enum fill, or -1.
+ */
+static int
+exec_verdict(struct run *r, struct exec_result *res, struct error *err)
+{
+	const char *const	 margs[] = { r->run_id, NULL };
+	struct small_out	 marks;
+	struct error		 local;
+	long long		 oom1;
+	int			 code;
+
+	res->engine_lost = r->engine_lost;
+	res->duration_ms = clock_ms() - r->start_ms;
+	if (r->stopped && !r->backstop_stopped)
+		r->detached = true;	/* the stop flag, seen by the client */
+	res->supervised = r->sup && (r->started || r->chan_lost);
+	if (r->chan_lost) {
+		if (await_record(r, r->timeout_s, res, err) == -1)
+			return -1;
+		if (res->out.text == NULL)
+			res->duration_ms = clock_ms() - r->start_ms;
+		if (res->exit_code == 137 &&
+		    res->duration_ms >= r->timeout_s * 1000)
+			res->timed_out = true;
+		return res->out.text != NULL ? FILL_RECORD : FILL_CAPTURED;
+	}
+	if (r->detached) {
+		/* Still running in the container; its end is not ours to see. */
+		res->detached = true;
+		return FILL_CAPTURED;
+	}
+	if (r->backstop_killed || r->backstop_stopped)
+		res->timed_out = true;
+
+	if (r->sup) {
+		/* The supervisor's result frame, else the exec's exit code. */
+		if (r->have_result)
+			res->exit_code = r->result.how == SUPF_EXITED ?
+			    r->result.code : 128 + r->result.code;
+		else if (r->via_chan)
+			res->exit_code = r->chan_code;
+		else if (sandbox_exec_wait(r->sb, r->id, &res->exit_code,
+		    &local) == -1) {
+			/*
+			 * The stream ended without a result and the engine
+			 * does not answer: it went away under the command.
+			 * The record (or its absence) will tell.
+			 */
+			log_warn("run %s: the engine went away: %s", r->run_id,
+			    local.msg);
+			res->engine_lost = res->detached = true;
+			return FILL_CAPTURED;
+		} else if (container_changed(r))
+			/* No result: the supervisor died. With the container? */
+			res->with_container = true;
+		if (!r->have_result && r->via_chan && container_changed(r))
+			res->with_container = true;
+		if (res->exit_code == 137 &&
+		    res->duration_ms >= r->timeout_s * 1000)
+			res->timed_out = true;
+		oom1 = r->oom0 >= 0 ? sup_host_oom_count(r->sb) : -1;
+		if (res->exit_code == 137 && (oom1 >= 0 ? oom1 > r->oom0 :
+		    r->have_result && r->result.oom_after >
+		    r->result.oom_before))
+			res->oom_killed = true;
+		return FILL_CAPTURED;
+	}
+
+	/* The command ran: an engine hiccup now only loses the exit code. */
+	if (sandbox_exec_wait(r->sb, r->id, &res->exit_code, &local) == -1)
+		log_warn("run %s: exit code unknown: %s", r->run_id, local.msg);
+	if (res->exit_code == 137) {
+		/*
+		 * Killed. The helper only cleans up and reports the
+		 * memory-limit count, which only words the message.
+		 */
+		if (res->duration_ms >= r->timeout_s * 1000)
+			res->timed_out = true;
+		if (sandbox_helper(r->sb, SCRIPT_MARKERS, margs, &marks, &code,
+		    &local) == 0) {
+			if (strstr(marks.buf, "oom\n") != NULL)
+				res->oom_killed = true;
+		} else
+			log_warn("run %s: %s", r->run_id, local.msg);
+	}
+	return FILL_CAPTURED;
+}
+
 int
 sandbox_exec(struct sandbox *sb, const char *command, long timeout_s,
     const char *run_id, const struct exec_observer *obs,
     struct exec_result *res, struct error *err)
 {
-	const char *const	 margs[] = { run_id, NULL };
-	struct small_out	 marks;
-	struct run		 r;
-	struct error		 local, serr;
-	char			*id = NULL, sup[SUP_PATH_MAX], esc[256];
-	const char		*use;
-	bool			 stopped = false, ensured = false;
-	bool			 reinstalled = false, no_chan = false;
-	bool			 via_chan = false, chan_lost = false;
-	int			 chan_code = -1, crc;
-	long long		 oom0 = -1, oom1;
-	int			 code, rc = -1;
+	struct run	 r;
+	struct error	 local;
+	int		 fill, rc = -1;
 
 	if (err == NULL)
 		err = &local;
@@ -798,12 +702,16 @@ sandbox_exec(struct sandbox *sb, const char *command, long timeout_s,
 		return error_set(err, "command missing or longer than 1 MiB");
 	if (run_id == NULL || !sandbox_valid_run_id(run_id))
 		return error_set(err, "invalid run id");
-	if (timeout_s < 1 || timeout_s > TIMEOUT_MAX)
+	if (timeout_s < 1 || timeout_s > SANDBOX_TIMEOUT_MAX)
 		return error_set(err, "timeout must be 1 to %ld seconds",
-		    TIMEOUT_MAX);
+		    SANDBOX_TIMEOUT_MAX);
 	r.sb = sb;
 	r.obs = obs;
 	r.run_id = run_id;
+	r.command = command;
+	r.timeout_s = timeout_s;
+	r.chan_code = -1;
+	r.oom0 = -1;
 	if (guard_before_exec(sb, sb->docker, sb->spec, &res->notice,
 	    err) == -1)
 		goto out;
@@ -815,186 +723,17 @@ sandbox_exec(struct sandbox *sb, const char *command, long timeout_s,
 		error_set(err, "out of memory");
 		goto out;
 	}
-
-	/*
-	 * A missing or stopped container shows as 404 or 409 on exec create
-	 * or start, before the command ran: repair it and try once more. A
-	 * supervisor that did not start the command (no 'S' frame: its copy
-	 * is gone with a recreated container, or was tampered with) is
-	 * uploaded anew, once; nothing of the command ran yet.
-	 */
-	for (;;) {
-		use = sup_ensure(sb, sup, &serr) == 0 ? sup : NULL;
-		oom0 = use != NULL ? sup_host_oom_count(sb) : -1;
-		if (use == NULL && (serr.kind == ERR_NOT_FOUND || serr.kind == ERR_CONFLICT) &&
-		    !ensured) {
-			ensured = true;
-			guard_stale();
-			if (sandbox_ensure(sb, err) == -1)
-				goto out;
-			continue;
-		}
-		if (use != NULL && !no_chan && sb->channel) {
-			/* The fast path: the channel, no exec of its own. */
-			crc = run_chan(&r, use, command, timeout_s, &chan_code,
-			    err);
-			if (crc == CHAN_NONE) {
-				no_chan = true;
-				continue;
-			}
-			via_chan = true;
-			if (crc == CHAN_STOPPED) {
-				stopped = true;
-				break;
-			}
-			if (crc == CHAN_LOST) {
-				if (!r.started && !run_known(sb, use, run_id) &&
-				    capture_total(r.out) + capture_total(r.err) == 0) {
-					/* Nothing of it ran: the one-shot path. */
-					no_chan = true;
-					via_chan = false;
-					continue;
-				}
-				log_warn("run %s: %s; waiting for its record",
-				    run_id, err->msg);
-				chan_lost = true;
-				break;
-			}
-			if (!r.started) {
-				error_set(err, "the supervisor could not start "
-				    "the command: %s", r.sup_error[0] ?
-				    r.sup_error : "no answer");
-				goto out;
-			}
-			break;
-		}
-		if (run_once(&r, use, command, timeout_s, &id, &stopped,
-		    err) == -1) {
-			if (r.sup && r.started) {
-				/*
-				 * The engine connection broke while the
-				 * supervisor ran the command: its record
-				 * will say how it ended (or that it died
-				 * with the container); collect it later.
-				 */
-				log_warn("run %s: %s; its result will be "
-				    "collected from its record", run_id,
-				    err->msg);
-				res->engine_lost = true;
-				r.detached = true;
-				break;
-			}
-			if (ensured || (err->kind != ERR_NOT_FOUND && err->kind != ERR_CONFLICT) ||
-			    capture_total(r.out) + capture_total(r.err) > 0)
-				goto out;
-			ensured = true;
-			guard_stale();
-			log_info("container %s not running (%s); ensuring it",
-			    sb->container, err->msg);
-			if (sandbox_ensure(sb, err) == -1)
-				goto out;
-			continue;
-		}
-		if (use == NULL || r.started || r.detached || stopped)
-			break;
-		sup_forget(use);
-		if (reinstalled) {
-			error_set(err, "the supervisor could not start the "
-			    "command: %s", r.sup_error[0] ? r.sup_error :
-			    "no answer");
-			goto out;
-		}
-		reinstalled = true;
-		log_warn("run %s: the supervisor did not start (%s); "
-		    "uploading it again", run_id, log_escape(esc, sizeof(esc),
-		    r.sup_error, strlen(r.sup_error)));
-	}
-	res->duration_ms = clock_ms() - r.start_ms;
-	if (stopped && !r.backstop_stopped)
-		r.detached = true;	/* the stop flag, seen by the client */
-	res->supervised = r.sup && (r.started || chan_lost);
-	if (chan_lost) {
-		if (await_record(&r, timeout_s, res, err) == -1)
-			goto out;
-		if (res->out.text == NULL)
-			res->duration_ms = clock_ms() - r.start_ms;
-		if (res->exit_code == 137 && res->duration_ms >= timeout_s * 1000)
-			res->timed_out = true;
-		if (res->out.text != NULL)
-			goto filled;
-		goto fill;
-	}
-	if (r.detached) {
-		/* Still running in the container; its end is not ours to see. */
-		res->detached = true;
-		goto fill;
-	}
-	if (r.backstop_killed || r.backstop_stopped)
-		res->timed_out = true;
-
-	if (r.sup) {
-		/* The supervisor's result frame, else the exec's exit code. */
-		if (r.have_result)
-			res->exit_code = r.result.how == SUPF_EXITED ?
-			    r.result.code : 128 + r.result.code;
-		else if (via_chan)
-			res->exit_code = chan_code;
-		else if (exec_wait_exit(sb, id, &res->exit_code, &local) == -1) {
-			/*
-			 * The stream ended without a result and the engine
-			 * does not answer: it went away under the command.
-			 * The record (or its absence) will tell.
-			 */
-			log_warn("run %s: the engine went away: %s", run_id,
-			    local.msg);
-			res->engine_lost = res->detached = true;
-			goto fill;
-		} else if (container_changed(&r))
-			/* No result: the supervisor died. With the container? */
-			res->with_container = true;
-		if (!r.have_result && via_chan && container_changed(&r))
-			res->with_container = true;
-		if (res->exit_code == 137 && res->duration_ms >= timeout_s * 1000)
-			res->timed_out = true;
-		/*
-		 * Out of memory: the host's cgroup count when the engine is
-		 * local, else the supervisor's (which only words the message).
-		 */
-		oom1 = oom0 >= 0 ? sup_host_oom_count(sb) : -1;
-		if (res->exit_code == 137 && (oom1 >= 0 ? oom1 > oom0 :
-		    r.have_result && r.result.oom_after > r.result.oom_before))
-			res->oom_killed = true;
-		goto fill;
-	}
-
-	/* The command ran: an engine hiccup now only loses the exit code. */
-	if (exec_wait_exit(sb, id, &res->exit_code, &local) == -1)
-		log_warn("run %s: exit code unknown: %s", run_id, local.msg);
-	if (res->exit_code == 137) {
-		/*
-		 * Killed. A timeout is the server's own verdict, from its own
-		 * clock: the deadline had passed. A cancellation is the
-		 * caller's, from its run table. Nothing the container writes
-		 * decides either; the helper only cleans up and reports the
-		 * memory-limit count, which only words the message.
-		 */
-		if (res->duration_ms >= timeout_s * 1000)
-			res->timed_out = true;
-		if (run_helper(sb, SCRIPT_MARKERS, margs, &marks, &code, &local) == 0) {
-			if (strstr(marks.buf, "oom\n") != NULL)
-				res->oom_killed = true;
-		} else
-			log_warn("run %s: %s", run_id, local.msg);
-	}
-fill:
-	if (stream_fill(&res->out, r.out) == -1 ||
-	    stream_fill(&res->err, r.err) == -1) {
+	if (exec_paths(&r, err) == -1 ||
+	    (fill = exec_verdict(&r, res, err)) == -1)
+		goto out;
+	if (fill == FILL_CAPTURED &&
+	    (sandbox_stream_fill(&res->out, r.out) == -1 ||
+	    sandbox_stream_fill(&res->err, r.err) == -1)) {
 		error_set(err, "out of memory");
 		exec_result_free(res);
 		res->exit_code = -1;
 		goto out;
 	}
-filled:
 	if (r.disk_stopped) {
 		res->disk_stopped = true;
 		free(res->notice);
@@ -1008,184 +747,7 @@ out:
 	supf_free(&r.frames);
 	capture_free(r.out);
 	capture_free(r.err);
-	free(id);
-	return rc;
-}
-
-/* A run's record as it arrives from "supervisor collect". */
-struct record {
-	struct supf		 frames;
-	unsigned char		*part[4];	/* H T h t */
-	size_t			 len[4];
-	struct supf_result	 result;
-	bool			 have_result;
-	bool			 bad;
-	long long		 deadline_ms;
-};
-
-static int
-record_frame(void *arg, int type, const unsigned char *p, size_t len)
-{
-	static const char	 types[] = "HTht";
-	struct record		*rec = arg;
-	const char		*t;
-	int			 i;
-
-	if (rec->have_result)
-		return -1;	/* R is last */
-	if (type == 'R') {
-		if (supf_result_decode(p, len, &rec->result) == -1)
-			return -1;
-		rec->have_result = true;
-		return 0;
-	}
-	if ((t = strchr(types, type)) == NULL || type == '\0')
-		return -1;
-	i = (int)(t - types);
-	if (rec->part[i] != NULL || len == 0)
-		return -1;	/* each part at most once, never empty */
-	if ((rec->part[i] = malloc(len)) == NULL)
-		return -1;
-	memcpy(rec->part[i], p, len);
-	rec->len[i] = len;
-	return 0;
-}
-
-static void
-record_output(void *arg, int stream, const char *buf, size_t len)
-{
-	struct record *rec = arg;
-
-	if (stream == 1 && !rec->bad &&
-	    supf_feed(&rec->frames, buf, len, record_frame, rec) == -1)
-		rec->bad = true;
-}
-
-static int
-record_tick(void *arg)
-{
-	struct record *rec = arg;
-
-	return clock_ms() >= rec->deadline_ms;
-}
-
-/* A capture holding a record's head and tail of a stream of total bytes. */
-static struct capture *
-record_capture(size_t max, const unsigned char *head, size_t hlen,
-    const unsigned char *tail, size_t tlen, unsigned long long total)
-{
-	struct capture *c;
-
-	if ((c = capture_new(max)) == NULL)
-		return NULL;
-	capture_add(c, head, hlen);
-	if (total > hlen + tlen)
-		capture_skip(c, total - hlen - tlen);
-	capture_add(c, tail, tlen);
-	return c;
-}
-
-int
-sandbox_collect(struct sandbox *sb, const char *run_id, long timeout_s,
-    struct exec_result *res, struct error *err)
-{
-	struct record		 rec;
-	struct docker_exec_cb	 cb = { record_output, record_tick, &rec };
-	struct json_object	*cmd = NULL;
-	struct capture		*out = NULL, *errc = NULL;
-	char			 sup[SUP_PATH_MAX];
-	const char		*argv[4];
-	bool			 stopped;
-	int			 code, i, rc = -1;
-
-	memset(res, 0, sizeof(*res));
-	res->exit_code = -1;
-	memset(&rec, 0, sizeof(rec));
-	if (run_id == NULL || !sandbox_valid_run_id(run_id))
-		return error_set(err, "invalid run id");
-	if (sup_ensure(sb, sup, err) == -1)
-		return -1;
-	/*
-	 * While it runs (a task polled, say), the channel answers without an
-	 * exec of its own; the record itself comes through one.
-	 */
-	switch (sb->channel ? chan_ask(sb, sup, 'q', run_id) : -1) {
-	case 3:
-		return SANDBOX_RUNNING;
-	case 4:
-	case 5:
-		return SANDBOX_LOST;
-	default:
-		break;
-	}
-	/* Each part is at most half the limit; a little slack for others'. */
-	supf_init(&rec.frames, (uint32_t)(sb->max_output + 16));
-	rec.deadline_ms = clock_ms() + COLLECT_MS;
-	argv[0] = sup;
-	argv[1] = "collect";
-	argv[2] = run_id;
-	argv[3] = NULL;
-	if ((cmd = sandbox_str_array(argv)) == NULL) {
-		error_set(err, "out of memory");
-		goto out;
-	}
-	if (run_cmd(sb, cmd, &cb, &stopped, &code, err) == -1)
-		goto out;
-	if (stopped) {
-		error_kind(err, ERR_TIMEOUT, "collecting run %s took longer than %d s",
-		    run_id, COLLECT_MS / 1000);
-		goto out;
-	}
-	switch (code) {
-	case 3:
-		rc = SANDBOX_RUNNING;
-		goto out;
-	case 4:
-	case 5:
-		rc = SANDBOX_LOST;
-		goto out;
-	case 0:
-		break;
-	default:
-		error_kind(err, ERR_UPSTREAM, "collecting run %s: the supervisor "
-		    "ended with status %d", run_id, code);
-		goto out;
-	}
-	if (rec.bad || !rec.have_result || !supf_at_boundary(&rec.frames)) {
-		/* Its copy replaced? The next collection uploads a fresh one. */
-		sup_forget(sup);
-		error_kind(err, ERR_UPSTREAM, "run %s: malformed record", run_id);
-		goto out;
-	}
-	if ((out = record_capture(sb->max_output, rec.part[0], rec.len[0],
-	    rec.part[1], rec.len[1], rec.result.out_total)) == NULL ||
-	    (errc = record_capture(sb->max_output, rec.part[2], rec.len[2],
-	    rec.part[3], rec.len[3], rec.result.err_total)) == NULL ||
-	    stream_fill(&res->out, out) == -1 ||
-	    stream_fill(&res->err, errc) == -1) {
-		exec_result_free(res);
-		error_set(err, "out of memory");
-		goto out;
-	}
-	res->supervised = true;
-	res->exit_code = rec.result.how == SUPF_EXITED ? rec.result.code :
-	    128 + rec.result.code;
-	res->duration_ms = rec.result.duration_ms > (unsigned long long)
-	    TIMEOUT_MAX * 1000 ? TIMEOUT_MAX * 1000 :
-	    (long long)rec.result.duration_ms;
-	if (res->exit_code == 137 && res->duration_ms >= timeout_s * 1000)
-		res->timed_out = true;
-	if (res->exit_code == 137 &&
-	    rec.result.oom_after > rec.result.oom_before)
-		res->oom_killed = true;
-	rc = SANDBOX_DONE;
-out:
-	json_object_put(cmd);
-	capture_free(out);
-	capture_free(errc);
-	for (i = 0; i < 4; i++)
-		free(rec.part[i]);
-	supf_free(&rec.frames);
+	free(r.id);
 	return rc;
 }
 
@@ -1201,4 +763,3 @@ exec_result_free(struct exec_result *res)
 	res->out.text = res->err.text = NULL;
 	res->out.len = res->err.len = 0;
 }
-

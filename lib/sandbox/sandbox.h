@@ -23,6 +23,8 @@ struct config;
 struct json_object;
 struct sandbox;
 
+#define SANDBOX_NAME_MAX	160	/* a container or volume name, with NUL */
+
 /* What an exec_observer's tick answers. */
 #define EXEC_TICK_GO_ON		0
 #define EXEC_TICK_STOP		1
