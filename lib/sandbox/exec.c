@@ -750,16 +750,3 @@ out:
 	free(r.id);
 	return rc;
 }
-
-void
-exec_result_free(struct exec_result *res)
-{
-	if (res == NULL)
-		return;
-	free(res->out.text);
-	free(res->err.text);
-	free(res->notice);
-	res->notice = NULL;
-	res->out.text = res->err.text = NULL;
-	res->out.len = res->err.len = 0;
-}

@@ -6,11 +6,13 @@
  * The files build on each other in one direction:
  *
  *   sandbox.c      the core: the handle, one engine call (sandbox_call),
- *                  one-shot execs, scripts and helpers; calls no other
- *                  file of the folder
+ *                  one-shot execs, scripts and helpers, exec_result_free;
+ *                  calls no other file of the folder but the leaves
+ *                  (cspec.c, netpolicy.c, disk_usage.c, scripts.c)
  *   ensure.c       the container's lifecycle (sandbox_ensure)
+ *   guard_disk.c   the disk watchdog, and the guard's shared cache
  *   guard.c        configuration drift, the egress canary (sandbox/guard.h)
- *   guard_disk.c   the disk watchdog
+ *   files.c        one file through the archive API (files.h)
  *   identity.c     which container runs now (sandbox_identity)
  *   sup.c          the supervisor's upload (sandbox/sup.h)
  *   chan.c         the supervisor's channel (sandbox/chan.h)
@@ -163,7 +165,7 @@ int		sandbox_refusal(const struct cspec *, const char *diff,
 bool		sandbox_refuses(const struct cspec *,
 		    struct json_object *inspect, struct error *);
 
-/* --- guard.c and guard_disk.c --- */
+/* --- guard_disk.c, for itself and guard.c --- */
 
 /*
  * The guard's samples and verdicts, shared by the threads of a process

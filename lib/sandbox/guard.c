@@ -34,7 +34,6 @@
 	"server. Files in /sandbox are kept; packages and files installed " \
 	"outside /sandbox are gone (install them again)."
 
-/* Shared by the threads of the process (sandbox/extern.h). */
 /*
  * A container found as specified and running is trusted that long without
  * asking the engine again (an inspect per command costs a round trip and
@@ -43,9 +42,7 @@
  * exec (404, 409) or closes the channel, which calls guard_stale.
  */
 #define FRESH_MS		2000
-pthread_mutex_t		 guard_mu = PTHREAD_MUTEX_INITIALIZER;
 static pthread_mutex_t	 canary_mu = PTHREAD_MUTEX_INITIALIZER; /* one canary at a time */
-struct guard_cache	 guard_cache;
 
 int
 guard_identity(const char *container, char *id, char *started)
@@ -72,32 +69,6 @@ guard_stale(void)
 	pthread_mutex_lock(&guard_mu);
 	guard_cache.fresh_at = 0;
 	pthread_mutex_unlock(&guard_mu);
-}
-
-int
-guard_inspect(struct docker *d, const struct cspec *cs, bool size, long *status,
-    struct json_object **resp, struct error *err)
-{
-	char path[256];
-
-	*resp = NULL;
-	snprintf(path, sizeof(path), "/containers/%s/json%s",
-	    cspec_container(cs), size ? "?size=1" : "");
-	if (docker_request(d, "GET", path, NULL, status, resp, err) == -1)
-		return -1;
-	if (*status != 200 && *status != 404) {
-		error_kind(err, ERR_UPSTREAM, "cannot inspect container %s: HTTP %ld: "
-		    "%.200s", cspec_container(cs), *status,
-		    docker_message(*resp));
-		json_object_put(*resp);
-		*resp = NULL;
-		return -1;
-	}
-	if (*status != 200) {
-		json_object_put(*resp);
-		*resp = NULL;
-	}
-	return 0;
 }
 
 /* The container inspected, made and started first when needed. */

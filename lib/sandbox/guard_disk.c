@@ -1,7 +1,9 @@
 /*
  * sandbox/guard_disk.c: the disk watchdog around commands: /sandbox and the
  * container's own layer sampled, on the host when it can be, and measured
- * against their limits; see sandbox/guard.h.
+ * against their limits; see sandbox/guard.h. The lower of the guard's two
+ * files: it also holds what they share (the cache, guard_inspect), and
+ * sandbox/guard.c builds on it.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -38,11 +40,40 @@
  */
 #define DISK_FAILS_MAX		3
 
+/* Shared by the threads of the process (sandbox/extern.h). */
+pthread_mutex_t		 guard_mu = PTHREAD_MUTEX_INITIALIZER;
+struct guard_cache	 guard_cache;
 /*
  * The container Id last found in watchdog mode: its mounts are fixed, so
  * its /sandbox stays watched across restarts (which clear the cache).
  */
 static char		 watched_id[80];
+
+int
+guard_inspect(struct docker *d, const struct cspec *cs, bool size, long *status,
+    struct json_object **resp, struct error *err)
+{
+	char path[256];
+
+	*resp = NULL;
+	snprintf(path, sizeof(path), "/containers/%s/json%s",
+	    cspec_container(cs), size ? "?size=1" : "");
+	if (docker_request(d, "GET", path, NULL, status, resp, err) == -1)
+		return -1;
+	if (*status != 200 && *status != 404) {
+		error_kind(err, ERR_UPSTREAM, "cannot inspect container %s: HTTP %ld: "
+		    "%.200s", cspec_container(cs), *status,
+		    docker_message(*resp));
+		json_object_put(*resp);
+		*resp = NULL;
+		return -1;
+	}
+	if (*status != 200) {
+		json_object_put(*resp);
+		*resp = NULL;
+	}
+	return 0;
+}
 
 static void
 human(char *b, size_t n, long long v)

@@ -462,3 +462,16 @@ sandbox_script_stream(struct sandbox *sb, const char *script,
 {
 	return run_script(sb, script, args, cb, stopped, exit_code, err);
 }
+
+void
+exec_result_free(struct exec_result *res)
+{
+	if (res == NULL)
+		return;
+	free(res->out.text);
+	free(res->err.text);
+	free(res->notice);
+	res->notice = NULL;
+	res->out.text = res->err.text = NULL;
+	res->out.len = res->err.len = 0;
+}
