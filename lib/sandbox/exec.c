@@ -1,7 +1,8 @@
 /*
  * sandbox/exec.c: running a command in the sandbox (sandbox_exec); see
- * sandbox.h. The one-shot engine execs it is made of are sandbox.c's, a
- * run's record is read by sandbox/collect.c, killed by sandbox/kill.c.
+ * sandbox.h. The one-shot engine execs it is made of are sandbox.c's; a
+ * run's record is read by sandbox/collect.c, a run killed by
+ * sandbox/kill.c.
  *
  * How a command runs, fastest first (one function per path below, then
  * one verdict on how it ended):
@@ -42,8 +43,9 @@
  * cancellation when the run table holds one (the caller checks), never
  * from a file the container could write. A small helper exec then removes
  * the run's files and reports the memory-limit kill count (the message's
- * wording only). Every helper exec has a deadline of SANDBOX_HELPER_MS: a hostile
- * container (say, a /bin/bash that hangs) is reported, not suffered. As a
+ * wording only). Every helper exec has a deadline of SANDBOX_HELPER_MS: a
+ * hostile container (say, a /bin/bash that hangs) is reported, not
+ * suffered. As a
  * backstop for a watchdog that could not run (say the pids limit was hit),
  * the C side kills the group itself a few seconds after the deadline and
  * stops reading a little later: no call waits past the deadline plus
