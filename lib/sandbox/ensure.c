@@ -28,8 +28,13 @@ sandbox_refusal(const struct cspec *cs, const char *diff, struct error *err)
 	    diff);
 }
 
-bool
-sandbox_refuses(const struct cspec *cs, struct json_object *inspect,
+/*
+ * Before an existing container is started (inspect is its GET
+ * /containers/NAME/json): true, with err set, when it is weaker than
+ * wanted and must not run.
+ */
+static bool
+refuses(const struct cspec *cs, struct json_object *inspect,
     struct error *err)
 {
 	char diff[400];
@@ -173,7 +178,7 @@ ensure_once(struct sandbox *sb, struct error *err)
 			goto out;
 	} else {
 		/* A weaker container is never started (sandbox/guard.h). */
-		if (sandbox_refuses(sb->spec, resp, err))
+		if (refuses(sb->spec, resp, err))
 			goto out;
 		state = js_get(resp, "State", json_type_object);
 		js_bool(state, "Running", &running);

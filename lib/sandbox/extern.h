@@ -157,14 +157,6 @@ int		sandbox_helper(struct sandbox *, const char *script,
 int		sandbox_refusal(const struct cspec *, const char *diff,
 		    struct error *);
 
-/*
- * Before an existing container is started (inspect is its GET
- * /containers/NAME/json): true, with err set, when it is weaker than
- * wanted and must not run.
- */
-bool		sandbox_refuses(const struct cspec *,
-		    struct json_object *inspect, struct error *);
-
 /* --- guard_disk.c, for itself and guard.c --- */
 
 /*

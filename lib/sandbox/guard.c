@@ -3,16 +3,10 @@
  * commands, and the guard's view for status; see sandbox/guard.h. The
  * disk watchdog is sandbox/guard_disk.c.
  */
-#include <errno.h>
-#include <fcntl.h>
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
-#include <sys/statfs.h>
-#include <time.h>
-#include <unistd.h>
 
 #include <json-c/json.h>
 
