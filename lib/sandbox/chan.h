@@ -1,6 +1,6 @@
 /*
  * sandbox/chan.h: the channel to the supervisor, the fast path of running
- * commands (sandbox/run.c).
+ * commands (sandbox/exec.c).
  *
  * One attached exec of "supervisor channel" per server process and
  * container, over a hijacked engine connection (docker_exec_attach): no

@@ -1,6 +1,6 @@
 /*
  * disk_usage.h: the bytes a directory tree holds on its file system,
- * measured on the host (sandbox/guard.c: /sandbox's volume in watchdog
+ * measured on the host (sandbox/guard_disk.c: /sandbox's volume in watchdog
  * mode), as `du -sx -B1` counts them.
  *
  * The tree belongs to a hostile container whose root may change it while

@@ -1,18 +1,44 @@
 /*
- * sandbox/extern.h: what the sandbox files share (sandbox.c, the container's
- * lifecycle; sandbox/run.c, running commands; sandbox/status.c, status for
- * sandboxctl). Not for other modules: they use sandbox.h.
+ * sandbox/extern.h: what the files of sandbox/ share, and nothing else
+ * includes. Other folders use the public headers: sandbox.h (the one door),
+ * sandboxes.h, files.h and the guards' headers.
+ *
+ * The files build on each other in one direction:
+ *
+ *   sandbox.c      the core: the handle, one engine call (sandbox_call),
+ *                  one-shot execs, scripts and helpers, exec_result_free;
+ *                  calls no other file of the folder but the leaves
+ *                  (cspec.c, netpolicy.c, disk_usage.c, scripts.c)
+ *   ensure.c       the container's lifecycle (sandbox_ensure)
+ *   guard_disk.c   the disk watchdog, and the guard's shared cache
+ *   guard.c        configuration drift, the egress canary (sandbox/guard.h)
+ *   files.c        one file through the archive API (files.h)
+ *   identity.c     which container runs now (sandbox_identity)
+ *   sup.c          the supervisor's upload (sandbox/sup.h)
+ *   chan.c         the supervisor's channel (sandbox/chan.h)
+ *   kill.c         killing a run (sandbox_kill)
+ *   collect.c      a run's result from its record (sandbox_collect)
+ *   exec.c         running a command (sandbox_exec)
+ *   status.c       status and recreate, for operators
+ *   sandboxes.c    the per-owner registry (sandboxes.h)
+ *
+ * This header includes no header of the folder, so it closes no circle.
  */
-#ifndef CS_SANDBOX_INT_H
-#define CS_SANDBOX_INT_H
+#ifndef CS_SANDBOX_EXTERN_H
+#define CS_SANDBOX_EXTERN_H
 
+#include <pthread.h>
 #include <stdbool.h>
 #include <stddef.h>
 
 #include "base/error.h"
 
+struct capture;
+struct config;
 struct cspec;
 struct docker;
+struct docker_exec_cb;
+struct exec_stream;
 struct json_object;
 
 struct sandbox {
@@ -30,11 +56,24 @@ struct sandbox {
 	bool		 channel;	/* SANDBOX_CHANNEL: commands over it */
 };
 
+/* The longest timeout of a command, and the cap of a recorded duration. */
+#define SANDBOX_TIMEOUT_MAX	(30L * 86400)
+
+/* --- sandbox.c: the core --- */
+
 /* A run id, interpolated into paths in the container: [A-Za-z0-9_-]{1,64}. */
 bool		sandbox_valid_run_id(const char *);
 
 /* A new JSON array of the strings of a NULL-terminated vector. */
 struct json_object *sandbox_str_array(const char *const *);
+
+/*
+ * The container and volume names of owner's sandbox (sandboxes.h: NULL
+ * owner, or shared scope, the shared names; in person scope the names with
+ * the owner's hash), each into SANDBOX_NAME_MAX bytes. Always succeeds.
+ */
+void		sandbox_names(const struct config *, const char *owner,
+		    char *container, char *volume);
 
 /*
  * One engine call, the request/status-check/error epilogue every caller
@@ -44,8 +83,9 @@ struct json_object *sandbox_str_array(const char *const *);
  * NULL) a new reference to the JSON body or NULL; the caller puts it.
  * Otherwise -1: no answer (err as docker_request's), or another status,
  * err then "WHAT (METHOD PATH): HTTP n: the engine's message" with
- * err->kind ERR_NOT_FOUND and ERR_CONFLICT (container missing, not running) and ERR_UPSTREAM
- * for the rest. Every call has the engine client's absolute deadline.
+ * err->kind ERR_NOT_FOUND and ERR_CONFLICT (container missing, not
+ * running) and ERR_UPSTREAM for the rest. Every call has the engine
+ * client's absolute deadline.
  */
 long		sandbox_call(struct sandbox *, const char *method,
 		    struct json_object *body, const long *ok,
@@ -57,11 +97,135 @@ long		sandbox_call(struct sandbox *, const char *method,
  * POST /containers/NAME/exec of cmd, attached (stdout, stderr, no TTY),
  * in /sandbox: with the commands' environment (EXEC_ENV_RUN), and stdin
  * too (EXEC_ENV_CHANNEL, the supervisor's channel), or as the engine has
- * it (EXEC_ENV_NONE). *id is malloc'd. -1 with err->kind ERR_NOT_FOUND/ERR_CONFLICT when
- * the container is missing or does not run.
+ * it (EXEC_ENV_NONE). *id is malloc'd. -1 with err->kind
+ * ERR_NOT_FOUND/ERR_CONFLICT when the container is missing or does not run.
  */
 enum { EXEC_ENV_NONE, EXEC_ENV_RUN, EXEC_ENV_CHANNEL };
 int		sandbox_exec_create(struct sandbox *, struct json_object *cmd,
 		    int how, char **id, struct error *);
+
+/*
+ * The exit code of exec id once the engine has recorded it: the stream can
+ * end a moment before the exit is processed, so it asks again for up to
+ * two seconds (then *exit_code -1). 0, or -1 when the engine does not
+ * answer.
+ */
+int		sandbox_exec_wait(struct sandbox *, const char *id,
+		    int *exit_code, struct error *);
+
+/*
+ * Create and start an exec of cmd (EXEC_ENV_NONE), reporting its output to
+ * cb, then wait for its exit code unless cb's tick stopped it (*stopped).
+ * 0, or -1 with err->kind ERR_NOT_FOUND/ERR_CONFLICT when the container
+ * does not run.
+ */
+int		sandbox_run_cmd(struct sandbox *, struct json_object *cmd,
+		    const struct docker_exec_cb *cb, bool *stopped,
+		    int *exit_code, struct error *);
+
+/* Every helper exec's deadline (a kill, the markers, a run's folder). */
+#define SANDBOX_HELPER_MS	10000
+
+/* Output of a small helper exec: stdout kept in a fixed buffer. */
+#define SMALL_OUT_MAX	4096
+struct small_out {
+	char		buf[SMALL_OUT_MAX];
+	size_t		len;
+	long long	deadline_ms;
+};
+
+/* A docker_exec_cb tick over a struct small_out: its deadline passed. */
+int		sandbox_small_tick(void *);
+
+/*
+ * Run `bash -c script code-sandbox args...` (script NULL: args is the
+ * command itself, the supervisor's), stdout into o, within
+ * SANDBOX_HELPER_MS. 0 with *exit_code, or -1; a helper that passes its
+ * deadline marks the handle's scripts hung (ERR_TIMEOUT: a hostile
+ * container is reported, not suffered).
+ */
+int		sandbox_helper(struct sandbox *, const char *script,
+		    const char *const args[], struct small_out *o,
+		    int *exit_code, struct error *);
+
+/* --- ensure.c --- */
+
+/*
+ * The error of a container weaker than its spec wants (diff says how),
+ * naming what the operator can do. Returns -1.
+ */
+int		sandbox_refusal(const struct cspec *, const char *diff,
+		    struct error *);
+
+/* --- guard_disk.c, for itself and guard.c --- */
+
+/*
+ * The guard's samples and verdicts, shared by the threads of a process
+ * under guard_mu and kept for one container (key: its Id and start time);
+ * guard.c keeps the spec and canary verdicts, guard_disk.c the samples.
+ * Zeroed for a new container (and by guard_recreate).
+ */
+struct guard_cache {
+	char		 key[192];	/* container Id and StartedAt */
+	long long	 canary_at;	/* monotonic ms; 0: not yet */
+	bool		 canary_ok;
+	char		 canary_detail[200];
+	long long	 disk_at, disk_cost;
+	bool		 disk_watch;	/* watchdog mode */
+	bool		 disk_known;	/* the mode was found */
+	int		 disk_fails;	/* failed samples in a row */
+	char		 disk_why[200];	/* why the last one failed */
+	long long	 fs_size, sandbox_used;
+	long long	 layer_at, layer_cost;
+	long long	 layer_used;
+	char		 fresh[128];	/* container found as specified */
+	long long	 fresh_at;	/* monotonic ms; 0: not now */
+	char		 fresh_id[72], fresh_started[72];	/* its identity */
+};
+extern pthread_mutex_t		guard_mu;
+extern struct guard_cache	guard_cache;
+
+/*
+ * The canary and a disk sample run through the container's bash, which the
+ * model may have replaced by one that hangs: each has this deadline, and
+ * after one passed it the handle runs no more of them (sandbox_script_hung):
+ * the last verdicts stand, and a hang costs a call at most this once.
+ */
+#define GUARD_SCRIPT_DEADLINE_S	6
+
+/*
+ * GET /containers/NAME/json[?size=1] of cs's container: 0 with *status and
+ * *resp (the body of a 200; NULL for a 404), or -1 (another status).
+ */
+int		guard_inspect(struct docker *, const struct cspec *, bool size,
+		    long *status, struct json_object **resp, struct error *);
+
+/*
+ * Sample /sandbox: 0 with the mode and sizes, or -1 with why. *host says
+ * they were measured on the host (the mode in *watch then holds even when
+ * the walk failed), not by a script in the container.
+ */
+int		guard_sample_disk(struct sandbox *, struct docker *,
+		    const struct cspec *, bool *watch, long long *fs_size,
+		    long long *used, bool *host, char *why, size_t n);
+
+/*
+ * Between commands: the disk samples refreshed when stale; 1 when a limit
+ * is passed (why says which), else 0 (under, or unknown).
+ */
+int		guard_disk_check(struct sandbox *, struct docker *,
+		    const struct cspec *, char *why, size_t n);
+
+/* --- kill.c --- */
+
+/* Kill run_id's group, leaving marker "cancel", "timeout" or "disk". 0 or -1. */
+int		sandbox_kill_run(struct sandbox *, const char *run_id,
+		    const char *marker, struct error *);
+
+/* --- collect.c --- */
+
+/* s from capture c: its text (malloc'd), length, cut and total. 0 or -1. */
+int		sandbox_stream_fill(struct exec_stream *s,
+		    const struct capture *c);
 
 #endif

@@ -65,14 +65,6 @@ char	*guard_after_exec(const struct cspec *, const char *out,
 	    const char *err);
 
 /*
- * For sandbox_ensure, before it starts an existing container (inspect is
- * its GET /containers/NAME/json): true, with err set, when the container
- * is weaker than wanted and must not run.
- */
-bool	guard_refuses(const struct cspec *, struct json_object *inspect,
-	    struct error *);
-
-/*
  * Remove the container (not its volume) and make it again from the
  * settings: sandboxctl recreate. 0 or -1.
  */

@@ -1,27 +1,31 @@
 /*
- * sandbox.c: the one long-lived sandbox container: the handle and the
- * container's lifecycle (volume, create, start); see sandbox.h. Running
- * commands is sandbox/run.c, status for sandboxctl sandbox/status.c.
+ * sandbox.c: the handle and its engine calls, the core the other files of
+ * sandbox/ build on: opening a handle on an owner's container, one engine
+ * call with its status check (sandbox_call), and the one-shot engine execs
+ * of scripts and helpers (sandbox_script, sandbox_helper); see sandbox.h
+ * and sandbox/extern.h. It calls no other file of the folder: the
+ * container's lifecycle is sandbox/ensure.c, running commands
+ * sandbox/exec.c.
  */
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
-#include <unistd.h>
 
 #include <json-c/json.h>
 
+#include "base/clock.h"
 #include "base/config.h"
+#include "base/crypto.h"
 #include "base/js.h"
 #include "base/log.h"
 #include "engine/docker.h"
 #include "sandbox/cspec.h"
 #include "sandbox/extern.h"
-#include "sandbox/files.h"
-#include "sandbox/guard.h"
 #include "sandbox/sandbox.h"
-#include "sandbox/sandboxes.h"
+
+#define HASH_DIGITS	12	/* 48 bits: no two owners of a server collide */
 
 /* A Docker object name safe to put in a URL path: [A-Za-z0-9_.-]. */
 static bool
@@ -55,17 +59,35 @@ sandbox_str_array(const char *const *v)
 	return a;
 }
 
+void
+sandbox_names(const struct config *cfg, const char *owner, char *container,
+    char *volume)
+{
+	char hash[CRYPTO_SHA256_HEX];
+
+	if (!cfg->per_person || owner == NULL) {
+		snprintf(container, SANDBOX_NAME_MAX, "%s", cfg->container);
+		snprintf(volume, SANDBOX_NAME_MAX, "%s", cfg->volume);
+		return;
+	}
+	crypto_sha256_hex(owner, strlen(owner), hash);
+	snprintf(container, SANDBOX_NAME_MAX, "%s-%.*s", cfg->container,
+	    HASH_DIGITS, hash);
+	snprintf(volume, SANDBOX_NAME_MAX, "%s-%.*s", cfg->volume,
+	    HASH_DIGITS, hash);
+}
+
 int
 sandbox_open(const struct config *cfg, const char *owner, struct sandbox **out,
     struct error *err)
 {
 	struct sandbox	*sb;
-	char		 container[SANDBOXES_NAME_MAX], volume[SANDBOXES_NAME_MAX];
+	char		 container[SANDBOX_NAME_MAX], volume[SANDBOX_NAME_MAX];
 	int		 rc = -1;
 
 	*out = NULL;
 	/* The one place an owner's sandbox gets its names (sandboxes.h). */
-	sandboxes_names(cfg, owner, container, volume);
+	sandbox_names(cfg, owner, container, volume);
 	if (!valid_name(container) || !valid_name(volume))
 		return error_set(err, "SANDBOX_CONTAINER and SANDBOX_VOLUME: use "
 		    "letters, digits, '_', '.' and '-' only");
@@ -166,243 +188,290 @@ sandbox_call(struct sandbox *sb, const char *method, struct json_object *body,
 	return status;
 }
 
-/* A valid Id (64 hex digits) and a plausible StartedAt, copied. */
-static int
-ident_copy(const char *id, const char *at, char *idout, char *atout)
+static const char *const EXEC_ENV[] = {
+	"HOME=/root", "LANG=C.UTF-8", "TERM=dumb", "PAGER=cat",
+	"GIT_PAGER=cat", "PYTHONUNBUFFERED=1",
+	"DEBIAN_FRONTEND=noninteractive",
+	/* PEP 668: as in the image (Dockerfile.local), for any image. */
+	"PIP_BREAK_SYSTEM_PACKAGES=1", NULL
+};
+
+/* An exec id from the engine: hex digits only. */
+static bool
+valid_exec_id(const char *s)
 {
-	if (id == NULL || strlen(id) != 64 || strspn(id,
-	    "0123456789abcdef") != 64 || at == NULL || strlen(at) < 10 ||
-	    strlen(at) >= SANDBOX_IDENT_MAX || strspn(at,
-	    "0123456789-:.TZ+") != strlen(at))
-		return -1;
-	memcpy(idout, id, 65);
-	memcpy(atout, at, strlen(at) + 1);
-	return 0;
+	size_t n = s == NULL ? 0 : strlen(s);
+
+	return n > 0 && n <= 128 && strspn(s, "0123456789abcdef") == n;
 }
 
 int
-sandbox_identity(struct sandbox *sb, bool may_cache, char *id, char *started,
-    struct error *err)
+sandbox_exec_create(struct sandbox *sb, struct json_object *cmd, int how,
+    char **id, struct error *err)
 {
-	static const long	 ok[] = { 200, 0 };
-	struct json_object	*resp = NULL;
+	static const long	 ok[] = { 201, 0 };
+	struct json_object	*body, *resp = NULL;
+	const char		*s;
 	int			 rc = -1;
 
-	id[0] = started[0] = '\0';
-	if (may_cache && guard_identity(sb->container, id, started) == 0)
-		return 0;
-	if (sandbox_call(sb, "GET", NULL, ok, &resp, "cannot inspect the "
-	    "container", err, "/containers/%s/json", sb->container) == -1)
-		return -1;
-	if (ident_copy(js_str(resp, "Id"), js_str(js_get(resp, "State",
-	    json_type_object), "StartedAt"), id, started) == -1)
-		error_kind(err, ERR_UPSTREAM, "the engine gave no valid Id and StartedAt");
-	else
-		rc = 0;
-	json_object_put(resp);
-	return rc;
-}
-
-int
-sandbox_started_at(struct sandbox *sb, long long *when, bool *running,
-    struct error *err)
-{
-	static const long	 ok[] = { 200, 0 };
-	struct json_object	*resp = NULL, *state;
-	const char		*t;
-	int			 rc = -1;
-
-	*when = 0;
-	if (running != NULL)
-		*running = false;
-	if (sandbox_call(sb, "GET", NULL, ok, &resp, "cannot inspect the "
-	    "container", err, "/containers/%s/json", sb->container) == -1)
-		return -1;
-	state = js_get(resp, "State", json_type_object);
-	if (running != NULL)
-		js_bool(state, "Running", running);
-	t = js_str(state, "StartedAt");
-	if (t == NULL || files_parse_time(t, when) == -1)
-		error_kind(err, ERR_UPSTREAM, "the engine gave no valid StartedAt");
-	else
-		rc = 0;
-	json_object_put(resp);
-	return rc;
-}
-
-static int
-volume_create(struct sandbox *sb, struct error *err)
-{
-	static const long	 ok[] = { 200, 201, 0 };
-	struct json_object	*body, *labels;
-	int			 rc = -1;
-
+	*id = NULL;
 	body = json_object_new_object();
-	labels = json_object_new_object();
-	js_set_str(labels, "code-sandbox", "data");
-	js_set_str(body, "Name", sb->volume);
-	js_set(body, "Labels", labels);
-	/* 201 also when the volume exists: the call is idempotent. */
-	if (sandbox_call(sb, "POST", body, ok, NULL, "cannot create the "
-	    "Docker volume", err, "/volumes/create") == -1)
-		goto out;
-	rc = 0;
-out:
-	json_object_put(body);
-	return rc;
-}
-
-/* POST /containers/create; 0 when created or already there (409). */
-static int
-container_create(struct sandbox *sb, struct error *err)
-{
-	static const char *const cmd[] = { "sleep", "infinity", NULL };
-	static const char *const secopt[] = { "no-new-privileges", NULL };
-	static const long	 ok[] = { 201, 404, 409, 0 };
-	struct json_object	*body, *host, *mounts, *mount, *restart, *labels;
-	struct json_object	*resp = NULL;
-	long			 status;
-	int			 rc = -1;
-
-	body = json_object_new_object();
-	js_set_str(body, "Image", sb->image);
-	js_set(body, "Cmd", sandbox_str_array(cmd));
+	js_set_bool(body, "AttachStdin", how == EXEC_ENV_CHANNEL);
+	js_set_bool(body, "AttachStdout", true);
+	js_set_bool(body, "AttachStderr", true);
+	js_set_bool(body, "Tty", false);
+	js_set(body, "Cmd", json_object_get(cmd));
 	js_set_str(body, "WorkingDir", "/sandbox");
-	labels = json_object_new_object();
-	js_set_str(labels, "code-sandbox", "sandbox");
-	js_set(body, "Labels", labels);
-
-	host = json_object_new_object();
-	mounts = json_object_new_array();
-	mount = json_object_new_object();
-	js_set_str(mount, "Type", "volume");
-	js_set_str(mount, "Source", sb->volume);
-	js_set_str(mount, "Target", "/sandbox");
-	json_object_array_add(mounts, mount);
-	js_set(host, "Mounts", mounts);
-	js_set_int(host, "Memory", sb->memory_bytes);
-	js_set_int(host, "MemorySwap", sb->memory_bytes);	/* no swap on top */
-	js_set_int(host, "NanoCpus", sb->nano_cpus);
-	js_set_int(host, "PidsLimit", sb->pids_limit);
-	/* Headless Chromium needs more than Docker's 64 MB default. */
-	js_set_int(host, "ShmSize", sb->shm_bytes);
-	js_set_bool(host, "Privileged", false);
-	js_set(host, "SecurityOpt", sandbox_str_array(secopt));
-	restart = json_object_new_object();
-	js_set_str(restart, "Name", "unless-stopped");
-	js_set(host, "RestartPolicy", restart);
-	js_set_bool(host, "Init", true);	/* reaps orphans of detached jobs */
-	js_set(body, "HostConfig", host);
-	cspec_fill_create(sb->spec, body);
-
-	if ((status = sandbox_call(sb, "POST", body, ok, &resp, "cannot create "
-	    "the container", err, "/containers/create?name=%s",
-	    sb->container)) == -1)
+	if (how != EXEC_ENV_NONE)
+		js_set(body, "Env", sandbox_str_array(EXEC_ENV));
+	/* 404/409: no such container, or it is stopped, paused, restarting. */
+	if (sandbox_call(sb, "POST", body, ok, &resp, "cannot run a command",
+	    err, "/containers/%s/exec", sb->container) == -1)
 		goto out;
-	switch (status) {
-	case 201:
-		log_info("created container %s from image %s", sb->container,
-		    sb->image);
-		break;
-	case 409:
-		/* Another process created it first: fine, it exists now. */
-		break;
-	case 404:
-		if (strstr(docker_message(resp), "network") != NULL) {
-			error_kind(err, ERR_UNAVAILABLE, "the sandbox's network is missing "
-			    "(%.200s): run containers/netpolicy.sh apply as root",
-			    docker_message(resp));
-			goto out;
-		}
-		error_kind(err, ERR_UNAVAILABLE, "the sandbox image %s is missing: build it "
-		    "with containers/build-image.sh (or make run)", sb->image);
+	if (!valid_exec_id(s = js_str(resp, "Id"))) {
+		error_kind(err, ERR_UPSTREAM, "Docker engine answered exec create "
+		    "without a valid Id");
+		goto out;
+	}
+	if ((*id = strdup(s)) == NULL) {
+		error_set(err, "out of memory");
 		goto out;
 	}
 	rc = 0;
 out:
-	json_object_put(resp);
 	json_object_put(body);
+	json_object_put(resp);
 	return rc;
 }
 
+/* GET /exec/ID/json: whether it runs and its exit code. */
 static int
-container_start(struct sandbox *sb, bool paused, struct error *err)
+exec_inspect(struct sandbox *sb, const char *id, bool *running,
+    int *exit_code, struct error *err)
 {
-	/* 204 started, 304 already running; unpause answers 200 or 204. */
-	static const long	 start_ok[] = { 204, 304, 0 };
-	static const long	 unpause_ok[] = { 200, 204, 304, 0 };
-	long			 status;
-
-	if ((status = sandbox_call(sb, "POST", NULL, paused ? unpause_ok :
-	    start_ok, NULL, paused ? "cannot unpause the container" :
-	    "cannot start the container", err, "/containers/%s/%s",
-	    sb->container, paused ? "unpause" : "start")) == -1)
-		return -1;
-	if (status == 204)
-		log_info("%s container %s", paused ? "unpaused" : "started",
-		    sb->container);
-	return 0;
-}
-
-static int
-ensure_once(struct sandbox *sb, struct error *err)
-{
-	static const long	 ok[] = { 200, 404, 0 };
-	struct json_object	*resp = NULL, *state;
-	long			 status;
-	bool			 running = false, paused = false;
+	static const long	 ok[] = { 200, 0 };
+	struct json_object	*resp = NULL;
+	long long		 code;
 	int			 rc = -1;
 
-	if (volume_create(sb, err) == -1)
+	*running = false;
+	*exit_code = -1;
+	if (sandbox_call(sb, "GET", NULL, ok, &resp, "cannot inspect a command",
+	    err, "/exec/%s/json", id) == -1)
 		goto out;
-	if ((status = sandbox_call(sb, "GET", NULL, ok, &resp, "cannot inspect "
-	    "the container", err, "/containers/%s/json", sb->container)) == -1)
-		goto out;
-	if (status == 404) {
-		if (container_create(sb, err) == -1)
-			goto out;
-	} else {
-		/* A weaker container is never started (sandbox/guard.h). */
-		if (guard_refuses(sb->spec, resp, err))
-			goto out;
-		state = js_get(resp, "State", json_type_object);
-		js_bool(state, "Running", &running);
-		js_bool(state, "Paused", &paused);
-	}
-	if (running && !paused)
-		rc = 0;
-	else
-		rc = container_start(sb, paused, err);
+	js_bool(resp, "Running", running);
+	if (!*running && js_int(resp, "ExitCode", &code) == 0 &&
+	    code >= 0 && code <= 255)
+		*exit_code = (int)code;
+	rc = 0;
 out:
 	json_object_put(resp);
 	return rc;
 }
 
-/*
- * Calls arriving together for a missing or stopped container race: one
- * creates it while another's create answers 409 and its start may still
- * see 404 (or a removal in progress). Those answers are retried a few times
- * with a growing pause; everything else is final.
- */
 int
-sandbox_ensure(struct sandbox *sb, struct error *err)
+sandbox_exec_wait(struct sandbox *sb, const char *id, int *exit_code,
+    struct error *err)
 {
-	int attempt;
+	struct timespec	 pause = { 0, 5 * 1000000 };
+	long long	 until = clock_ms() + 2000;
+	bool		 running;
 
-	for (attempt = 1; ; attempt++) {
-		error_clear(err);
-		if (ensure_once(sb, err) == 0)
-			return 0;
-		if (attempt == 5 || err == NULL ||
-		    (err->kind != ERR_NOT_FOUND && err->kind != ERR_CONFLICT))
+	for (;;) {
+		if (exec_inspect(sb, id, &running, exit_code, err) == -1)
 			return -1;
-		usleep(100000 * (useconds_t)attempt);
+		if (!running)
+			return 0;
+		if (clock_ms() >= until)
+			break;
+		nanosleep(&pause, NULL);
+		if (pause.tv_nsec < 80 * 1000000)
+			pause.tv_nsec *= 2;
 	}
+	*exit_code = -1;
+	return 0;
 }
 
+int
+sandbox_small_tick(void *arg)
+{
+	struct small_out *o = arg;
+
+	return clock_ms() >= o->deadline_ms;
+}
+
+static void
+small_output(void *arg, int stream, const char *buf, size_t len)
+{
+	struct small_out *o = arg;
+	size_t n;
+
+	if (stream != 1)
+		return;
+	n = sizeof(o->buf) - 1 - o->len;
+	if (n > len)
+		n = len;
+	memcpy(o->buf + o->len, buf, n);
+	o->len += n;
+	o->buf[o->len] = '\0';
+}
 
 int
-sandbox_recreate(struct sandbox *sb, struct error *err)
+sandbox_run_cmd(struct sandbox *sb, struct json_object *cmd,
+    const struct docker_exec_cb *cb, bool *stopped, int *exit_code,
+    struct error *err)
 {
-	return guard_recreate(sb, sb->docker, sb->spec, err);
+	char	*id = NULL;
+	int	 rc = -1;
+
+	*exit_code = -1;
+	*stopped = false;
+	if (sandbox_exec_create(sb, cmd, EXEC_ENV_NONE, &id, err) == -1)
+		goto out;
+	if (docker_exec_start(sb->docker, id, cb, stopped, err) == -1)
+		goto out;
+	if (!*stopped && sandbox_exec_wait(sb, id, exit_code, err) == -1)
+		goto out;
+	rc = 0;
+out:
+	free(id);
+	return rc;
+}
+
+/* sandbox_run_cmd of bash -c script with args. */
+static int
+run_script(struct sandbox *sb, const char *script, const char *const args[],
+    const struct docker_exec_cb *cb, bool *stopped, int *exit_code,
+    struct error *err)
+{
+	struct json_object	*cmd;
+	int			 rc;
+
+	cmd = json_object_new_array();
+	json_object_array_add(cmd, json_object_new_string("bash"));
+	json_object_array_add(cmd, json_object_new_string("-c"));
+	json_object_array_add(cmd, json_object_new_string(script));
+	json_object_array_add(cmd, json_object_new_string("code-sandbox"));
+	for (; *args != NULL; args++)
+		json_object_array_add(cmd, json_object_new_string(*args));
+	rc = sandbox_run_cmd(sb, cmd, cb, stopped, exit_code, err);
+	json_object_put(cmd);
+	return rc;
+}
+
+int
+sandbox_helper(struct sandbox *sb, const char *script, const char *const args[],
+    struct small_out *o, int *exit_code, struct error *err)
+{
+	struct docker_exec_cb	 cb = { small_output, sandbox_small_tick, o };
+	bool			 stopped;
+
+	o->len = 0;
+	o->buf[0] = '\0';
+	o->deadline_ms = clock_ms() + SANDBOX_HELPER_MS;
+	if (script == NULL) {
+		struct json_object	*cmd = sandbox_str_array(args);
+		int			 rc;
+
+		rc = sandbox_run_cmd(sb, cmd, &cb, &stopped, exit_code, err);
+		json_object_put(cmd);
+		if (rc == -1)
+			return -1;
+	} else if (run_script(sb, script, args, &cb, &stopped, exit_code,
+	    err) == -1)
+		return -1;
+	/* A hostile container can make bash hang: report it, never suffer it. */
+	if (stopped) {
+		sb->script_hung = true;
+		return error_kind(err, ERR_TIMEOUT, "a helper command in the sandbox "
+		    "did not finish within %d s (is /bin/bash intact?)",
+		    SANDBOX_HELPER_MS / 1000);
+	}
+	return 0;
+}
+
+/* Output of sandbox_script: stdout into the caller's buffer. */
+struct script_out {
+	char		*buf;
+	size_t		 len, size;
+	bool		 cut;
+	bool		(*cancel)(void *);
+	void		*arg;
+	long long	 deadline_ms;
+};
+
+static void
+script_output(void *arg, int stream, const char *buf, size_t len)
+{
+	struct script_out	*o = arg;
+	size_t			 n;
+
+	if (stream != 1)
+		return;
+	n = o->size - 1 - o->len;
+	if (n > len)
+		n = len;
+	else if (n < len)
+		o->cut = true;
+	memcpy(o->buf + o->len, buf, n);
+	o->len += n;
+	o->buf[o->len] = '\0';
+}
+
+static int
+script_tick(void *arg)
+{
+	struct script_out *o = arg;
+
+	return clock_ms() >= o->deadline_ms ||
+	    (o->cancel != NULL && o->cancel(o->arg));
+}
+
+int
+sandbox_script(struct sandbox *sb, const char *script, const char *const args[],
+    char *out, size_t outsz, bool (*cancel)(void *), void *arg,
+    long deadline_s, int *exit_code, struct error *err)
+{
+	struct script_out	 o = { out, 0, outsz, false, cancel, arg,
+				     clock_ms() + deadline_s * 1000 };
+	struct docker_exec_cb	 cb = { script_output, script_tick, &o };
+	bool			 stopped;
+
+	*exit_code = -1;
+	if (outsz < 2)
+		return error_set(err, "sandbox_script: output buffer too small");
+	out[0] = '\0';
+	if (run_script(sb, script, args, &cb, &stopped, exit_code, err) == -1)
+		return -1;
+	if (stopped && clock_ms() >= o.deadline_ms) {
+		sb->script_hung = true;
+		return error_kind(err, ERR_TIMEOUT, "a script in the sandbox did not "
+		    "finish within %ld s (is /bin/bash intact?)", deadline_s);
+	}
+	if (stopped)
+		return error_set(err, "stopped before the script ended");
+	if (o.cut)
+		log_warn("sandbox script output cut at %zu bytes", outsz - 1);
+	return 0;
+}
+
+int
+sandbox_script_stream(struct sandbox *sb, const char *script,
+    const char *const args[], const struct docker_exec_cb *cb, bool *stopped,
+    int *exit_code, struct error *err)
+{
+	return run_script(sb, script, args, cb, stopped, exit_code, err);
+}
+
+void
+exec_result_free(struct exec_result *res)
+{
+	if (res == NULL)
+		return;
+	free(res->out.text);
+	free(res->err.text);
+	free(res->notice);
+	res->notice = NULL;
+	res->out.text = res->err.text = NULL;
+	res->out.len = res->err.len = 0;
 }

@@ -1,5 +1,7 @@
 /*
- * sandbox.h: the one long-lived sandbox container.
+ * sandbox.h: the one long-lived sandbox container, and the door to it for
+ * the other folders (the files of sandbox/ and what they share:
+ * sandbox/extern.h).
  *
  * A struct sandbox is a Docker engine client (lib/engine/) plus the settings
  * that name the image, container and volume; use one per thread.
@@ -22,6 +24,8 @@
 struct config;
 struct json_object;
 struct sandbox;
+
+#define SANDBOX_NAME_MAX	160	/* a container or volume name, with NUL */
 
 /* What an exec_observer's tick answers. */
 #define EXEC_TICK_GO_ON		0
@@ -107,7 +111,8 @@ const char	*sandbox_container(const struct sandbox *);
  * (runs_start) and is known to have died with its container when they
  * changed. With may_cache, the answer of the last couple of seconds' check
  * (sandbox/guard.c) serves when there is one, so no engine call is made
- * per command. 0, or -1 (err status 404 when there is no container).
+ * per command. 0, or -1 (err->kind ERR_NOT_FOUND when there is no
+ * container).
  */
 #define SANDBOX_IDENT_MAX	72
 int	sandbox_identity(struct sandbox *, bool may_cache, char *id,
@@ -116,8 +121,8 @@ int	sandbox_identity(struct sandbox *, bool may_cache, char *id,
 /*
  * When the container last started (unix seconds, the engine's clock; a
  * run that started before it died with the container) and whether it runs
- * now (running may be NULL). 0, or -1 (err status 404 when there is no
- * container).
+ * now (running may be NULL). 0, or -1 (err->kind ERR_NOT_FOUND when
+ * there is no container).
  */
 int	sandbox_started_at(struct sandbox *, long long *when, bool *running,
 	    struct error *);

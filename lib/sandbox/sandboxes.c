@@ -1,4 +1,7 @@
-/* sandboxes.c: see sandboxes.h. */
+/*
+ * sandbox/sandboxes.c: the per-owner registry of sandboxes, built on the
+ * handle (sandbox.h); see sandboxes.h.
+ */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -12,6 +15,7 @@
 #include "base/log.h"
 #include "engine/docker.h"
 #include "oauth/owners.h"
+#include "sandbox/extern.h"
 #include "sandbox/sandbox.h"
 #include "sandbox/sandboxes.h"
 #include "store/db.h"
@@ -19,7 +23,6 @@
 
 _Static_assert(DB_OWNER_MAX == OWNER_MAX, "a stored owner fits OWNER_MAX");
 
-#define HASH_DIGITS	12	/* 48 bits: no two owners of a server collide */
 #define STOP_GRACE_S	3	/* SIGTERM, then SIGKILL after this (engine) */
 #define IDLE_MAX	64	/* sandboxes stopped in one pass */
 #define IDLE_PER_CALL	2	/* ... and on the way of a tool call */
@@ -28,18 +31,8 @@ void
 sandboxes_names(const struct config *cfg, const char *owner,
     char container[SANDBOXES_NAME_MAX], char volume[SANDBOXES_NAME_MAX])
 {
-	char hash[CRYPTO_SHA256_HEX];
-
-	if (!cfg->per_person || owner == NULL) {
-		snprintf(container, SANDBOXES_NAME_MAX, "%s", cfg->container);
-		snprintf(volume, SANDBOXES_NAME_MAX, "%s", cfg->volume);
-		return;
-	}
-	crypto_sha256_hex(owner, strlen(owner), hash);
-	snprintf(container, SANDBOXES_NAME_MAX, "%s-%.*s", cfg->container,
-	    HASH_DIGITS, hash);
-	snprintf(volume, SANDBOXES_NAME_MAX, "%s-%.*s", cfg->volume,
-	    HASH_DIGITS, hash);
+	/* The handle's own (sandbox.c), so both name a sandbox alike. */
+	sandbox_names(cfg, owner, container, volume);
 }
 
 /*

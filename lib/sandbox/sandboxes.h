@@ -26,12 +26,13 @@
 #include <stddef.h>
 
 #include "base/error.h"
+#include "sandbox/sandbox.h"
 
 struct config;
 struct db;
 struct json_object;
 
-#define SANDBOXES_NAME_MAX	160	/* a container or volume name, with NUL */
+#define SANDBOXES_NAME_MAX	SANDBOX_NAME_MAX
 
 /*
  * The container and volume names of owner's sandbox (NULL owner: the

@@ -2,7 +2,7 @@
  * scripts.h: the shell run in the sandbox container, every script in one
  * place (scripts.c), each with a comment on its arguments, what it prints
  * and what it may meet in a hostile container. Run through sandbox_script
- * (sandbox.h) or the exec paths of sandbox/run.c, always with a deadline.
+ * (sandbox.h) or the exec paths of sandbox/exec.c, always with a deadline.
  */
 #ifndef CS_SCRIPTS_H
 #define CS_SCRIPTS_H
@@ -10,12 +10,12 @@
 /* Where the command wrapper keeps its pid, marker and script files. */
 #define SCRIPT_RUN_DIR	"/run/code-sandbox"
 
-/* Commands (sandbox/run.c): the wrapper, its killer, its marker reader. */
+/* Commands (sandbox/exec.c, kill.c): the wrapper, its killer, its markers. */
 extern const char SCRIPT_WRAPPER[];
 extern const char SCRIPT_KILLER[];
 extern const char SCRIPT_MARKERS[];
 
-/* Guards (sandbox/guard.c, status.c): disk sample, volume usage. */
+/* Guards (sandbox/guard_disk.c, status.c): disk sample, volume usage. */
 extern const char SCRIPT_DISK[];
 extern const char SCRIPT_USAGE[];
 

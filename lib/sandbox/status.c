@@ -1,6 +1,7 @@
 /*
- * sandbox/status.c: what the engine says about the sandbox, for
- * sandboxctl status; see sandbox.h.
+ * sandbox/status.c: the sandbox for operators: what the engine says about
+ * it (sandboxctl status) and making its container again (sandboxctl
+ * recreate); see sandbox.h.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -62,17 +63,80 @@ copy_member(struct json_object *to, const char *key, struct json_object *from,
 		js_set(to, key, json_object_get(v));
 }
 
-int
-sandbox_status(struct sandbox *sb, struct json_object **out, struct error *err)
+/* The container's part of the status (cont): 0, or -1 (err). */
+static int
+status_container(struct sandbox *sb, struct json_object *cont, bool *running,
+    struct error *err)
 {
-	struct json_object	*st, *engine, *image, *cont, *vol, *resp = NULL;
-	struct json_object	*state, *host;
+	struct json_object	*resp = NULL, *state, *host;
+	char			 path[600];
+
+	snprintf(path, sizeof(path), "/containers/%s/json", sb->container);
+	if (get_json(sb, path, &resp, err) == -1)
+		return -1;
+	js_set_bool(cont, "exists", resp != NULL);
+	if (resp != NULL) {
+		state = js_get(resp, "State", json_type_object);
+		host = js_get(resp, "HostConfig", json_type_object);
+		js_bool(state, "Running", running);
+		copy_member(cont, "id", resp, "Id");
+		copy_member(cont, "image", js_get(resp, "Config",
+		    json_type_object), "Image");
+		copy_member(cont, "state", state, "Status");
+		copy_member(cont, "running", state, "Running");
+		copy_member(cont, "started_at", state, "StartedAt");
+		copy_member(cont, "finished_at", state, "FinishedAt");
+		copy_member(cont, "oom_killed", state, "OOMKilled");
+		copy_member(cont, "exit_code", state, "ExitCode");
+		copy_member(cont, "restart_count", resp, "RestartCount");
+		copy_member(cont, "memory", host, "Memory");
+		copy_member(cont, "nano_cpus", host, "NanoCpus");
+		copy_member(cont, "pids_limit", host, "PidsLimit");
+		copy_member(cont, "shm_size", host, "ShmSize");
+	}
+	json_object_put(resp);
+	return 0;
+}
+
+/*
+ * The volume's usage (vol), by du and df in the running container: a
+ * script that passes its deadline is reported, not waited for.
+ */
+static void
+status_usage(struct sandbox *sb, struct json_object *vol)
+{
 	const char *const	 noargs[] = { NULL };
 	char			 usage[128];
 	const char		*p;
 	struct error		 e;
-	char			 path[600];
 	int			 code;
+
+	/* du may take a while on a large volume; never more than this. */
+	error_clear(&e);
+	if (sandbox_script(sb, SCRIPT_USAGE, noargs, usage, sizeof(usage),
+	    NULL, NULL, USAGE_DEADLINE_S, &code, &e) == 0 && code == 0) {
+		long long used, avail, total;
+
+		p = usage;
+		used = parse_count(&p);
+		avail = parse_count(&p);
+		total = parse_count(&p);
+		if (used >= 0)
+			js_set_int(vol, "used_bytes", used);
+		if (avail >= 0)
+			js_set_int(vol, "fs_available_bytes", avail);
+		if (total >= 0)
+			js_set_int(vol, "fs_size_bytes", total);
+	} else if (e.kind == ERR_TIMEOUT)
+		js_set_str(vol, "usage_error", e.msg);
+}
+
+int
+sandbox_status(struct sandbox *sb, struct json_object **out, struct error *err)
+{
+	struct json_object	*st, *engine, *image, *cont, *vol, *resp = NULL;
+	struct error		 e;
+	char			 path[600];
 	bool			 running = false;
 
 	*out = NULL;
@@ -110,33 +174,11 @@ sandbox_status(struct sandbox *sb, struct json_object **out, struct error *err)
 	copy_member(image, "created", resp, "Created");
 	copy_member(image, "size", resp, "Size");
 	json_object_put(resp);
+	resp = NULL;
 
 	js_set_str(cont, "name", sb->container);
-	snprintf(path, sizeof(path), "/containers/%s/json", sb->container);
-	if (get_json(sb, path, &resp, err) == -1)
+	if (status_container(sb, cont, &running, err) == -1)
 		goto fail;
-	js_set_bool(cont, "exists", resp != NULL);
-	if (resp != NULL) {
-		state = js_get(resp, "State", json_type_object);
-		host = js_get(resp, "HostConfig", json_type_object);
-		js_bool(state, "Running", &running);
-		copy_member(cont, "id", resp, "Id");
-		copy_member(cont, "image", js_get(resp, "Config",
-		    json_type_object), "Image");
-		copy_member(cont, "state", state, "Status");
-		copy_member(cont, "running", state, "Running");
-		copy_member(cont, "started_at", state, "StartedAt");
-		copy_member(cont, "finished_at", state, "FinishedAt");
-		copy_member(cont, "oom_killed", state, "OOMKilled");
-		copy_member(cont, "exit_code", state, "ExitCode");
-		copy_member(cont, "restart_count", resp, "RestartCount");
-		copy_member(cont, "memory", host, "Memory");
-		copy_member(cont, "nano_cpus", host, "NanoCpus");
-		copy_member(cont, "pids_limit", host, "PidsLimit");
-		copy_member(cont, "shm_size", host, "ShmSize");
-	}
-	json_object_put(resp);
-	resp = NULL;
 
 	js_set_str(vol, "name", sb->volume);
 	snprintf(path, sizeof(path), "/volumes/%s", sb->volume);
@@ -146,24 +188,8 @@ sandbox_status(struct sandbox *sb, struct json_object **out, struct error *err)
 	copy_member(vol, "created", resp, "CreatedAt");
 	json_object_put(resp);
 	resp = NULL;
-	/* du may take a while on a large volume; never more than this. */
-	error_clear(&e);
-	if (running && sandbox_script(sb, SCRIPT_USAGE, noargs, usage, sizeof(usage),
-	    NULL, NULL, USAGE_DEADLINE_S, &code, &e) == 0 && code == 0) {
-		long long used, avail, total;
-
-		p = usage;
-		used = parse_count(&p);
-		avail = parse_count(&p);
-		total = parse_count(&p);
-		if (used >= 0)
-			js_set_int(vol, "used_bytes", used);
-		if (avail >= 0)
-			js_set_int(vol, "fs_available_bytes", avail);
-		if (total >= 0)
-			js_set_int(vol, "fs_size_bytes", total);
-	} else if (running && e.kind == ERR_TIMEOUT)
-		js_set_str(vol, "usage_error", e.msg);
+	if (running)
+		status_usage(sb, vol);
 	guard_status(sb, sb->docker, sb->spec, st);
 	*out = st;
 	return 0;
@@ -171,4 +197,10 @@ fail:
 	json_object_put(resp);
 	json_object_put(st);
 	return -1;
+}
+
+int
+sandbox_recreate(struct sandbox *sb, struct error *err)
+{
+	return guard_recreate(sb, sb->docker, sb->spec, err);
 }

@@ -9,7 +9,7 @@
  * replaced it). Before the first upload the engine's /version says whether the
  * binary can run there (Linux on this build's architecture); when it
  * cannot, or the upload fails, the caller falls back to running commands
- * without it (sandbox/run.c), and the process asks again a minute later.
+ * without it (sandbox/exec.c), and the process asks again a minute later.
  */
 #ifndef CS_SANDBOX_SUP_H
 #define CS_SANDBOX_SUP_H
