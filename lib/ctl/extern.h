@@ -32,7 +32,7 @@ int	ctl_rows_need(struct ctl *, const char *table, const char *what);
  */
 bool	ctl_rows_one(struct db *, enum db_stmt st, const char *types,
 	    long long arg, struct json_object *obj);
-/* The integer member of a one-row count query's row, or 0 (no row, an error). */
+/* The integer member of a one-row count query's row, or 0 (none, an error). */
 long long ctl_rows_count(struct db *, enum db_stmt st, const char *types,
 	    long long arg, const char *member);
 /*

@@ -298,11 +298,11 @@ db_check(struct db *db)
 			rc = -1;
 			continue;
 		}
-		/* A listing's shape names each column of its SELECT, no more. */
+		/* A listing's shape names each column of its SELECT. */
 		width = db_row_width((enum db_stmt)id);
 		if (width >= 0 && width != sqlite3_column_count(q->st)) {
-			log_warn("db: statement %d has %d columns, its row shape "
-			    "%d", id, sqlite3_column_count(q->st), width);
+			log_warn("db: statement %d has %d columns, its row "
+			    "shape %d", id, sqlite3_column_count(q->st), width);
 			rc = -1;
 		}
 	}
