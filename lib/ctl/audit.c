@@ -54,22 +54,6 @@ show_error(struct json_object *o)
 int
 ctl_audit(struct ctl *c)
 {
-	static const struct column cols[] = {
-		{ "id", 0, COL_TEXT },
-		{ "started", 1, COL_INT },
-		{ "finished", 10, COL_INT },
-		{ "client_id", 2, COL_TEXT },
-		{ "client_name", 3, COL_TEXT },
-		{ "state", 4, COL_TEXT },
-		{ "exit_code", 5, COL_INT },
-		{ "duration_ms", 6, COL_INT },
-		{ "stdout_bytes", 7, COL_INT },
-		{ "stderr_bytes", 8, COL_INT },
-		{ "command", 9, COL_TEXT },
-		{ "error", 11, COL_TEXT },
-		{ "owner", 12, COL_TEXT },
-		{ NULL, 0, 0 }
-	};
 	static const struct ctl_table_col shown[] = {
 		{ "STARTED (UTC)", -20, 0, "started", ctl_table_when, 0 },
 		{ "STATE", -8, 0, "state", ctl_table_str, 0 },
@@ -83,5 +67,5 @@ ctl_audit(struct ctl *c)
 	static const struct ctl_table table = { shown, show_error };
 
 	return ctl_rows_list(c, STMT_AUDIT_LIST, "ii", COMMAND_SHOWN, c->limit,
-	    cols, &table);
+	    &table);
 }

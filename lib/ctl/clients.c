@@ -5,16 +5,6 @@
 int
 ctl_clients_list(struct ctl *c)
 {
-	static const struct column cols[] = {
-		{ "client_id", 0, COL_TEXT },
-		{ "name", 1, COL_TEXT },
-		{ "auth_method", 2, COL_TEXT },
-		{ "metadata_document", 3, COL_BOOL },
-		{ "created", 4, COL_INT },
-		{ "last_used", 5, COL_INT },
-		{ "grants", 6, COL_INT },
-		{ NULL, 0, 0 }
-	};
 	static const struct ctl_table_col shown[] = {
 		{ "CREATED (UTC)", -20, 0, "created", ctl_table_when, 0 },
 		{ "LAST USED", -20, 0, "last_used", ctl_table_when, 0 },
@@ -25,7 +15,7 @@ ctl_clients_list(struct ctl *c)
 	};
 	static const struct ctl_table table = { shown, NULL };
 
-	return ctl_rows_list(c, STMT_OPS_CLIENT_LIST, "", 0, 0, cols, &table);
+	return ctl_rows_list(c, STMT_OPS_CLIENT_LIST, "", 0, 0, &table);
 }
 
 int

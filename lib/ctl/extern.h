@@ -18,20 +18,7 @@ struct json_object;
 /* The usage on stderr, for a mistake in the words; returns 2 (exit status). */
 int	ctl_misuse(void);
 
-/* rows.c: query results as JSON members. */
-
-enum col_kind {
-	COL_TEXT,	/* string, or null */
-	COL_INT,	/* integer, or null */
-	COL_BOOL	/* true unless 0 or NULL */
-};
-
-/* A result column shown as a JSON member; arrays of them end with NULL. */
-struct column {
-	const char	*name;
-	int		 col;
-	enum col_kind	 kind;
-};
+/* rows.c: query results as JSON objects (store/db.h's db_row_json). */
 
 struct ctl_table;
 
@@ -39,23 +26,22 @@ struct ctl_table;
 bool	ctl_rows_have(struct db *, const char *name);
 /* 0 when it has table, else -1 with "has no <what>" on stderr. */
 int	ctl_rows_need(struct ctl *, const char *table, const char *what);
-/* Set obj's members, in the order of cols, from q's current row. */
-void	ctl_rows_set(struct json_object *obj, struct db_q *q,
-	    const struct column *cols);
-/* Run a one-row count query (one integer argument) into obj as cols names. */
-void	ctl_rows_counts(struct db *, enum db_stmt, const char *types,
-	    long long arg, struct json_object *obj, const struct column *cols);
-/* Column col of a one-row count query, or 0 (no row, an error). */
-long long ctl_rows_count(struct db *, enum db_stmt, const char *types,
-	    long long arg, int col);
+/*
+ * The first row of st (with the integer arg when types says so) set into
+ * obj as members. True when there was a row.
+ */
+bool	ctl_rows_one(struct db *, enum db_stmt st, const char *types,
+	    long long arg, struct json_object *obj);
+/* The integer member of a one-row count query's row, or 0 (none, an error). */
+long long ctl_rows_count(struct db *, enum db_stmt st, const char *types,
+	    long long arg, const char *member);
 /*
  * The rows of st (with as many of the integers a and b as types says) as
- * an array of objects with the members cols names: printed as JSON with
- * --json, else as the table t. Exit status.
+ * an array of objects: printed as JSON with --json, else as the table t.
+ * Exit status.
  */
 int	ctl_rows_list(struct ctl *, enum db_stmt st, const char *types,
-	    long long a, long long b, const struct column *cols,
-	    const struct ctl_table *t);
+	    long long a, long long b, const struct ctl_table *t);
 
 /* table.c: the one table printer. */
 

@@ -27,16 +27,6 @@ last_cell(struct json_object *o, const char *member, char *buf, size_t n)
 static int
 keys_list(struct ctl *c)
 {
-	static const struct column cols[] = {
-		{ "owner", 0, COL_TEXT },
-		{ "state", 1, COL_TEXT },
-		{ "created", 2, COL_INT },
-		{ "last_used", 3, COL_INT },
-		{ "revoked", 4, COL_INT },
-		{ "grants", 5, COL_INT },
-		{ "sandbox_running", 6, COL_BOOL },
-		{ NULL, 0, 0 }
-	};
 	static const struct ctl_table_col shown[] = {
 		{ "OWNER", -24, 0, "owner", ctl_table_esc, 80 },
 		{ "STATE", -8, 0, "state", ctl_table_str, 0 },
@@ -48,7 +38,7 @@ keys_list(struct ctl *c)
 	static const struct ctl_table table = { shown, NULL };
 
 	return ctl_rows_list(c, STMT_OWNER_KEY_LIST, "i", (long long)time(NULL),
-	    0, cols, &table);
+	    0, &table);
 }
 
 /* keys revoke NAME: its sign-ins end, its sandbox stops (person scope). */

@@ -7,19 +7,6 @@
 int
 ctl_links_list(struct ctl *c)
 {
-	static const struct column cols[] = {
-		{ "id", 0, COL_TEXT },
-		{ "state", 1, COL_TEXT },
-		{ "path", 2, COL_TEXT },
-		{ "size", 3, COL_INT },
-		{ "client_id", 4, COL_TEXT },
-		{ "created", 5, COL_INT },
-		{ "expires", 6, COL_INT },
-		{ "downloads", 7, COL_INT },
-		{ "last_download", 8, COL_INT },
-		{ "owner", 9, COL_TEXT },
-		{ NULL, 0, 0 }
-	};
 	static const struct ctl_table_col shown[] = {
 		{ "ID", -22, 0, "id", ctl_table_esc, 40 },
 		{ "STATE", -7, 0, "state", ctl_table_str, 0 },
@@ -33,7 +20,7 @@ ctl_links_list(struct ctl *c)
 	static const struct ctl_table table = { shown, NULL };
 
 	return ctl_rows_list(c, STMT_OPS_LINK_LIST, "ii", (long long)time(NULL),
-	    c->limit, cols, &table);
+	    c->limit, &table);
 }
 
 int

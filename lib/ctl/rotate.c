@@ -92,9 +92,11 @@ ctl_rotate_key(struct ctl *c)
 		    "it there too\n");
 	r.oauth = ctl_rows_have(c->db, "oauth_grant");
 	if (ctl_rows_have(c->db, "link"))
-		r.links = ctl_rows_count(c->db, STMT_COUNT_LINKS, "i", now, 1);
+		r.links = ctl_rows_count(c->db, STMT_COUNT_LINKS, "i", now,
+		    "active");
 	if (r.oauth)
-		r.grants = ctl_rows_count(c->db, STMT_COUNT_GRANTS, "i", now, 0);
+		r.grants = ctl_rows_count(c->db, STMT_COUNT_GRANTS, "i", now,
+		    "live");
 	if (crypto_token(key, sizeof(key), KEY_BYTES) == -1) {
 		fprintf(stderr, "sandboxctl: no randomness for a key\n");
 		return 1;

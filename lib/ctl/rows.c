@@ -1,7 +1,8 @@
 /*
- * rows.c: query results as JSON members, the way every sandboxctl command
- * reads the database (ctl/extern.h): a table of column numbers and member
- * names per statement.
+ * rows.c: query results as JSON objects, the way every sandboxctl command
+ * reads the database (ctl/extern.h). The members are named and typed in
+ * store/, beside each statement's SQL (db_row_json); here they are only
+ * gathered, printed and read by name.
  */
 #include <stdio.h>
 
@@ -32,29 +33,6 @@ ctl_rows_need(struct ctl *c, const char *table, const char *what)
 	return -1;
 }
 
-/* Column col as a JSON value: NULL, integer or string. */
-static struct json_object *
-col_value(struct db_q *q, int col, bool integer)
-{
-	if (db_null(q, col))
-		return NULL;
-	if (integer)
-		return json_object_new_int64(db_int(q, col));
-	return json_object_new_string(db_text(q, col));
-}
-
-void
-ctl_rows_set(struct json_object *obj, struct db_q *q, const struct column *cols)
-{
-	for (; cols->name != NULL; cols++) {
-		if (cols->kind == COL_BOOL)
-			js_set_bool(obj, cols->name, db_int(q, cols->col) != 0);
-		else
-			js_set(obj, cols->name, col_value(q, cols->col,
-			    cols->kind == COL_INT));
-	}
-}
-
 /*
  * Statement st with as many of the integers a and b as types says (the
  * rest are passed but not read).
@@ -66,37 +44,38 @@ query(struct db *db, enum db_stmt st, const char *types, long long a,
 	return db_query(db, st, types, a, b);
 }
 
-void
-ctl_rows_counts(struct db *db, enum db_stmt st, const char *types,
-    long long arg, struct json_object *obj, const struct column *cols)
+bool
+ctl_rows_one(struct db *db, enum db_stmt st, const char *types,
+    long long arg, struct json_object *obj)
 {
-	struct db_q *q;
+	struct db_q	*q;
+	bool		 row = false;
 
 	if ((q = query(db, st, types, arg, 0)) == NULL)
-		return;
+		return false;
 	if (db_step(q) == DB_ROW)
-		ctl_rows_set(obj, q, cols);
+		row = db_row_json(q, obj) == 0;
 	db_done(q);
+	return row;
 }
 
 long long
 ctl_rows_count(struct db *db, enum db_stmt st, const char *types,
-    long long arg, int col)
+    long long arg, const char *member)
 {
-	struct db_q	*q;
-	long long	 v = 0;
+	struct json_object	*o = json_object_new_object();
+	long long		 v = 0;
 
-	if ((q = query(db, st, types, arg, 0)) == NULL)
-		return 0;
-	if (db_step(q) == DB_ROW)
-		v = db_int(q, col);
-	db_done(q);
+	/* No row, an error or NULL: 0. */
+	if (ctl_rows_one(db, st, types, arg, o) && js_int(o, member, &v) == -1)
+		v = 0;
+	json_object_put(o);
 	return v;
 }
 
 int
 ctl_rows_list(struct ctl *c, enum db_stmt st, const char *types, long long a,
-    long long b, const struct column *cols, const struct ctl_table *t)
+    long long b, const struct ctl_table *t)
 {
 	struct json_object	*arr, *o;
 	struct db_q		*q;
@@ -108,7 +87,7 @@ ctl_rows_list(struct ctl *c, enum db_stmt st, const char *types, long long a,
 		goto out;
 	while ((s = db_step(q)) == DB_ROW) {
 		o = json_object_new_object();
-		ctl_rows_set(o, q, cols);
+		db_row_json(q, o);
 		json_object_array_add(arr, o);
 	}
 	db_done(q);

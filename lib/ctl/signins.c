@@ -11,15 +11,6 @@
 int
 ctl_signins_list(struct ctl *c)
 {
-	static const struct column cols[] = {
-		{ "at", 0, COL_INT },
-		{ "address", 1, COL_TEXT },
-		{ "result", 2, COL_TEXT },
-		{ "client_id", 3, COL_TEXT },
-		{ "client_name", 4, COL_TEXT },
-		{ "redirect_host", 5, COL_TEXT },
-		{ NULL, 0, 0 }
-	};
 	static const struct ctl_table_col shown[] = {
 		{ "AT", -20, 0, "at", ctl_table_when, 0 },
 		{ "RESULT", -12, 0, "result", ctl_table_str, 0 },
@@ -30,8 +21,7 @@ ctl_signins_list(struct ctl *c)
 	};
 	static const struct ctl_table table = { shown, NULL };
 
-	return ctl_rows_list(c, STMT_SIGNIN_LIST, "i", c->limit, 0, cols,
-	    &table);
+	return ctl_rows_list(c, STMT_SIGNIN_LIST, "i", c->limit, 0, &table);
 }
 
 /*

@@ -28,23 +28,7 @@ problem(char *broken, size_t n, const char *what)
 static void
 status_database(struct ctl *c, struct json_object *st)
 {
-	static const struct column sess[] = { { "live", 0, COL_INT },
-	    { "total", 1, COL_INT }, { NULL, 0, 0 } };
-	static const struct column runs[] = { { "total", 0, COL_INT },
-	    { "running", 1, COL_INT }, { "oldest", 2, COL_INT },
-	    { NULL, 0, 0 } };
-	static const struct column links[] = { { "total", 0, COL_INT },
-	    { "active", 1, COL_INT }, { NULL, 0, 0 } };
-	static const struct column clients[] = { { "total", 0, COL_INT },
-	    { NULL, 0, 0 } };
-	static const struct column grants[] = { { "live", 0, COL_INT },
-	    { NULL, 0, 0 } };
-	static const struct column cleanup[] = { { "started", 1, COL_INT },
-	    { "state", 4, COL_TEXT }, { "removed", 5, COL_INT },
-	    { "bytes", 8, COL_INT }, { "message", 12, COL_TEXT },
-	    { NULL, 0, 0 } };
 	struct json_object	*dbo, *o;
-	struct db_q		*q;
 	struct stat		 sbuf;
 	long long		 now = (long long)time(NULL);
 
@@ -55,36 +39,33 @@ status_database(struct ctl *c, struct json_object *st)
 	if (stat(c->cfg->db_path, &sbuf) == 0)
 		js_set_int(dbo, "size_bytes", (long long)sbuf.st_size);
 	o = json_object_new_object();
-	ctl_rows_counts(c->db, STMT_COUNT_SESSIONS, "i",
-	    now - c->cfg->session_ttl, o, sess);
+	ctl_rows_one(c->db, STMT_COUNT_SESSIONS, "i", now - c->cfg->session_ttl,
+	    o);
 	js_set(dbo, "sessions", o);
 	if (ctl_rows_have(c->db, "run")) {
 		o = json_object_new_object();
-		ctl_rows_counts(c->db, STMT_COUNT_RUNS, "", 0, o, runs);
+		ctl_rows_one(c->db, STMT_COUNT_RUNS, "", 0, o);
 		js_set(dbo, "runs", o);
 	}
 	if (ctl_rows_have(c->db, "link")) {
 		o = json_object_new_object();
-		ctl_rows_counts(c->db, STMT_COUNT_LINKS, "i", now, o, links);
+		ctl_rows_one(c->db, STMT_COUNT_LINKS, "i", now, o);
 		js_set(dbo, "links", o);
 	}
 	if (ctl_rows_have(c->db, "oauth_client")) {
 		o = json_object_new_object();
-		ctl_rows_counts(c->db, STMT_COUNT_CLIENTS, "", 0, o, clients);
-		ctl_rows_counts(c->db, STMT_COUNT_GRANTS, "i", now, o, grants);
+		ctl_rows_one(c->db, STMT_COUNT_CLIENTS, "", 0, o);
+		ctl_rows_one(c->db, STMT_COUNT_GRANTS, "i", now, o);
 		js_set(dbo, "oauth_clients", o);
 	}
 	if (ctl_rows_have(c->db, "sandbox") &&
 	    (o = sandboxes_list(c->cfg, c->db)) != NULL)
 		js_set(st, "sandboxes", o);
-	if ((q = db_query(c->db, STMT_CLEANUP_LIST, "i", 1LL)) != NULL) {
-		if (db_step(q) == DB_ROW) {
-			o = json_object_new_object();
-			ctl_rows_set(o, q, cleanup);
-			js_set(dbo, "last_cleanup", o);
-		}
-		db_done(q);
-	}
+	o = json_object_new_object();
+	if (ctl_rows_one(c->db, STMT_CLEANUP_LIST, "i", 1, o))
+		js_set(dbo, "last_cleanup", o);
+	else
+		json_object_put(o);
 }
 
 /*

@@ -13,17 +13,6 @@
 int
 ctl_tokens_list(struct ctl *c)
 {
-	static const struct column cols[] = {
-		{ "grant_id", 0, COL_INT },
-		{ "client_id", 1, COL_TEXT },
-		{ "client_name", 2, COL_TEXT },
-		{ "signed_in", 3, COL_INT },
-		{ "last_used", 4, COL_INT },
-		{ "live_tokens", 5, COL_INT },
-		{ "expires", 6, COL_INT },
-		{ "owner", 7, COL_TEXT },
-		{ NULL, 0, 0 }
-	};
 	static const struct ctl_table_col shown[] = {
 		{ "GRANT", 6, 0, "grant_id", ctl_table_int, 0 },
 		{ "SIGNED IN", -20, 0, "signed_in", ctl_table_when, 0 },
@@ -37,7 +26,7 @@ ctl_tokens_list(struct ctl *c)
 	static const struct ctl_table table = { shown, NULL };
 
 	return ctl_rows_list(c, STMT_OPS_GRANT_LIST, "i", (long long)time(NULL),
-	    0, cols, &table);
+	    0, &table);
 }
 
 int

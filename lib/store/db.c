@@ -189,6 +189,12 @@ db_null(struct db_q *q, int col)
 	return sqlite3_column_type(q->st, col) == SQLITE_NULL;
 }
 
+enum db_stmt
+db_q_id(struct db_q *q)
+{
+	return q->id;
+}
+
 void
 db_done(struct db_q *q)
 {
@@ -284,11 +290,22 @@ db_col_fits(struct db_q *q, int col, char *out, size_t n)
 int
 db_check(struct db *db)
 {
-	int	id, rc = 0;
+	struct db_q	*q;
+	int		 id, width, rc = 0;
 
-	for (id = 0; id < STMT__MAX; id++)
-		if (prepare(db, (enum db_stmt)id) == NULL)
+	for (id = 0; id < STMT__MAX; id++) {
+		if ((q = prepare(db, (enum db_stmt)id)) == NULL) {
 			rc = -1;
+			continue;
+		}
+		/* A listing's shape names each column of its SELECT. */
+		width = db_row_width((enum db_stmt)id);
+		if (width >= 0 && width != sqlite3_column_count(q->st)) {
+			log_warn("db: statement %d has %d columns, its row "
+			    "shape %d", id, sqlite3_column_count(q->st), width);
+			rc = -1;
+		}
+	}
 	return rc;
 }
 

@@ -14,7 +14,9 @@
  *
  * Rows are decoded in store/, beside their SQL, into the typed structs of
  * the area headers (store/db_oauth.h, db_links.h, db_runs.h, db_sandbox.h,
- * db_session.h, db_ops.h): outside store/, no column is read by number.
+ * db_session.h, db_ops.h), and the operator's listings into JSON objects
+ * whose members store/ names (db_row_json): outside store/, no column is
+ * read by number.
  */
 #ifndef CS_DB_H
 #define CS_DB_H
@@ -122,16 +124,15 @@ enum db_stmt {
 	STMT_CLEANUP_FINISH,	/* finished, state, removed, kept, failed, bytes,
 				   runs_pruned, results_cleared, names, message, id */
 	STMT_CLEANUP_STALE,	/* now, id: older 'running' rows are interrupted */
-	STMT_CLEANUP_LIST,	/* limit -> id, started, finished, trigger, state,
-				   removed, kept, failed, bytes, runs_pruned,
-				   results_cleared, names, message */
+	STMT_CLEANUP_LIST,	/* limit -> started, state, removed, bytes,
+				   message, newest first */
 	STMT_CLEANUP_PRUNE,	/* min_started */
 	STMT_RUN_PRUNE,		/* min_finished */
 	STMT_RUN_CLEAR_RESULTS,	/* min_finished */
-	STMT_AUDIT_LIST,	/* command_max, limit -> id, started, client_id,
-				   client_name, state, exit_code, duration_ms,
-				   stdout_bytes, stderr_bytes, command, finished,
-				   error */
+	STMT_AUDIT_LIST,	/* command_max, limit -> id, started, finished,
+				   client_id, client_name, state, exit_code,
+				   duration_ms, stdout_bytes, stderr_bytes,
+				   command, error, owner */
 	STMT_COUNT_SESSIONS,	/* min_last_used -> live, all */
 	STMT_COUNT_RUNS,	/* -> all, running, oldest started */
 	STMT_COUNT_LINKS,	/* now -> all, active */
@@ -212,6 +213,7 @@ enum db_step {
 
 struct db;
 struct db_q;
+struct json_object;
 
 /* Open (creating if needed) and migrate. 0 or -1 with err. */
 int	db_open(const char *path, struct db **, struct error *);
@@ -233,21 +235,24 @@ long	db_exec(struct db *, enum db_stmt, const char *types, ...);
 
 /*
  * Start a query: prepare (cached) and bind. Returns NULL on error (logged).
- * Step with db_step, read columns while it returns DB_ROW, then always
- * db_done (also after an error). One query per connection at a time per
- * statement.
+ * Step with db_step, read the row (a reader of store/, db_row_json) while
+ * it returns DB_ROW, then always db_done (also after an error). One query
+ * per connection at a time per statement.
  */
 struct db_q	*db_query(struct db *, enum db_stmt, const char *types, ...);
 enum db_step	 db_step(struct db_q *);
-/*
- * Columns of the current row by number: for the readers of store/ (and the
- * operator's generic listings); every other caller takes a typed row.
- */
-const char	*db_text(struct db_q *, int col);	/* NULL for NULL */
-long long	 db_int(struct db_q *, int col);
-const void	*db_blob(struct db_q *, int col, size_t *len);
-bool		 db_null(struct db_q *, int col);
 void		 db_done(struct db_q *);
+
+/*
+ * The current row of q as members of obj, one a column in the order of the
+ * SELECT, named and typed as store/ declares them beside the statement's
+ * SQL: a string, an integer, a boolean (true unless 0 or NULL) or null.
+ * For the operator's listings (STMT_AUDIT_LIST, STMT_CLEANUP_LIST,
+ * STMT_COUNT_*, STMT_OPS_*_LIST, STMT_OWNER_KEY_LIST, STMT_SIGNIN_LIST).
+ * Returns 0, or -1 when the statement has no such shape (logged; obj
+ * unchanged). The members are obj's.
+ */
+int	db_row_json(struct db_q *q, struct json_object *obj);
 
 /*
  * Run a query and copy the first column of its first row (text, "" for

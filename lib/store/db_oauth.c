@@ -1,8 +1,9 @@
 /*
  * store/db_oauth.c: the SQL of the OAuth tables, the sign-in log and
  * throttle, and the personal keys (sql/002-oauth.sql, sql/009-signin.sql,
- * sql/012-owners.sql), and the readers of their rows. oauth/store.c and
- * oauth/owners.c give these rows their meaning.
+ * sql/012-owners.sql), the readers of their rows and the row shapes of the
+ * keys and sign-ins listings (db_row.c). oauth/store.c and oauth/owners.c
+ * give these rows their meaning.
  */
 #include <stdlib.h>
 #include <string.h>
@@ -172,6 +173,29 @@ const struct db_sql db_sql_oauth[] = {
 	    "THEN count + 1 ELSE 1 END, since = ?2 RETURNING count" },
 	{ STMT_RATE_PRUNE,
 	    "DELETE FROM rate_window WHERE since < ?" },
+	{ STMT__MAX, NULL }
+};
+
+/*
+ * The rows of the operator's listings above (db_row_json): each column's
+ * member name and kind, in the order of its SELECT.
+ */
+static const struct db_col owner_key_list_cols[] = {
+	{ "owner", DB_COL_TEXT }, { "state", DB_COL_TEXT },
+	{ "created", DB_COL_INT }, { "last_used", DB_COL_INT },
+	{ "revoked", DB_COL_INT }, { "grants", DB_COL_INT },
+	{ "sandbox_running", DB_COL_BOOL }, { NULL, 0 }
+};
+static const struct db_col signin_list_cols[] = {
+	{ "at", DB_COL_INT }, { "address", DB_COL_TEXT },
+	{ "result", DB_COL_TEXT }, { "client_id", DB_COL_TEXT },
+	{ "client_name", DB_COL_TEXT }, { "redirect_host", DB_COL_TEXT },
+	{ NULL, 0 }
+};
+
+const struct db_shape db_shape_oauth[] = {
+	{ STMT_OWNER_KEY_LIST, owner_key_list_cols },
+	{ STMT_SIGNIN_LIST, signin_list_cols },
 	{ STMT__MAX, NULL }
 };
 

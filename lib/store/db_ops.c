@@ -1,7 +1,7 @@
 /*
  * store/db_ops.c: the SQL of the clean-up, the audit log and the
- * operator's listings (sql/005-ops.sql; sandboxctl), and the reader of the
- * clean-up lease.
+ * operator's listings (sql/005-ops.sql; sandboxctl), the listings' row
+ * shapes (db_row.c) and the reader of the clean-up lease.
  */
 #include <string.h>
 
@@ -31,15 +31,15 @@ const struct db_sql db_sql_ops[] = {
 	    "UPDATE cleanup_run SET state = 'interrupted', finished = ? "
 	    "WHERE state = 'running' AND id != ?" },
 	{ STMT_CLEANUP_LIST,
-	    "SELECT id, started, finished, trigger, state, removed, kept, "
-	    "failed, bytes, runs_pruned, results_cleared, names, message "
+	    "SELECT started, state, removed, bytes, message "
 	    "FROM cleanup_run ORDER BY id DESC LIMIT ?" },
 	{ STMT_CLEANUP_PRUNE,
 	    "DELETE FROM cleanup_run WHERE started < ?" },
 	{ STMT_AUDIT_LIST,
-	    "SELECT id, started, client_id, client_name, state, exit_code, "
-	    "duration_ms, stdout_bytes, stderr_bytes, substr(command, 1, ?), "
-	    "finished, error, owner FROM run ORDER BY started DESC, rowid DESC LIMIT ?" },
+	    "SELECT id, started, finished, client_id, client_name, state, "
+	    "exit_code, duration_ms, stdout_bytes, stderr_bytes, "
+	    "substr(command, 1, ?), error, owner FROM run "
+	    "ORDER BY started DESC, rowid DESC LIMIT ?" },
 	{ STMT_COUNT_SESSIONS,
 	    "SELECT coalesce(sum(last_used >= ?), 0), count(*) FROM session" },
 	{ STMT_COUNT_RUNS,
@@ -88,6 +88,76 @@ const struct db_sql db_sql_ops[] = {
 	    "oauth_throttle WHERE blocked_until > ? ORDER BY blocked_until DESC" },
 	{ STMT_OPS_THROTTLE_CLEAR_ALL,
 	    "DELETE FROM oauth_throttle" },
+	{ STMT__MAX, NULL }
+};
+
+/*
+ * The rows of the listings above as sandboxctl shows them (db_row_json):
+ * each column's member name and kind, in the order of its SELECT (db_check
+ * holds each shape to its statement's number of columns).
+ */
+static const struct db_col cleanup_cols[] = {
+	{ "started", DB_COL_INT }, { "state", DB_COL_TEXT },
+	{ "removed", DB_COL_INT }, { "bytes", DB_COL_INT },
+	{ "message", DB_COL_TEXT }, { NULL, 0 }
+};
+static const struct db_col audit_cols[] = {
+	{ "id", DB_COL_TEXT }, { "started", DB_COL_INT },
+	{ "finished", DB_COL_INT }, { "client_id", DB_COL_TEXT },
+	{ "client_name", DB_COL_TEXT }, { "state", DB_COL_TEXT },
+	{ "exit_code", DB_COL_INT }, { "duration_ms", DB_COL_INT },
+	{ "stdout_bytes", DB_COL_INT }, { "stderr_bytes", DB_COL_INT },
+	{ "command", DB_COL_TEXT }, { "error", DB_COL_TEXT },
+	{ "owner", DB_COL_TEXT }, { NULL, 0 }
+};
+static const struct db_col count_sessions_cols[] = {
+	{ "live", DB_COL_INT }, { "total", DB_COL_INT }, { NULL, 0 }
+};
+static const struct db_col count_runs_cols[] = {
+	{ "total", DB_COL_INT }, { "running", DB_COL_INT },
+	{ "oldest", DB_COL_INT }, { NULL, 0 }
+};
+static const struct db_col count_links_cols[] = {
+	{ "total", DB_COL_INT }, { "active", DB_COL_INT }, { NULL, 0 }
+};
+static const struct db_col count_clients_cols[] = {
+	{ "total", DB_COL_INT }, { NULL, 0 }
+};
+static const struct db_col count_grants_cols[] = {
+	{ "live", DB_COL_INT }, { NULL, 0 }
+};
+static const struct db_col client_list_cols[] = {
+	{ "client_id", DB_COL_TEXT }, { "name", DB_COL_TEXT },
+	{ "auth_method", DB_COL_TEXT }, { "metadata_document", DB_COL_BOOL },
+	{ "created", DB_COL_INT }, { "last_used", DB_COL_INT },
+	{ "grants", DB_COL_INT }, { NULL, 0 }
+};
+static const struct db_col grant_list_cols[] = {
+	{ "grant_id", DB_COL_INT }, { "client_id", DB_COL_TEXT },
+	{ "client_name", DB_COL_TEXT }, { "signed_in", DB_COL_INT },
+	{ "last_used", DB_COL_INT }, { "live_tokens", DB_COL_INT },
+	{ "expires", DB_COL_INT }, { "owner", DB_COL_TEXT }, { NULL, 0 }
+};
+static const struct db_col link_list_cols[] = {
+	{ "id", DB_COL_TEXT }, { "state", DB_COL_TEXT },
+	{ "path", DB_COL_TEXT }, { "size", DB_COL_INT },
+	{ "client_id", DB_COL_TEXT }, { "created", DB_COL_INT },
+	{ "expires", DB_COL_INT }, { "downloads", DB_COL_INT },
+	{ "last_download", DB_COL_INT }, { "owner", DB_COL_TEXT },
+	{ NULL, 0 }
+};
+
+const struct db_shape db_shape_ops[] = {
+	{ STMT_CLEANUP_LIST, cleanup_cols },
+	{ STMT_AUDIT_LIST, audit_cols },
+	{ STMT_COUNT_SESSIONS, count_sessions_cols },
+	{ STMT_COUNT_RUNS, count_runs_cols },
+	{ STMT_COUNT_LINKS, count_links_cols },
+	{ STMT_COUNT_CLIENTS, count_clients_cols },
+	{ STMT_COUNT_GRANTS, count_grants_cols },
+	{ STMT_OPS_CLIENT_LIST, client_list_cols },
+	{ STMT_OPS_GRANT_LIST, grant_list_cols },
+	{ STMT_OPS_LINK_LIST, link_list_cols },
 	{ STMT__MAX, NULL }
 };
 

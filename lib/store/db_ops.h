@@ -1,7 +1,8 @@
 /*
  * store/db_ops.h: the rows of the clean-up's bookkeeping (sql/005-ops.sql),
  * read in store/db_ops.c beside their SQL. The operator's listings
- * (STMT_OPS_*, STMT_AUDIT_LIST, STMT_COUNT_*) are also there.
+ * (STMT_OPS_*, STMT_AUDIT_LIST, STMT_COUNT_*) are also there, with the
+ * shapes db_row_json (store/db.h) shows their rows by.
  */
 #ifndef CS_STORE_DB_OPS_H
 #define CS_STORE_DB_OPS_H

@@ -5,7 +5,9 @@
  * Each db_AREA.c holds the SQL of its area's statements, as a table of
  * struct db_sql ending with { STMT__MAX, NULL }, and the readers that decode
  * their rows; db.c gathers the tables (db_sql_tables) into the one array it
- * prepares from.
+ * prepares from. The operator's listings are not decoded into structs but
+ * shown as JSON (db_row.c): their area file declares each one's columns,
+ * names and kinds, beside its SQL, in a table of struct db_shape.
  */
 #ifndef CS_STORE_EXTERN_H
 #define CS_STORE_EXTERN_H
@@ -27,6 +29,46 @@ extern const struct db_sql db_sql_oauth[];
 extern const struct db_sql db_sql_links[];
 extern const struct db_sql db_sql_sandbox[];
 extern const struct db_sql db_sql_ops[];
+
+/* How db_row_json shows a column. */
+enum db_col_kind {
+	DB_COL_TEXT,	/* a string, or null */
+	DB_COL_INT,	/* an integer, or null */
+	DB_COL_BOOL	/* true unless 0 or NULL */
+};
+
+/* A listing's column: its JSON member name and kind. */
+struct db_col {
+	const char		*name;
+	enum db_col_kind	 kind;
+};
+
+/*
+ * The row of a listing: its columns in the order of its SELECT, the array
+ * ending with a NULL name. The tables end with { STMT__MAX, NULL }.
+ */
+struct db_shape {
+	enum db_stmt		 id;
+	const struct db_col	*cols;
+};
+
+extern const struct db_shape db_shape_oauth[];
+extern const struct db_shape db_shape_ops[];
+
+/*
+ * The number of columns the row shape of statement id names, or -1 when
+ * it has none (db_check compares it with the columns of the SELECT).
+ */
+int	 db_row_width(enum db_stmt id);
+
+/* The statement q runs. */
+enum db_stmt db_q_id(struct db_q *q);
+
+/* Columns of the current row by number: for the readers of store/ only. */
+const char	*db_text(struct db_q *, int col);	/* NULL for NULL */
+long long	 db_int(struct db_q *, int col);
+const void	*db_blob(struct db_q *, int col, size_t *len);
+bool		 db_null(struct db_q *, int col);
 
 /*
  * Step q once and map the step to a lookup: LOOKUP_FOUND with a row,

@@ -1,14 +1,18 @@
 /*
  * test_db_rows: every statement of enum db_stmt has its SQL, once, and
- * compiles against the schema (db_check); the typed row readers keep the
- * bounds and the NULL/empty distinctions their callers rely on.
+ * compiles against the schema (db_check, which also holds each listing's
+ * row shape to its SELECT); the typed row readers keep the bounds and the
+ * NULL/empty distinctions their callers rely on; a listing's row reads as
+ * JSON members named, typed and ordered as sandboxctl prints them.
  */
 #include <stdbool.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
 #include "base/error.h"
+#include "base/js.h"
 #include "check.h"
 #include "store/db.h"
 #include "oauth/owners.h"
@@ -114,6 +118,59 @@ owner_keys(struct db *db)
 	    k.owner[0] == '\0', "a stored hash not of 64 digits finds nothing");
 }
 
+/* The first row of st as db_row_json's members, plain JSON (static), or "". */
+static const char *
+first_row(struct db *db, enum db_stmt st, const char *types, long long a,
+    long long b)
+{
+	static char		 buf[1024];
+	struct json_object	*o = json_object_new_object();
+	struct db_q		*q;
+
+	buf[0] = '\0';
+	if ((q = db_query(db, st, types, a, b)) != NULL) {
+		if (db_step(q) == DB_ROW && db_row_json(q, o) == 0)
+			snprintf(buf, sizeof(buf), "%s",
+			    json_object_to_json_string_ext(o,
+			    JSON_C_TO_STRING_PLAIN));
+		db_done(q);
+	}
+	json_object_put(o);
+	return buf;
+}
+
+/* After runs and owner_keys: the operator's listings by member name. */
+static void
+listings(struct db *db)
+{
+	struct json_object	*o = json_object_new_object();
+	struct db_q		*q;
+
+	CHECK(strcmp(first_row(db, STMT_AUDIT_LIST, "ii", 2, 10),
+	    "{\"id\":\"r1\",\"started\":100,\"finished\":null,"
+	    "\"client_id\":\"c\",\"client_name\":\"n\",\"state\":\"running\","
+	    "\"exit_code\":null,\"duration_ms\":null,\"stdout_bytes\":null,"
+	    "\"stderr_bytes\":null,\"command\":\"tr\",\"error\":null,"
+	    "\"owner\":\"alice\"}") == 0,
+	    "an audit row: its members in order, NULLs as null");
+	CHECK(strcmp(first_row(db, STMT_OWNER_KEY_LIST, "i", 0, 0),
+	    "{\"owner\":\"alice\",\"state\":\"valid\",\"created\":1,"
+	    "\"last_used\":null,\"revoked\":null,\"grants\":0,"
+	    "\"sandbox_running\":false}") == 0,
+	    "a key row: a NULL flag is false");
+	CHECK(strcmp(first_row(db, STMT_COUNT_RUNS, "", 0, 0),
+	    "{\"total\":1,\"running\":1,\"oldest\":100}") == 0,
+	    "the run counts by name");
+	/* A statement without a shape sets nothing. */
+	if ((q = db_query(db, STMT_RUN_GET, "t", "r1")) != NULL) {
+		CHECK(db_step(q) == DB_ROW && db_row_json(q, o) == -1 &&
+		    json_object_object_length(o) == 0,
+		    "no row shape: -1, nothing set");
+		db_done(q);
+	}
+	json_object_put(o);
+}
+
 int
 main(void)
 {
@@ -150,6 +207,7 @@ main(void)
 	links(db);
 	runs(db);
 	owner_keys(db);
+	listings(db);
 out:
 	db_close(db);
 	unlink(dbpath);
