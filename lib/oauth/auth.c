@@ -54,7 +54,7 @@ token_lookup(const struct config *cfg, struct db *db, const char *tok,
 	int			 rc;
 
 	crypto_sha256_hex(tok, strlen(tok), hash);
-	if ((rc = oauth_access_load(db, hash, &t)) != 1)
+	if ((rc = oauth_access_load(db, hash, &t)) != LOOKUP_FOUND)
 		goto out;
 	/* RFC 6750 §3.1 invalid_token: expired, or for another resource. */
 	rc = 0;
