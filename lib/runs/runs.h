@@ -10,6 +10,8 @@
 #include <stdbool.h>
 #include <stddef.h>
 
+#include "base/error.h"
+
 struct auth_info;
 struct db;
 struct json_object;
@@ -37,13 +39,13 @@ int	runs_finish(struct db *, const char *run_id, const char *state,
 
 /*
  * notifications/cancelled: mark the running command that request_id of
- * session_id started. Returns 1 and its run id in run_id (size n), 0 when no
- * such command is running, -1 on error.
+ * session_id started. Returns LOOKUP_FOUND and its run id in run_id (size
+ * n), LOOKUP_NONE when no such command is running, LOOKUP_ERROR on error.
  */
 /* Keep why a run could not run (one line for the operator). 0 or -1. */
 int	runs_set_error(struct db *, const char *run_id, const char *why);
 
-int	runs_request_cancel(struct db *, const char *session_id,
+enum lookup_result runs_request_cancel(struct db *, const char *session_id,
 	    struct json_object *request_id, char *run_id, size_t n);
 
 /* Has a cancellation been asked for this run? */
@@ -52,10 +54,10 @@ bool	runs_cancel_requested(struct db *, const char *run_id);
 /*
  * A run of owner (owners.h): its state ("running", ...) into state (size
  * n) and, once finished, its kept result as a new object in *result (NULL
- * if pruned). Returns 1, 0 when there is no such run of this owner, -1 on
- * error.
+ * if pruned). Returns LOOKUP_FOUND, LOOKUP_NONE when there is no such run
+ * of this owner, LOOKUP_ERROR on error.
  */
-int	runs_get(struct db *, const char *owner, const char *run_id,
+enum lookup_result runs_get(struct db *, const char *owner, const char *run_id,
 	    char *state, size_t n, struct json_object **result);
 
 /* Owner's latest runs, newest first, as a new array of small objects. */

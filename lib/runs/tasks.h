@@ -16,6 +16,8 @@
 
 #include <stddef.h>
 
+#include "base/error.h"
+
 struct auth_info;
 struct config;
 struct db;
@@ -37,19 +39,21 @@ void	tasks_note(struct db *, const char *run_id, const char *line);
 
 /*
  * tasks/get: the task's fields (and result, once completed) as a new
- * object in *out. Returns 1, 0 when the task is unknown, expired or not the
- * caller's (why says which, for the -32602 message), -1 on error.
+ * object in *out. Returns LOOKUP_FOUND, LOOKUP_NONE when the task is
+ * unknown, expired or not the caller's (why says which, for the -32602
+ * message), LOOKUP_ERROR on error.
  */
-int	tasks_get(struct db *, const struct config *, const struct auth_info *,
-	    const char *task_id, struct json_object **out, char *why, size_t n);
+enum lookup_result tasks_get(struct db *, const struct config *,
+	    const struct auth_info *, const char *task_id, struct json_object **out,
+	    char *why, size_t n);
 
 /* tasks/cancel: kill the command if it still runs. Returns as tasks_get. */
-int	tasks_cancel(struct db *, const struct config *, const struct auth_info *,
-	    const char *task_id, char *why, size_t n);
+enum lookup_result tasks_cancel(struct db *, const struct config *,
+	    const struct auth_info *, const char *task_id, char *why, size_t n);
 
 /* tasks/update: acknowledged (no task of this server asks for input). */
-int	tasks_update(struct db *, const struct auth_info *, const char *task_id,
-	    char *why, size_t n);
+enum lookup_result tasks_update(struct db *, const struct auth_info *,
+	    const char *task_id, char *why, size_t n);
 
 /*
  * Finish up to max of owner's tasks and handles (runs no worker watches)

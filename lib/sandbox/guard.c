@@ -504,7 +504,7 @@ status_network(struct docker *d, const struct cspec *cs, struct json_object *eg)
 	char			 detail[300], path[192];
 	long			 status;
 	struct error		 e;
-	int			 r;
+	enum netpolicy_rules	 r;
 
 	js_set_str(eg, "network", cspec_network(cs));
 	js_set_str(eg, "ipv6", "off: the network has no IPv6 and the "
@@ -532,8 +532,8 @@ status_network(struct docker *d, const struct cspec *cs, struct json_object *eg)
 	} else {
 		r = netpolicy_rules_present(bridge, detail,
 		    sizeof(detail));
-		js_set(rules, "present", r == -1 ? NULL :
-		    json_object_new_boolean(r == 1));
+		js_set(rules, "present", r == NETPOLICY_RULES_UNKNOWN ? NULL :
+		    json_object_new_boolean(r == NETPOLICY_RULES_PRESENT));
 		js_set_str(rules, "detail", detail);
 	}
 	json_object_put(net);

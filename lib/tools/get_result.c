@@ -148,8 +148,8 @@ call(struct tool_ctx *tc, struct json_object *args)
 	for (polls = 0;; polls++) {
 		found = runs_get(tc->db, auth_owner(tc->who), run_id, state,
 		    sizeof(state), &result);
-		if (found != 1)
-			return found == 0 ? result_error("No run %s: call get_result() "
+		if (found != LOOKUP_FOUND)
+			return found == LOOKUP_NONE ? result_error("No run %s: call get_result() "
 			    "to list recent runs.", run_id) :
 			    result_error("Internal error reading run %s.", run_id);
 		if (strcmp(state, "running") != 0 || http_stopping())
@@ -166,7 +166,7 @@ call(struct tool_ctx *tc, struct json_object *args)
 		if (time(NULL) >= deadline) {
 			found = runs_get(tc->db, auth_owner(tc->who), run_id,
 			    state, sizeof(state), &result);
-			if (found != 1)
+			if (found != LOOKUP_FOUND)
 				return result_error("Internal error reading run "
 				    "%s.", run_id);
 			break;
