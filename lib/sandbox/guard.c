@@ -473,7 +473,7 @@ guard_before_exec(struct sandbox *sb, struct docker *d, const struct cspec *cs,
 	if (!fresh && (spec_check(sb, d, cs, &c, &v, notice, err) == -1 ||
 	    egress_check(sb, cs, c, err) == -1))
 		goto out;
-	if (guard_disk_check(sb, d, cs, why, sizeof(why)) == 1) {
+	if (guard_disk_check(sb, d, cs, why, sizeof(why))) {
 		error_kind(err, ERR_NO_SPACE, "Refused: %s. Remove files to make "
 		    "room (the operator can run `docker exec %s rm ...`, or "
 		    "raise the limit); `sandboxctl status` shows the sizes.",
