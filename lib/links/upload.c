@@ -376,7 +376,8 @@ do_put(struct up *u)
 	char			 name[UPLOAD_NAME_MAX + 1], stored[LINK_PATH_MAX + 64];
 	char			 msg[LINK_PATH_MAX + 160];
 	long long		 audit, left;
-	int			 cl, rc;
+	enum http_length	 cl;
+	int			 rc;
 	bool			 reserved = false;
 
 	memset(&s, 0, sizeof(s));
@@ -391,11 +392,11 @@ do_put(struct up *u)
 	if (upload_name(u->url.name, u->url.name_len, true, name, &err) == -1)
 		goto fail;
 
-	if ((cl = http_content_length(u->r, &len)) == -1) {
+	if ((cl = http_content_length(u->r, &len)) == HTTP_LENGTH_MALFORMED) {
 		error_kind(&err, ERR_INVALID, "The Content-Length is malformed.");
 		goto fail;
 	}
-	if (cl == 0) {
+	if (cl == HTTP_LENGTH_KNOWN) {
 		s.r = u->r;
 		s.size = len;
 	} else if (spool_body(u, &s, left, &err) == -1)
