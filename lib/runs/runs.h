@@ -63,15 +63,24 @@ enum lookup_result runs_get(struct db *, const char *owner, const char *run_id,
 /* Owner's latest runs, newest first, as a new array of small objects. */
 struct json_object *runs_recent(struct db *, const char *owner, int limit);
 
+/* What runs_collect found. */
+enum run_collect {
+	RUN_COLLECT_FAILED = -1,
+	RUN_COLLECT_RUNNING = 0,
+	RUN_COLLECT_FINISHED = 1,
+};
+
 /*
  * Finish a "running" run from the supervisor's record in the container,
- * whichever process started it (runs/collect.c): 1 when it is finished (now
- * or before; also when there is no such run), 0 while it still runs (or a
- * run without a record may yet start), -1 on error. A run with no record
- * is finished as lost once past its deadline, or at once when the container
+ * whichever process started it (runs/collect.c): RUN_COLLECT_FINISHED when
+ * it is finished (now or before; also when there is no such run),
+ * RUN_COLLECT_RUNNING while it still runs (or a run without a record may
+ * yet start), RUN_COLLECT_FAILED on error. A run with no record is
+ * finished as lost once past its deadline, or at once when the container
  * restarted after it began ("killed with the container").
  */
-int	runs_collect(struct db *, struct sandbox *, const char *run_id);
+enum run_collect runs_collect(struct db *, struct sandbox *,
+	    const char *run_id);
 
 /*
  * The reconciler: about once a minute across all processes (a lease in

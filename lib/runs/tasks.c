@@ -261,7 +261,7 @@ tasks_collect_released(struct db *db, struct sandbox *sb, const char *owner,
 		runs_collect(db, sb, ids[i]);
 }
 
-int
+enum tasks_admit
 tasks_admit(struct db *db, const struct config *cfg, struct sandbox *sb,
     const struct auth_info *who, char *why, size_t n)
 {
@@ -269,23 +269,23 @@ tasks_admit(struct db *db, const struct config *cfg, struct sandbox *sb,
 	long long	 all, mine;
 
 	if (count_running(db, owner, &all, &mine) == -1)
-		return -1;
+		return TASKS_ADMIT_ERROR;
 	if (sb != NULL && mine > 0 && (all >= cfg->max_running ||
 	    mine >= cfg->max_running_per_owner)) {
 		tasks_collect_released(db, sb, owner, mine);
 		if (count_running(db, owner, &all, &mine) == -1)
-			return -1;
+			return TASKS_ADMIT_ERROR;
 	}
 	if (all >= cfg->max_running) {
 		snprintf(why, n, "%lld commands are already running on this "
 		    "server (the limit, SANDBOX_MAX_RUNNING)", all);
-		return 1;
+		return TASKS_ADMIT_FULL;
 	}
 	if (mine >= cfg->max_running_per_owner) {
 		snprintf(why, n, "%lld of your commands are already running "
 		    "(the limit per person, SANDBOX_MAX_RUNNING_PER_OWNER)",
 		    mine);
-		return 1;
+		return TASKS_ADMIT_FULL;
 	}
-	return 0;
+	return TASKS_ADMIT_START;
 }

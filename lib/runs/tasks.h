@@ -69,10 +69,16 @@ void	tasks_collect_released(struct db *, struct sandbox *, const char *owner,
  * running rows: tasks and handles hold no worker, so threads do not
  * bound them. At the cap, the owner's tasks and handles are first
  * collected from sb (their commands may have ended since anyone asked;
- * sb may be NULL). 0 when one more may start, 1 when not (why says which
- * limit), -1 on error (allowed).
+ * sb may be NULL). TASKS_ADMIT_START when one more may start,
+ * TASKS_ADMIT_FULL when not (why says which limit), TASKS_ADMIT_ERROR on
+ * error (allowed).
  */
-int	tasks_admit(struct db *, const struct config *, struct sandbox *,
+enum tasks_admit {
+	TASKS_ADMIT_ERROR = -1,
+	TASKS_ADMIT_START = 0,
+	TASKS_ADMIT_FULL = 1,
+};
+enum tasks_admit tasks_admit(struct db *, const struct config *, struct sandbox *,
 	    const struct auth_info *, char *why, size_t n);
 
 #endif

@@ -161,7 +161,8 @@ call(struct tool_ctx *tc, struct json_object *args)
 		 * the supervisor's record, now and every COLLECT_EVERY polls.
 		 */
 		if (polls % COLLECT_EVERY == 0 && tc->sandbox != NULL &&
-		    runs_collect(tc->db, tc->sandbox, run_id) == 1)
+		    runs_collect(tc->db, tc->sandbox, run_id) ==
+		    RUN_COLLECT_FINISHED)
 			continue;
 		if (time(NULL) >= deadline) {
 			found = runs_get(tc->db, auth_owner(tc->who), run_id,
