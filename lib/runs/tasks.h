@@ -78,7 +78,7 @@ enum tasks_admit {
 	TASKS_ADMIT_START = 0,
 	TASKS_ADMIT_FULL = 1,
 };
-enum tasks_admit tasks_admit(struct db *, const struct config *, struct sandbox *,
-	    const struct auth_info *, char *why, size_t n);
+enum tasks_admit tasks_admit(struct db *, const struct config *,
+	    struct sandbox *, const struct auth_info *, char *why, size_t n);
 
 #endif
