@@ -387,11 +387,12 @@ docker_send_all(struct httpc_conn *c, const char *p, size_t len,
 }
 
 /*
- * Read the response head within w: 1, or 0 when the connection closed
- * before a byte of it came (*empty: worth one more try on a new one), or
- * -1 (err set, or w->stopped), or -2 when fn stopped it.
+ * Read the response head within w: DOCKER_HEAD_READ, or DOCKER_HEAD_CLOSED
+ * when the connection closed before a byte of it came (*empty: worth one
+ * more try on a new one), or DOCKER_HEAD_FAILED (err set, or w->stopped),
+ * or DOCKER_HEAD_STOPPED when fn stopped it.
  */
-int
+enum docker_head
 docker_read_head(struct httpc_conn *c, struct httpc_head *h, bool head_request,
     httpc_header_fn fn, void *arg, struct docker_waiter *w, bool *empty,
     struct error *err)
@@ -402,22 +403,30 @@ docker_read_head(struct httpc_conn *c, struct httpc_head *h, bool head_request,
 	*empty = false;
 	for (;;) {
 		if ((slice = waiter_slice(w, err)) == -1)
-			return -1;
+			return DOCKER_HEAD_FAILED;
+		/* httpc.h: 1 a head, 0 again, -1 ended or malformed, -2 fn. */
 		rc = httpc_read_head(c, h, head_request, fn, arg, slice, empty, &e);
-		if (rc == 1 || rc == -2)
-			return rc;
-		if (rc == -1)
-			return *empty ? 0 : broken(w->d, &e, err);
+		if (rc == 1)
+			return DOCKER_HEAD_READ;
+		if (rc == -2)
+			return DOCKER_HEAD_STOPPED;
+		if (rc == -1) {
+			if (*empty)
+				return DOCKER_HEAD_CLOSED;
+			broken(w->d, &e, err);
+			return DOCKER_HEAD_FAILED;
+		}
 	}
 }
 
 /*
  * Each piece of the body of h, read from c, to fn (which returns -1 to stop
  * reading), every wait a slice of w, each piece pushing back a stall
- * deadline. 0 at the end of the body, 1 when fn stopped, -1 when a wait
- * ended (waiter_slice: err set, or w->stopped) or the body broke off (err).
+ * deadline. DOCKER_BODY_DONE at the end of the body, DOCKER_BODY_STOPPED
+ * when fn stopped, DOCKER_BODY_FAILED when a wait ended (waiter_slice: err
+ * set, or w->stopped) or the body broke off (err).
  */
-int
+enum docker_body_end
 docker_body_each(struct httpc_conn *c, const struct httpc_head *h,
     struct docker_waiter *w, int (*fn)(void *arg, const char *p, size_t n),
     void *arg, struct error *err)
@@ -431,16 +440,19 @@ docker_body_each(struct httpc_conn *c, const struct httpc_head *h,
 	httpc_body_init(&hb, c, h);
 	for (;;) {
 		if ((slice = waiter_slice(w, err)) == -1)
-			return -1;
+			return DOCKER_BODY_FAILED;
+		/* httpc.h: 2 the end, 1 a piece, -1 broken, 0 call again. */
 		rc = httpc_body_next(&hb, &p, &n, slice, &e);
 		if (rc == 2)
-			return 0;
-		if (rc == -1)
-			return broken(w->d, &e, err);
+			return DOCKER_BODY_DONE;
+		if (rc == -1) {
+			broken(w->d, &e, err);
+			return DOCKER_BODY_FAILED;
+		}
 		if (rc == 1) {
 			docker_waiter_moved(w);
 			if (fn(arg, p, n) == -1)
-				return 1;
+				return DOCKER_BODY_STOPPED;
 		}
 	}
 }
@@ -456,9 +468,9 @@ docker_read_body(struct httpc_conn *c, const struct httpc_head *h,
 		    "response larger than %zu bytes", w->d->host, b->max);
 	}
 	switch (docker_body_each(c, h, w, body_add, b, err)) {
-	case 0:
+	case DOCKER_BODY_DONE:
 		return 0;
-	case 1:
+	case DOCKER_BODY_STOPPED:
 		return b->too_big ? error_kind(err, ERR_UPSTREAM, "Docker engine at %s "
 		    "(DOCKER_HOST): response larger than %zu bytes", w->d->host,
 		    b->max) : error_set(err, "out of memory");
@@ -507,18 +519,19 @@ call(struct docker *d, const char *method, const char *path,
 		if (rc == 0)
 			rc = docker_read_head(c, h, head_request, NULL, NULL, &w,
 			    &empty, err);
-		if (rc == 1)
+		if (rc == DOCKER_HEAD_READ)
 			break;
 		/*
 		 * A kept connection the engine had closed (the request could
 		 * not be sent, or not one byte came back): once more, anew.
 		 */
-		if (reused && !stopping() && (rc == 0 || sent_failed)) {
+		if (reused && !stopping() && (rc == DOCKER_HEAD_CLOSED ||
+		    sent_failed)) {
 			httpc_conn_close(c);
 			c = NULL;
 			continue;
 		}
-		if (rc == 0)
+		if (rc == DOCKER_HEAD_CLOSED)
 			docker_closed_early(d, err);
 		goto out;
 	}

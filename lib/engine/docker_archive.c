@@ -57,14 +57,14 @@ docker_raw(struct docker *d, const char *method, const char *path,
 		goto out;
 	rc = docker_read_head(c, &h, strcmp(method, "HEAD") == 0, cb->header,
 	    cb->arg, &w, &empty, err);
-	if (rc == -2) {
+	if (rc == DOCKER_HEAD_STOPPED) {
 		*stopped = true;
 		ret = 0;
 		goto out;
 	}
-	if (rc == 0)
+	if (rc == DOCKER_HEAD_CLOSED)
 		docker_closed_early(d, err);
-	if (rc != 1)
+	if (rc != DOCKER_HEAD_READ)
 		goto out;
 	*status = h.status;
 	if (h.status < 200 || h.status > 299) {
@@ -75,9 +75,9 @@ docker_raw(struct docker *d, const char *method, const char *path,
 		goto out;
 	}
 	if ((rc = docker_body_each(c, &h, &w, cb->body != NULL ? cb->body :
-	    ignore_piece, cb->arg, err)) == -1)
+	    ignore_piece, cb->arg, err)) == DOCKER_BODY_FAILED)
 		goto out;
-	*stopped = rc == 1;
+	*stopped = rc == DOCKER_BODY_STOPPED;
 	ret = 0;
 out:
 	httpc_conn_close(c);
@@ -139,9 +139,9 @@ docker_put_stream(struct docker *d, const char *path, const char *ctype,
 		}
 	}
 	if ((rc = docker_read_head(c, &h, false, NULL, NULL, &w, &empty,
-	    err)) == -1)
+	    err)) == DOCKER_HEAD_FAILED)
 		goto out;
-	if (rc == 0) {
+	if (rc == DOCKER_HEAD_CLOSED) {
 		docker_closed_early(d, err);
 		goto out;
 	}

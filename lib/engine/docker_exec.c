@@ -152,9 +152,9 @@ docker_exec_start(struct docker *d, const char *id,
 		goto out;
 	if (docker_send_all(c, req, hlen, &w, NULL, err) == -1 ||
 	    (rc = docker_read_head(c, &h, false, NULL, NULL, &w, &empty,
-	    err)) == -1)
+	    err)) == DOCKER_HEAD_FAILED)
 		goto end;
-	if (rc == 0) {
+	if (rc == DOCKER_HEAD_CLOSED) {
 		docker_closed_early(d, err);
 		goto out;
 	}
@@ -168,9 +168,10 @@ docker_exec_start(struct docker *d, const char *id,
 	/* The multiplexed stream, until the engine closes it. */
 	if (h.status == 101)
 		h.framing = HTTPC_CLOSE;
-	if ((rc = docker_body_each(c, &h, &w, exec_piece, &xo, err)) == -1)
+	if ((rc = docker_body_each(c, &h, &w, exec_piece, &xo,
+	    err)) == DOCKER_BODY_FAILED)
 		goto end;
-	if (rc == 1) {
+	if (rc == DOCKER_BODY_STOPPED) {
 		error_kind(err, ERR_UPSTREAM, "Docker engine at %s (DOCKER_HOST): "
 		    "malformed exec output stream", d->host);
 		goto out;

@@ -85,24 +85,41 @@ char	*docker_request_head(struct docker *, const char *method,
 int	docker_send_all(struct httpc_conn *, const char *p, size_t len,
 	    struct docker_waiter *w, bool *early, struct error *);
 
+/* How docker_read_head ended. */
+enum docker_head {
+	DOCKER_HEAD_STOPPED = -2,	/* fn stopped it */
+	DOCKER_HEAD_FAILED = -1,	/* err set, or w->stopped */
+	DOCKER_HEAD_CLOSED = 0,		/* closed before a byte of it came */
+	DOCKER_HEAD_READ = 1,
+};
+
 /*
- * Read the response head within w, header lines to fn (may be NULL): 1, or
- * 0 when the connection closed before a byte of it came (*empty: worth one
- * more try on a new one), or -1 (err set, or w->stopped), or -2 when fn
- * stopped it.
+ * Read the response head within w, header lines to fn (may be NULL):
+ * DOCKER_HEAD_READ, or DOCKER_HEAD_CLOSED when the connection closed before
+ * a byte of it came (*empty: worth one more try on a new one), or
+ * DOCKER_HEAD_FAILED (err set, or w->stopped), or DOCKER_HEAD_STOPPED when
+ * fn stopped it.
  */
-int	docker_read_head(struct httpc_conn *, struct httpc_head *,
+enum docker_head docker_read_head(struct httpc_conn *, struct httpc_head *,
 	    bool head_request, httpc_header_fn fn, void *arg,
 	    struct docker_waiter *w, bool *empty, struct error *);
 
+/* How docker_body_each ended. */
+enum docker_body_end {
+	DOCKER_BODY_FAILED = -1,
+	DOCKER_BODY_DONE = 0,
+	DOCKER_BODY_STOPPED = 1,
+};
+
 /*
  * Each piece of the body of h to fn (which returns -1 to stop reading),
- * every wait a slice of w, each piece pushing back a stall deadline. 0 at
- * the end of the body, 1 when fn stopped, -1 when a wait ended (err set,
- * or w->stopped) or the body broke off (err).
+ * every wait a slice of w, each piece pushing back a stall deadline.
+ * DOCKER_BODY_DONE at the end of the body, DOCKER_BODY_STOPPED when fn
+ * stopped, DOCKER_BODY_FAILED when a wait ended (err set, or w->stopped) or
+ * the body broke off (err).
  */
-int	docker_body_each(struct httpc_conn *, const struct httpc_head *,
-	    struct docker_waiter *w,
+enum docker_body_end docker_body_each(struct httpc_conn *,
+	    const struct httpc_head *, struct docker_waiter *w,
 	    int (*fn)(void *arg, const char *p, size_t n), void *arg,
 	    struct error *);
 

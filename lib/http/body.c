@@ -65,7 +65,7 @@ http_read(struct http_req *r, void *buf, size_t len)
 	return n > 0 ? n : 0;
 }
 
-int
+enum http_length
 http_content_length(struct http_req *r, unsigned long long *len)
 {
 	const char		*cl = http_param(r, "CONTENT_LENGTH");
@@ -74,14 +74,14 @@ http_content_length(struct http_req *r, unsigned long long *len)
 
 	*len = 0;
 	if (cl == NULL || *cl == '\0' || strcmp(cl, "-1") == 0)
-		return 1;
+		return HTTP_LENGTH_UNKNOWN;
 	for (i = 0; cl[i] != '\0'; i++) {
 		if (cl[i] < '0' || cl[i] > '9' || i >= 18)
-			return -1;
+			return HTTP_LENGTH_MALFORMED;
 		v = v * 10 + (unsigned)(cl[i] - '0');
 	}
 	*len = v;
-	return 0;
+	return HTTP_LENGTH_KNOWN;
 }
 
 int

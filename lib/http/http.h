@@ -83,11 +83,20 @@ int	http_body_read(const char *content_length, size_t max, http_read_fn rd,
  * Do not mix with http_body.
  */
 long	http_read(struct http_req *, void *buf, size_t len);
+/* What the request says of its body's length. */
+enum http_length {
+	HTTP_LENGTH_MALFORMED = -1,
+	HTTP_LENGTH_KNOWN = 0,
+	HTTP_LENGTH_UNKNOWN = 1,
+};
+
 /*
- * The request's Content-Length: 0 with *len, 1 when the length is unknown
- * (absent, or -1 as Caddy passes a chunked body), -1 when malformed.
+ * The request's Content-Length: HTTP_LENGTH_KNOWN with *len,
+ * HTTP_LENGTH_UNKNOWN (absent, or -1 as Caddy passes a chunked body), or
+ * HTTP_LENGTH_MALFORMED.
  */
-int	http_content_length(struct http_req *, unsigned long long *len);
+enum http_length http_content_length(struct http_req *,
+	    unsigned long long *len);
 /* Response. Status and headers are sent with the first write. */
 void	http_status(struct http_req *, int status);
 /* Forget the headers added so far (before anything was sent). */

@@ -388,7 +388,7 @@ dl_handle(struct http_req *r, const struct config *cfg, struct db *db)
 	struct file_stat	 st;
 	struct file_sink	 sink = { sink_begin, sink_data, NULL };
 	const char		*method = http_method(r);
-	int			 rc;
+	enum stream_end		 rc;
 
 	memset(&d, 0, sizeof(d));
 	error_clear(&err);
@@ -433,13 +433,14 @@ dl_handle(struct http_req *r, const struct config *cfg, struct db *db)
 		goto out;
 	}
 	rc = files_stream(sb, d.row.path, &sink, &err);
-	if (rc == -1)
+	if (rc == STREAM_FAILED)
 		fail(&d, &err);
-	else if (rc == 1 && !d.complete && !http_gone(r) && !http_started(r)) {
+	else if (rc == STREAM_STOPPED && !d.complete && !http_gone(r) &&
+	    !http_started(r)) {
 		/* Stopped before any answer: cannot happen, but answer. */
 		http_send_error(r, 500, "The file could not be sent.");
 	}
-	if (d.complete || rc == 0)
+	if (d.complete || rc == STREAM_DONE)
 		http_flush(r);
 out:
 	sandbox_close(sb);

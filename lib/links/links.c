@@ -352,12 +352,12 @@ links_count_download(struct db *db, const char *id, long long now)
 		log_warn("links: cannot count a download of link %s", id);
 }
 
-int
+enum lookup_result
 links_revoke(struct db *db, const char *id, const char *owner, long long now)
 {
 	long n;
 
 	if ((n = db_exec(db, STMT_LINK_REVOKE_OWNED, "itt", now, id, owner)) < 0)
-		return -1;
-	return n > 0;
+		return LOOKUP_ERROR;
+	return n > 0 ? LOOKUP_FOUND : LOOKUP_NONE;
 }

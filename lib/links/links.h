@@ -101,10 +101,11 @@ char	*links_url(const char *public_url, const char *id, long long expires,
 	    const char *sig, const char *path);
 
 /*
- * Revoke owner's link id (another owner's link is not found). 1 when
- * revoked now, 0 when no such live link of owner, -1 on error.
+ * Revoke owner's link id (another owner's link is not found). LOOKUP_FOUND
+ * when revoked now, LOOKUP_NONE when no such live link of owner,
+ * LOOKUP_ERROR on error.
  */
-int	links_revoke(struct db *, const char *id, const char *owner,
+enum lookup_result links_revoke(struct db *, const char *id, const char *owner,
 	    long long now);
 
 /*

@@ -194,12 +194,14 @@ uplinks_check(struct db *db, const char *api_key, const char *reqpath,
 	return 0;
 }
 
-int
+enum uplinks_reserve
 uplinks_reserve(struct db *db, const char *id, long long bytes)
 {
 	long n = db_exec(db, STMT_UPLINK_RESERVE, "it", bytes, id);
 
-	return n < 0 ? -1 : n > 0;
+	if (n < 0)
+		return UPLINKS_RESERVE_ERROR;
+	return n > 0 ? UPLINKS_RESERVED : UPLINKS_NO_ROOM;
 }
 
 void

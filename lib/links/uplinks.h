@@ -99,11 +99,18 @@ int	uplinks_check(struct db *, const char *api_key, const char *reqpath,
 
 /*
  * Reserve bytes of the link's cap for an upload (one statement, so two
- * uploads at once cannot both fit). 1 when reserved, 0 when it does not
- * fit (or the link was revoked meanwhile), -1 on a database error.
- * uplinks_release gives back what an upload did not store.
+ * uploads at once cannot both fit). UPLINKS_RESERVED, UPLINKS_NO_ROOM when
+ * it does not fit (or the link was revoked meanwhile), or
+ * UPLINKS_RESERVE_ERROR on a database error. uplinks_release gives back
+ * what an upload did not store.
  */
-int	uplinks_reserve(struct db *, const char *id, long long bytes);
+enum uplinks_reserve {
+	UPLINKS_RESERVE_ERROR = -1,
+	UPLINKS_NO_ROOM = 0,
+	UPLINKS_RESERVED = 1,
+};
+enum uplinks_reserve uplinks_reserve(struct db *, const char *id,
+	    long long bytes);
 void	uplinks_release(struct db *, const char *id, long long bytes);
 /* Count one file stored through link id. */
 void	uplinks_count(struct db *, const char *id);

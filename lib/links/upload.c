@@ -376,7 +376,8 @@ do_put(struct up *u)
 	char			 name[UPLOAD_NAME_MAX + 1], stored[LINK_PATH_MAX + 64];
 	char			 msg[LINK_PATH_MAX + 160];
 	long long		 audit, left;
-	int			 cl, rc;
+	enum http_length	 cl;
+	int			 rc;
 	bool			 reserved = false;
 
 	memset(&s, 0, sizeof(s));
@@ -391,17 +392,18 @@ do_put(struct up *u)
 	if (upload_name(u->url.name, u->url.name_len, true, name, &err) == -1)
 		goto fail;
 
-	if ((cl = http_content_length(u->r, &len)) == -1) {
+	if ((cl = http_content_length(u->r, &len)) == HTTP_LENGTH_MALFORMED) {
 		error_kind(&err, ERR_INVALID, "The Content-Length is malformed.");
 		goto fail;
 	}
-	if (cl == 0) {
+	if (cl == HTTP_LENGTH_KNOWN) {
 		s.r = u->r;
 		s.size = len;
 	} else if (spool_body(u, &s, left, &err) == -1)
 		goto fail;
-	if ((rc = uplinks_reserve(u->db, u->row.id, (long long)s.size)) != 1) {
-		if (rc == 0)
+	if ((rc = uplinks_reserve(u->db, u->row.id, (long long)s.size)) !=
+	    UPLINKS_RESERVED) {
+		if (rc == UPLINKS_NO_ROOM)
 			error_kind(&err, ERR_TOO_LARGE, "The file (%llu bytes) is larger "
 			    "than this link accepts (%lld bytes left).", s.size,
 			    left < 0 ? 0 : left);
@@ -617,7 +619,7 @@ do_post(struct up *u)
 	struct form_state	*fs;
 	struct error		 err;
 	size_t			 i;
-	int			 r;
+	enum uplinks_reserve	 r;
 	bool			 reserved = false;
 
 	if ((fs = calloc(1, sizeof(*fs))) == NULL) {
@@ -633,9 +635,11 @@ do_post(struct up *u)
 		upload_page(u->r, &u->row, 400, fs->res, 0);
 		goto out;
 	}
-	if ((r = uplinks_reserve(u->db, u->row.id, (long long)fs->total)) != 1) {
-		error_kind(&fs->err, r == 0 ? ERR_TOO_LARGE : ERR_INTERNAL, "The files are larger "
-		    "than this link accepts now.");
+	if ((r = uplinks_reserve(u->db, u->row.id, (long long)fs->total)) !=
+	    UPLINKS_RESERVED) {
+		error_kind(&fs->err, r == UPLINKS_NO_ROOM ? ERR_TOO_LARGE :
+		    ERR_INTERNAL, "The files are larger than this link accepts "
+		    "now.");
 		answer_error(u, &fs->err);
 		goto out;
 	}

@@ -74,7 +74,7 @@ m_tasks(struct mcp_call *c, const struct mcp_msg *m)
 	struct json_object	*res = NULL;
 	const char		*task_id = js_str_max(m->params, "taskId", RUN_ID_MAX);
 	char			 why[128];
-	int			 rc;
+	enum lookup_result	 rc;
 
 	if (task_id == NULL)
 		return mcp_error(m->id, RPC_INVALID_PARAMS,
@@ -85,9 +85,9 @@ m_tasks(struct mcp_call *c, const struct mcp_msg *m)
 		rc = tasks_cancel(c->db, c->cfg, c->who, task_id, why, sizeof(why));
 	else
 		rc = tasks_update(c->db, c->who, task_id, why, sizeof(why));
-	if (rc == -1)
+	if (rc == LOOKUP_ERROR)
 		return mcp_error(m->id, RPC_INTERNAL_ERROR, "Internal error");
-	if (rc == 0)
+	if (rc == LOOKUP_NONE)
 		return mcp_error(m->id, RPC_INVALID_PARAMS, why);
 	return mcp_reply(m, res != NULL ? res : json_object_new_object());
 }
@@ -113,7 +113,7 @@ mcp_notify_2025(struct mcp_call *c, const struct mcp_msg *m)
 	    !mcp_id_valid(rid))
 		return;
 	if (runs_request_cancel(c->db, c->session_id, rid, run_id,
-	    sizeof(run_id)) != 1)
+	    sizeof(run_id)) != LOOKUP_FOUND)
 		return;
 	if (sandbox_open(c->cfg, auth_owner(c->who), &sb, &err) == -1 ||
 	    sandbox_kill(sb, run_id, &err) == -1)

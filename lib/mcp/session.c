@@ -41,16 +41,16 @@ session_create(struct db *db, long ttl, const char *version,
 	return 0;
 }
 
-int
+enum lookup_result
 session_lookup(struct db *db, const char *id, long ttl, const char *owner,
     char *version, size_t vsz)
 {
 	char		 hash[CRYPTO_SHA256_HEX];
 	long long	 now = (long long)time(NULL), last = now;
-	int		 rc;
+	enum lookup_result rc;
 
 	if (!session_id_valid(id))
-		return 0;
+		return LOOKUP_NONE;
 	crypto_sha256_hex(id, strlen(id), hash);
 	rc = db_session_get(db, hash, now - ttl, owner, version, vsz, &last);
 	/* A write only when the touch is due: most requests stay reads. */
@@ -60,16 +60,16 @@ session_lookup(struct db *db, const char *id, long ttl, const char *owner,
 	return rc;
 }
 
-int
+enum lookup_result
 session_delete(struct db *db, const char *id, const char *owner)
 {
 	char hash[CRYPTO_SHA256_HEX];
 	long n;
 
 	if (!session_id_valid(id))
-		return 0;
+		return LOOKUP_NONE;
 	crypto_sha256_hex(id, strlen(id), hash);
 	if ((n = db_exec(db, STMT_SESSION_DELETE, "tt", hash, owner)) < 0)
-		return -1;
-	return n > 0;
+		return LOOKUP_ERROR;
+	return n > 0 ? LOOKUP_FOUND : LOOKUP_NONE;
 }

@@ -26,18 +26,18 @@ int	session_create(struct db *, long ttl, const char *protocol_version,
 
 /*
  * Look a session of owner up and mark it used (last_used rewritten at most
- * once a minute: most lookups write nothing). Returns 1 and copies its
- * negotiated version into version (size vsz), 0 when unknown, expired or
- * another owner's, -1 on error.
+ * once a minute: most lookups write nothing). Returns LOOKUP_FOUND and
+ * copies its negotiated version into version (size vsz), LOOKUP_NONE when
+ * unknown, expired or another owner's, LOOKUP_ERROR on error.
  */
-int	session_lookup(struct db *, const char *id, long ttl, const char *owner,
-	    char *version, size_t vsz);
+enum lookup_result session_lookup(struct db *, const char *id, long ttl,
+	    const char *owner, char *version, size_t vsz);
 
 /*
- * End a session of owner. 1 when it existed, 0 when unknown or another
- * owner's, -1 on error.
+ * End a session of owner. LOOKUP_FOUND when it existed, LOOKUP_NONE when
+ * unknown or another owner's, LOOKUP_ERROR on error.
  */
-int	session_delete(struct db *, const char *id, const char *owner);
+enum lookup_result session_delete(struct db *, const char *id, const char *owner);
 
 /* Is s a syntactically valid session id (visible ASCII, bounded)? */
 int	session_id_valid(const char *s);

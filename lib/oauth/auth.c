@@ -41,23 +41,24 @@ unauthorized(struct http_req *r, const struct config *cfg, bool sent_token)
 }
 
 /*
- * Look the token up. Returns 1 and fills who when it is a live access token
- * for this server, 0 when not, -1 on a database error.
+ * Look the token up. Returns LOOKUP_FOUND and fills who when it is a live
+ * access token for this server, LOOKUP_NONE when not, LOOKUP_ERROR on a
+ * database error.
  */
-static int
+static enum lookup_result
 token_lookup(const struct config *cfg, struct db *db, const char *tok,
     struct auth_info *who)
 {
 	struct oauth_access_row	 t;
 	char			 hash[CRYPTO_SHA256_HEX];
 	long long		 now = (long long)time(NULL);
-	int			 rc;
+	enum lookup_result	 rc;
 
 	crypto_sha256_hex(tok, strlen(tok), hash);
-	if ((rc = oauth_access_load(db, hash, &t)) != 1)
+	if ((rc = oauth_access_load(db, hash, &t)) != LOOKUP_FOUND)
 		goto out;
 	/* RFC 6750 §3.1 invalid_token: expired, or for another resource. */
-	rc = 0;
+	rc = LOOKUP_NONE;
 	if (t.expires <= now)
 		goto out;
 	if (strcmp(t.resource, cfg->mcp_url) != 0) {
@@ -69,7 +70,7 @@ token_lookup(const struct config *cfg, struct db *db, const char *tok,
 	    t.client_name != NULL ? t.client_name : "");
 	snprintf(who->owner, sizeof(who->owner), "%s",
 	    t.owner != NULL ? t.owner : OWNER_OPERATOR);
-	rc = 1;
+	rc = LOOKUP_FOUND;
 	/*
 	 * For operators (oauth_live_grants.last_used), at most once a minute;
 	 * the write only when due, so most requests stay reads.
@@ -93,7 +94,7 @@ auth_bearer(struct http_req *r, const struct config *cfg, struct db *db,
 {
 	const char	*h = http_header(r, "Authorization");
 	const char	*tok;
-	int		 rc;
+	enum lookup_result rc;
 
 	memset(who, 0, sizeof(*who));
 	/* RFC 6750 §2.1: "Bearer" is case-insensitive, then the token. */
@@ -112,9 +113,9 @@ auth_bearer(struct http_req *r, const struct config *cfg, struct db *db,
 	}
 	if (db == NULL)
 		return unauthorized(r, cfg, true);
-	if ((rc = token_lookup(cfg, db, tok, who)) == 1)
+	if ((rc = token_lookup(cfg, db, tok, who)) == LOOKUP_FOUND)
 		return 0;
-	if (rc == -1) {
+	if (rc == LOOKUP_ERROR) {
 		http_send_error(r, 503, "The token store cannot be read; try again.");
 		return -1;
 	}

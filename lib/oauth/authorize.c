@@ -70,14 +70,16 @@ static int
 client_find(struct db *db, const struct config *cfg,
     const char *client_id, struct oauth_client *c, struct error *err)
 {
-	int rc, frc;
+	enum lookup_result rc;
+	enum cimd_fetched frc;
 
 	if (*client_id == '\0' || strlen(client_id) > OAUTH_MAX_CLIENT_ID)
 		return error_set(err, "The client_id is missing or too long.");
 	rc = oauth_client_load(db, client_id, c);
-	if (rc == -1)
+	if (rc == LOOKUP_ERROR)
 		return error_set(err, "The client registry cannot be read.");
-	if (rc == 1 && (!c->cimd || c->created > oauth_now() - CIMD_CACHE_TTL))
+	if (rc == LOOKUP_FOUND &&
+	    (!c->cimd || c->created > oauth_now() - CIMD_CACHE_TTL))
 		return 0;
 	if (!cimd_is_url(client_id)) {
 		oauth_client_clear(c);
@@ -87,12 +89,12 @@ client_find(struct db *db, const struct config *cfg,
 	/* draft-ietf-oauth-client-id-metadata-document §4: fetch, cache. */
 	frc = cimd_fetch(db, cfg, client_id, err);
 	/* Rate limited: a stale cached copy still serves (no lock-out). */
-	if (frc == CIMD_RATE_LIMITED && rc == 1)
+	if (frc == CIMD_RATE_LIMITED && rc == LOOKUP_FOUND)
 		return 0;
 	oauth_client_clear(c);
-	if (frc != 0)
+	if (frc != CIMD_STORED)
 		return -1;
-	if (oauth_client_load(db, client_id, c) != 1)
+	if (oauth_client_load(db, client_id, c) != LOOKUP_FOUND)
 		return error_set(err, "The client metadata document could not "
 		    "be stored.");
 	return 0;
@@ -500,13 +502,15 @@ post_request(struct post *p)
 	}
 	oauth_hash(p->id, p->idh);
 	switch (oauth_pending_load(p->db, p->idh, p->now, &p->pend)) {
-	case -1:
+	case LOOKUP_ERROR:
 		signin_error(p->r, 500, "Server error", "The database cannot be read.");
 		return -1;
-	case 0:
+	case LOOKUP_NONE:
 		signin_error(p->r, 400, "Sign-in expired", "This sign-in page has "
 		    "expired or was already used.");
 		return -1;
+	case LOOKUP_FOUND:
+		break;
 	}
 	return 0;
 }
@@ -543,7 +547,7 @@ out:
 static int
 post_client(struct post *p)
 {
-	if (oauth_client_load(p->db, p->pend.client_id, &p->c) != 1) {
+	if (oauth_client_load(p->db, p->pend.client_id, &p->c) != LOOKUP_FOUND) {
 		signin_error(p->r, 400, "Unknown application", "The application's "
 		    "registration is gone.");
 		return -1;
@@ -596,7 +600,7 @@ post_throttle(struct post *p)
 	char	esc[128], retry[32];
 
 	switch (oauth_throttle_take(p->db, p->akey, p->now, &p->wait)) {
-	case -1:
+	case OAUTH_THROTTLE_ERROR:
 		/* No audit row: the database is what failed (logged by db.c). */
 		log_warn("authorize: the throttle of %s cannot be checked; "
 		    "refusing the try", log_escape(esc, sizeof(esc), p->akey,
@@ -607,7 +611,7 @@ post_throttle(struct post *p)
 		    "not check the key; nothing was changed. Try again in a few "
 		    "seconds.");
 		return -1;
-	case 0:
+	case OAUTH_THROTTLE_WAIT:
 		post_audit(p, "throttled");
 		snprintf(retry, sizeof(retry), "%lld", p->wait);
 		http_header_add(p->r, "Retry-After", retry);
@@ -616,6 +620,8 @@ post_throttle(struct post *p)
 		show_page(p->r, p->cfg, 429, &p->c, p->pend.client_id,
 		    p->pend.redirect_to, p->id, esc);
 		return -1;
+	case OAUTH_THROTTLE_TRY:
+		break;
 	}
 	return 0;
 }
@@ -626,12 +632,13 @@ post_key(struct post *p)
 {
 	const char	*key = form_get(p->f, "key");
 	char		 a[CLIENTADDR_MAX * 2], esc[128];
-	int		 found = 0;
+	enum lookup_result found = LOOKUP_NONE;
 
 	if (key != NULL && strlen(key) <= KEY_MAX &&
-	    (found = owners_check_key(p->cfg, p->db, key, p->owner)) == 1)
+	    (found = owners_check_key(p->cfg, p->db, key, p->owner)) ==
+	    LOOKUP_FOUND)
 		return 0;
-	if (found == -1) {
+	if (found == LOOKUP_ERROR) {
 		post_audit(p, "error");
 		signin_error(p->r, 500, "Server error", "The key store "
 		    "cannot be read.");

@@ -417,7 +417,7 @@ out:
 	return rc;
 }
 
-int
+enum cimd_fetched
 cimd_fetch(struct db *db, const struct config *cfg, const char *url,
     struct error *err)
 {
@@ -431,13 +431,17 @@ cimd_fetch(struct db *db, const struct config *cfg, const char *url,
 	long			 per_host;
 	long long		 n;
 	bool			 refresh;
-	int			 rc = -1;
+	enum cimd_fetched	 rc = CIMD_FAILED;
 
-	if (!cimd_is_url(url) || url_split(url, &u) == -1)
-		return error_set(err, "The client_id is not a valid metadata "
+	if (!cimd_is_url(url) || url_split(url, &u) == -1) {
+		error_set(err, "The client_id is not a valid metadata "
 		    "document URL.");
-	if (u.hostlen >= sizeof(host) || u.portlen >= sizeof(port))
-		return error_set(err, "The client_id's host is invalid.");
+		return CIMD_FAILED;
+	}
+	if (u.hostlen >= sizeof(host) || u.portlen >= sizeof(port)) {
+		error_set(err, "The client_id's host is invalid.");
+		return CIMD_FAILED;
+	}
 	snprintf(host, sizeof(host), "%.*s", (int)u.hostlen, u.host);
 	if (u.port != NULL)
 		snprintf(port, sizeof(port), "%.*s", (int)u.portlen, u.port);
@@ -455,7 +459,7 @@ cimd_fetch(struct db *db, const struct config *cfg, const char *url,
 		return CIMD_RATE_LIMITED;
 	}
 	if (resolve_public(host, port, pin, sizeof(pin), err) == -1)
-		return -1;
+		return CIMD_FAILED;
 	/* The request target: the URL's path (cimd_is_url: no query). */
 	path = u.rest;
 	if ((pathbuf = strndup(path, strcspn(path, "#"))) == NULL ||
@@ -475,7 +479,7 @@ cimd_fetch(struct db *db, const struct config *cfg, const char *url,
 		goto out;
 	}
 	log_info("cimd: fetched the metadata document of %s", url);
-	rc = 0;
+	rc = CIMD_STORED;
 out:
 	free(name);
 	json_object_put(uris);

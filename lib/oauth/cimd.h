@@ -19,13 +19,18 @@ bool	cimd_is_url(const char *client_id);
 
 /*
  * Fetch and validate the Client ID Metadata Document at url and store it
- * in oauth_client (cimd = 1) through db. Returns 0, or -1 with a message
- * for a person in err, or CIMD_RATE_LIMITED (nothing fetched: too many
- * fetches this minute, overall or from this host).
+ * in oauth_client (cimd = 1) through db. Returns CIMD_STORED, CIMD_FAILED
+ * with a message for a person in err, or CIMD_RATE_LIMITED with one
+ * (nothing fetched: too many fetches this minute, overall or from this
+ * host).
  */
-#define CIMD_RATE_LIMITED	(-2)
-int	cimd_fetch(struct db *, const struct config *, const char *url,
-	    struct error *err);
+enum cimd_fetched {
+	CIMD_RATE_LIMITED = -2,
+	CIMD_FAILED = -1,
+	CIMD_STORED = 0,
+};
+enum cimd_fetched cimd_fetch(struct db *, const struct config *,
+	    const char *url, struct error *err);
 
 /*
  * Validate a fetched document (draft-ietf-oauth-client-id-metadata-document

@@ -63,16 +63,19 @@ struct oauth_client {
 };
 
 /*
- * Load a client by id into c. Returns 1 when found, 0 when not, -1 on a
- * database error. Free with oauth_client_clear (also after 0 and -1).
+ * Load a client by id into c. Returns LOOKUP_FOUND, LOOKUP_NONE, or
+ * LOOKUP_ERROR on a database error. Free with oauth_client_clear (whatever
+ * it returned).
  */
-int	oauth_client_load(struct db *, const char *client_id, struct oauth_client *c);
+enum lookup_result oauth_client_load(struct db *, const char *client_id,
+	    struct oauth_client *c);
 void	oauth_client_clear(struct oauth_client *);
 
 /*
  * Typed rows of the other OAuth tables (oauth/store.c). Each loader returns
- * 1 with the row, 0 when there is none, -1 on a database error; the
- * strings are copies, freed by the matching clear (also after 0 and -1).
+ * LOOKUP_FOUND with the row, LOOKUP_NONE when there is none, LOOKUP_ERROR
+ * on a database error; the strings are copies, freed by the matching clear
+ * (whatever it returned).
  */
 
 /* An authorization request waiting on its sign-in page (oauth_request). */
@@ -86,8 +89,8 @@ struct oauth_pending {
 	char		*scope;
 	char		*resource;
 };
-int	oauth_pending_load(struct db *, const char *id_hash, long long now,
-	    struct oauth_pending *);
+enum lookup_result oauth_pending_load(struct db *, const char *id_hash,
+	    long long now, struct oauth_pending *);
 void	oauth_pending_clear(struct oauth_pending *);
 
 /* An authorization code (oauth_code). */
@@ -101,7 +104,8 @@ struct oauth_code_row {
 	bool		 used;
 	long long	 grant_id;	/* what its use issued; 0: none */
 };
-int	oauth_code_load(struct db *, const char *code_hash, struct oauth_code_row *);
+enum lookup_result oauth_code_load(struct db *, const char *code_hash,
+	    struct oauth_code_row *);
 void	oauth_code_clear(struct oauth_code_row *);
 
 /* An access or refresh token with its grant (oauth_token, oauth_grant). */
@@ -115,21 +119,28 @@ struct oauth_token_row {
 	char		*scope;
 	char		*resource;
 };
-int	oauth_token_load(struct db *, const char *token_hash, struct oauth_token_row *);
+enum lookup_result oauth_token_load(struct db *, const char *token_hash,
+	    struct oauth_token_row *);
 void	oauth_token_clear(struct oauth_token_row *);
 /* How many refresh tokens issued from parent were used; -1 on error. */
 long long oauth_token_children_used(struct db *, const char *parent_hash);
 
 /*
  * Check and count one sign-in try of the throttle key (an address, an IPv6
- * /64), in one transaction, before the key is compared: 1 when it may try
- * now (the try is already counted as a failure: *wait is what a wrong key
- * costs; STMT_THROTTLE_CLEAR forgets it when the key is right), 0 when it
- * must wait *wait more seconds, -1 on a database error. Each failure
- * doubles the wait (1 s, 2 s, ... at most 15 min; forgotten after an hour).
+ * /64), in one transaction, before the key is compared: OAUTH_THROTTLE_TRY
+ * when it may try now (the try is already counted as a failure: *wait is
+ * what a wrong key costs; STMT_THROTTLE_CLEAR forgets it when the key is
+ * right), OAUTH_THROTTLE_WAIT when it must wait *wait more seconds,
+ * OAUTH_THROTTLE_ERROR on a database error. Each failure doubles the wait
+ * (1 s, 2 s, ... at most 15 min; forgotten after an hour).
  */
-int	oauth_throttle_take(struct db *, const char *key, long long now,
-	    long long *wait);
+enum oauth_throttle {
+	OAUTH_THROTTLE_ERROR = -1,
+	OAUTH_THROTTLE_WAIT = 0,
+	OAUTH_THROTTLE_TRY = 1,
+};
+enum oauth_throttle oauth_throttle_take(struct db *, const char *key,
+	    long long now, long long *wait);
 
 /*
  * The registered redirect URI given matches, or the one to use when given

@@ -273,7 +273,7 @@ oauth_client_auth(struct http_req *r, struct db *db, const struct form *f,
 		} else
 			method = "none";
 	}
-	if (oauth_client_load(db, id, c) != 1)
+	if (oauth_client_load(db, id, c) != LOOKUP_FOUND)
 		goto fail;
 	/* RFC 7591 §2: the registered token_endpoint_auth_method is the one. */
 	if (strcmp(c->auth_method, method) != 0)

@@ -18,6 +18,8 @@
 #include <stdbool.h>
 #include <stddef.h>
 
+#include "base/error.h"
+
 struct config;
 struct db;
 struct http_req;
@@ -44,9 +46,9 @@ struct http_req;
  * An access token as /mcp checks it (auth.c): the token with its grant and
  * client (sql/002-oauth.sql oauth_token, oauth_grant, oauth_client).
  * oauth_access_load (oauth/store.c) finds it by the token's stored hash:
- * 1 with the row, 0 when no access token has that hash, -1 on a database
- * error. The strings are copies, freed by oauth_access_clear (also after 0
- * and -1).
+ * LOOKUP_FOUND with the row, LOOKUP_NONE when no access token has that
+ * hash, LOOKUP_ERROR on a database error. The strings are copies, freed by
+ * oauth_access_clear (whatever it returned).
  */
 struct oauth_access_row {
 	long long	 expires;
@@ -57,7 +59,7 @@ struct oauth_access_row {
 	char		*client_name;	/* NULL when the client gave none */
 	char		*owner;		/* NULL: the operator */
 };
-int	oauth_access_load(struct db *, const char *token_hash,
+enum lookup_result oauth_access_load(struct db *, const char *token_hash,
 	    struct oauth_access_row *);
 void	oauth_access_clear(struct oauth_access_row *);
 

@@ -26,7 +26,7 @@ owners_name_valid(const char *s)
 	return strspn(s, "abcdefghijklmnopqrstuvwxyz0123456789._-") == n;
 }
 
-int
+enum lookup_result
 owners_check_key(const struct config *cfg, struct db *db, const char *key,
     char owner[OWNER_MAX])
 {
@@ -34,20 +34,20 @@ owners_check_key(const struct config *cfg, struct db *db, const char *key,
 	struct db_owner_key k;
 	bool		 operator;
 	long long	 id = 0;
-	int		 rc = 0;
+	enum lookup_result rc = LOOKUP_NONE;
 
 	owner[0] = '\0';
 	if (key == NULL || strlen(key) > KEY_TYPED_MAX)
-		return 0;
+		return LOOKUP_NONE;
 	operator = crypto_str_equal(key, cfg->api_key);
 	/* Hashed either way: the time taken does not tell which key matched. */
 	crypto_sha256_hex(key, strlen(key), hash);
 	if (operator) {
 		snprintf(owner, OWNER_MAX, "%s", OWNER_OPERATOR);
-		return 1;
+		return LOOKUP_FOUND;
 	}
 	if (strncmp(key, OWNER_KEY_PREFIX, strlen(OWNER_KEY_PREFIX)) != 0)
-		return 0;
+		return LOOKUP_NONE;
 	switch (db_owner_key_find(db, hash, &k)) {
 	case LOOKUP_FOUND:
 		/* The index found it; the stored hash is compared in full. */
@@ -55,16 +55,16 @@ owners_check_key(const struct config *cfg, struct db *db, const char *key,
 		    owners_name_valid(k.owner)) {
 			id = k.id;
 			memcpy(owner, k.owner, OWNER_MAX);
-			rc = 1;
+			rc = LOOKUP_FOUND;
 		}
 		break;
 	case LOOKUP_NONE:
 		break;
 	case LOOKUP_ERROR:
-		rc = -1;
+		rc = LOOKUP_ERROR;
 		break;
 	}
-	if (rc == 1)
+	if (rc == LOOKUP_FOUND)
 		db_exec(db, STMT_OWNER_KEY_USED, "ii", (long long)time(NULL), id);
 	return rc;
 }
@@ -88,7 +88,7 @@ issue(struct db *db, const char *name, bool rotate, char key[OWNER_KEY_MAX],
 	char		hash[CRYPTO_SHA256_HEX], live[32];
 	size_t		plen = strlen(OWNER_KEY_PREFIX);
 	long long	now = (long long)time(NULL);
-	int		found;
+	enum lookup_result found;
 
 	key[0] = '\0';
 	if (!owners_name_valid(name))
@@ -102,15 +102,15 @@ issue(struct db *db, const char *name, bool rotate, char key[OWNER_KEY_MAX],
 	if (db_begin(db) == -1)
 		goto dberr;
 	if ((found = db_get_text(db, STMT_OWNER_KEY_LIVE, live, sizeof(live),
-	    "t", name)) == -1)
+	    "t", name)) == LOOKUP_ERROR)
 		goto rollback;
-	if (!rotate && found == 1) {
+	if (!rotate && found == LOOKUP_FOUND) {
 		db_rollback(db);
 		crypto_wipe(key, OWNER_KEY_MAX);
 		return error_set(err, "%s already has a valid key (rotate or "
 		    "revoke it)", name);
 	}
-	if (rotate && found == 0) {
+	if (rotate && found == LOOKUP_NONE) {
 		db_rollback(db);
 		crypto_wipe(key, OWNER_KEY_MAX);
 		return error_set(err, "%s has no valid key (add one)", name);
@@ -143,20 +143,25 @@ owners_key_rotate(struct db *db, const char *name, char key[OWNER_KEY_MAX],
 	return issue(db, name, true, key, err);
 }
 
-int
+enum lookup_result
 owners_key_revoke(struct db *db, const char *name, struct error *err)
 {
 	long n;
 
-	if (!owners_name_valid(name))
-		return error_set(err, "%s: not the name of a personal key", name);
-	if (db_begin(db) == -1)
-		return error_set(err, "the key store cannot be written");
+	if (!owners_name_valid(name)) {
+		error_set(err, "%s: not the name of a personal key", name);
+		return LOOKUP_ERROR;
+	}
+	if (db_begin(db) == -1) {
+		error_set(err, "the key store cannot be written");
+		return LOOKUP_ERROR;
+	}
 	if ((n = db_exec(db, STMT_OWNER_KEY_REVOKE, "it",
 	    (long long)time(NULL), name)) < 0 || end_signins(db, name) == -1 ||
 	    db_commit(db) == -1) {
 		db_rollback(db);
-		return error_set(err, "the key store cannot be written");
+		error_set(err, "the key store cannot be written");
+		return LOOKUP_ERROR;
 	}
-	return n > 0;
+	return n > 0 ? LOOKUP_FOUND : LOOKUP_NONE;
 }

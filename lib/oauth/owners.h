@@ -32,11 +32,12 @@ bool	owners_name_valid(const char *s);
 /*
  * The owner of a key typed on the sign-in page: SANDBOX_API_KEY gives
  * "operator", a valid personal key its name. Both are compared in constant
- * time (the personal key by its hash, looked up by that hash). Returns 1
- * with owner filled, 0 when the key opens nothing, -1 on a database error.
+ * time (the personal key by its hash, looked up by that hash). Returns
+ * LOOKUP_FOUND with owner filled, LOOKUP_NONE when the key opens nothing,
+ * LOOKUP_ERROR on a database error.
  */
-int	owners_check_key(const struct config *, struct db *, const char *key,
-	    char owner[OWNER_MAX]);
+enum lookup_result owners_check_key(const struct config *, struct db *,
+	    const char *key, char owner[OWNER_MAX]);
 
 /*
  * Issue a key for name (add: none may be valid for it yet; rotate: the
@@ -51,9 +52,11 @@ int	owners_key_rotate(struct db *, const char *name,
 
 /*
  * Revoke name's key and end its sign-ins at once: its grants (so every
- * token), codes and sessions are deleted. 1 when a valid key was revoked,
- * 0 when name had none, -1 on error. The caller stops its sandbox.
+ * token), codes and sessions are deleted. LOOKUP_FOUND when a valid key
+ * was revoked, LOOKUP_NONE when name had none, LOOKUP_ERROR with a message
+ * for the operator. The caller stops its sandbox.
  */
-int	owners_key_revoke(struct db *, const char *name, struct error *);
+enum lookup_result owners_key_revoke(struct db *, const char *name,
+	    struct error *);
 
 #endif

@@ -26,20 +26,20 @@ oauth_client_clear(struct oauth_client *c)
 	memset(c, 0, sizeof(*c));
 }
 
-int
+enum lookup_result
 oauth_client_load(struct db *db, const char *client_id, struct oauth_client *c)
 {
 	struct db_client r;
 	const char	*s;
-	int		 rc = -1;
+	enum lookup_result rc = LOOKUP_ERROR;
 
 	memset(c, 0, sizeof(*c));
 	memset(&r, 0, sizeof(r));
 	if (strlen(client_id) > OAUTH_MAX_CLIENT_ID)
-		return 0;
+		return LOOKUP_NONE;
 	switch (db_client_get(db, client_id, &r)) {
 	case LOOKUP_NONE:
-		rc = 0;
+		rc = LOOKUP_NONE;
 		goto out;
 	case LOOKUP_ERROR:
 		goto out;
@@ -60,10 +60,10 @@ oauth_client_load(struct db *db, const char *client_id, struct oauth_client *c)
 	c->cimd = r.cimd;
 	c->created = r.created;
 	c->approved = r.approved;
-	rc = 1;
+	rc = LOOKUP_FOUND;
 out:
 	db_client_clear(&r);
-	if (rc != 1) {
+	if (rc != LOOKUP_FOUND) {
 		free(c->name);
 		json_object_put(c->redirect_uris);
 		memset(c, 0, sizeof(*c));
@@ -108,12 +108,12 @@ oauth_pending_clear(struct oauth_pending *p)
 	memset(p, 0, sizeof(*p));
 }
 
-int
+enum lookup_result
 oauth_pending_load(struct db *db, const char *id_hash, long long now,
     struct oauth_pending *p)
 {
 	struct db_request r;
-	int		 rc;
+	enum lookup_result rc;
 
 	memset(p, 0, sizeof(*p));
 	if ((rc = db_request_get(db, id_hash, now, &r)) == LOOKUP_FOUND) {
@@ -128,9 +128,9 @@ oauth_pending_load(struct db *db, const char *id_hash, long long now,
 		if (p->csrf_hash == NULL || p->client_id == NULL ||
 		    p->redirect_uri == NULL || p->redirect_to == NULL ||
 		    p->challenge == NULL || p->scope == NULL || p->resource == NULL)
-			rc = -1;
+			rc = LOOKUP_ERROR;
 	}
-	if (rc != 1)
+	if (rc != LOOKUP_FOUND)
 		oauth_pending_clear(p);
 	return rc;
 }
@@ -146,11 +146,11 @@ oauth_code_clear(struct oauth_code_row *c)
 	memset(c, 0, sizeof(*c));
 }
 
-int
+enum lookup_result
 oauth_code_load(struct db *db, const char *code_hash, struct oauth_code_row *c)
 {
 	struct db_code	 r;
-	int		 rc;
+	enum lookup_result rc;
 
 	memset(c, 0, sizeof(*c));
 	if ((rc = db_code_get(db, code_hash, &r)) == LOOKUP_FOUND) {
@@ -164,9 +164,9 @@ oauth_code_load(struct db *db, const char *code_hash, struct oauth_code_row *c)
 		c->grant_id = r.grant_id;
 		if (c->client_id == NULL || c->redirect_uri == NULL ||
 		    c->challenge == NULL || c->scope == NULL || c->resource == NULL)
-			rc = -1;
+			rc = LOOKUP_ERROR;
 	}
-	if (rc != 1)
+	if (rc != LOOKUP_FOUND)
 		oauth_code_clear(c);
 	return rc;
 }
@@ -180,11 +180,11 @@ oauth_token_clear(struct oauth_token_row *t)
 	memset(t, 0, sizeof(*t));
 }
 
-int
+enum lookup_result
 oauth_token_load(struct db *db, const char *token_hash, struct oauth_token_row *t)
 {
 	struct db_token	 r;
-	int		 rc;
+	enum lookup_result rc;
 
 	memset(t, 0, sizeof(*t));
 	if ((rc = db_token_get(db, token_hash, &r)) == LOOKUP_FOUND) {
@@ -198,9 +198,9 @@ oauth_token_load(struct db *db, const char *token_hash, struct oauth_token_row *
 		t->resource = r.resource;
 		if (t->client_id == NULL || t->scope == NULL ||
 		    t->resource == NULL)
-			rc = -1;
+			rc = LOOKUP_ERROR;
 	}
-	if (rc != 1)
+	if (rc != LOOKUP_FOUND)
 		oauth_token_clear(t);
 	return rc;
 }
@@ -215,12 +215,12 @@ oauth_access_clear(struct oauth_access_row *a)
 	memset(a, 0, sizeof(*a));
 }
 
-int
+enum lookup_result
 oauth_access_load(struct db *db, const char *token_hash,
     struct oauth_access_row *a)
 {
 	struct db_access r;
-	int		 rc;
+	enum lookup_result rc;
 
 	memset(a, 0, sizeof(*a));
 	if ((rc = db_access_get(db, token_hash, &r)) == LOOKUP_FOUND) {
@@ -232,9 +232,9 @@ oauth_access_load(struct db *db, const char *token_hash,
 		a->owner = r.owner;
 		a->last_used = r.last_used;
 		if (a->resource == NULL || a->client_id == NULL)
-			rc = -1;
+			rc = LOOKUP_ERROR;
 	}
-	if (rc != 1)
+	if (rc != LOOKUP_FOUND)
 		oauth_access_clear(a);
 	return rc;
 }
@@ -252,26 +252,27 @@ oauth_token_children_used(struct db *db, const char *parent_hash)
 
 /*
  * Check and count one try of the address key, in one transaction, before
- * the key is compared: returns 1 when it may try now (the try is already
- * counted as a failure: *wait is what a wrong key costs), 0 when it must
- * wait *wait more seconds, -1 on a database error (busy past the timeout).
+ * the key is compared: OAUTH_THROTTLE_TRY when it may try now (the try is
+ * already counted as a failure: *wait is what a wrong key costs),
+ * OAUTH_THROTTLE_WAIT when it must wait *wait more seconds,
+ * OAUTH_THROTTLE_ERROR on a database error (busy past the timeout).
  * A right key clears the count (STMT_THROTTLE_CLEAR).
  */
-int
+enum oauth_throttle
 oauth_throttle_take(struct db *db, const char *key, long long now, long long *wait)
 {
 	struct db_throttle th;
 	long long	 failures = 0;
-	int		 rc = -1;
+	enum oauth_throttle rc = OAUTH_THROTTLE_ERROR;
 
 	*wait = 0;
 	if (db_begin(db) == -1)
-		return -1;
+		return OAUTH_THROTTLE_ERROR;
 	switch (db_throttle_get(db, key, &th)) {
 	case LOOKUP_FOUND:
 		if (th.blocked_until > now) {
 			*wait = th.blocked_until - now;
-			rc = 0;
+			rc = OAUTH_THROTTLE_WAIT;
 		} else if (th.last_failure >= now - THROTTLE_FORGET)
 			failures = th.failures;
 		break;
@@ -280,9 +281,9 @@ oauth_throttle_take(struct db *db, const char *key, long long now, long long *wa
 	case LOOKUP_ERROR:
 		goto out;
 	}
-	if (rc == 0) {
+	if (rc == OAUTH_THROTTLE_WAIT) {
 		db_rollback(db);
-		return 0;
+		return OAUTH_THROTTLE_WAIT;
 	}
 	failures++;
 	*wait = failures > 10 ? THROTTLE_MAX : 1LL << (failures - 1);
@@ -291,8 +292,8 @@ oauth_throttle_take(struct db *db, const char *key, long long now, long long *wa
 	if (db_exec(db, STMT_THROTTLE_FAIL, "tiii", key, failures, now,
 	    now + *wait) != 1 || db_commit(db) == -1)
 		goto out;
-	return 1;
+	return OAUTH_THROTTLE_TRY;
 out:
 	db_rollback(db);
-	return -1;
+	return OAUTH_THROTTLE_ERROR;
 }

@@ -178,11 +178,13 @@ grant_code(struct http_req *r, const struct config *cfg, struct db *db,
 	if (db_begin(db) == -1)
 		goto dberr;
 	switch (oauth_code_load(db, hash, &row)) {
-	case -1:
+	case LOOKUP_ERROR:
 		goto dberr;
-	case 0:
+	case LOOKUP_NONE:
 		why = "Unknown or expired code.";
 		goto fail;
+	case LOOKUP_FOUND:
+		break;
 	}
 	if ((why = code_mismatch(&row, c, form_get(f, "redirect_uri"),
 	    verifier)) != NULL)
@@ -248,11 +250,13 @@ grant_refresh(struct http_req *r, const struct config *cfg, struct db *db,
 	if (db_begin(db) == -1)
 		goto dberr;
 	switch (oauth_token_load(db, hash, &row)) {
-	case -1:
+	case LOOKUP_ERROR:
 		goto dberr;
-	case 0:
+	case LOOKUP_NONE:
 		why = "Unknown, expired or revoked refresh token.";
 		goto fail;
+	case LOOKUP_FOUND:
+		break;
 	}
 	if (!row.refresh || strcmp(row.client_id, c->client_id) != 0) {
 		why = "Unknown refresh token.";
@@ -426,7 +430,7 @@ oauth_revoke(struct http_req *r, const struct config *cfg, struct db *db)
 	}
 	if (strlen(tok) < TOKEN_MAX) {
 		oauth_hash(tok, hash);
-		if (oauth_token_load(db, hash, &row) == 1) {
+		if (oauth_token_load(db, hash, &row) == LOOKUP_FOUND) {
 			refresh = row.refresh;
 			grant = row.grant_id;
 			mine = strcmp(row.client_id, c.client_id) == 0;

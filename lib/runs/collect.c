@@ -88,7 +88,7 @@ finish_lost(struct db *db, const char *run_id, bool with_container)
 	return rc;
 }
 
-int
+enum run_collect
 runs_collect(struct db *db, struct sandbox *sb, const char *run_id)
 {
 	struct exec_result	 res;
@@ -102,10 +102,10 @@ runs_collect(struct db *db, struct sandbox *sb, const char *run_id)
 	bool			 running;
 	int			 rc;
 
-	if ((rc = run_info(db, run_id, &in)) != 1)
-		return rc == 0 ? 1 : -1;	/* no such run: nothing to do */
+	if ((rc = run_info(db, run_id, &in)) != 1)	/* none: nothing to do */
+		return rc == 0 ? RUN_COLLECT_FINISHED : RUN_COLLECT_FAILED;
 	if (strcmp(in.state, "running") != 0)
-		return 1;
+		return RUN_COLLECT_FINISHED;
 	switch (sandbox_collect(sb, run_id, (long)in.timeout, &res, &err)) {
 	case SANDBOX_RUNNING:
 		/*
@@ -120,7 +120,7 @@ runs_collect(struct db *db, struct sandbox *sb, const char *run_id)
 			if (sandbox_kill(sb, run_id, &err) == -1)
 				log_warn("run %s: %s", run_id, err.msg);
 		}
-		return 0;
+		return RUN_COLLECT_RUNNING;
 	case SANDBOX_LOST:
 		/*
 		 * The container it started in: is it still this one? Rows
@@ -137,19 +137,22 @@ runs_collect(struct db *db, struct sandbox *sb, const char *run_id)
 			    strcmp(cstarted, in.cstarted) != 0)) {
 				if (sandbox_started_at(sb, &restarted, NULL,
 				    &err) == 0 && now < restarted + START_GRACE_S)
-					return 0;
+					return RUN_COLLECT_RUNNING;
 				return finish_lost(db, run_id, true) == -1 ?
-				    -1 : 1;
+				    RUN_COLLECT_FAILED : RUN_COLLECT_FINISHED;
 			}
 		} else if (sandbox_started_at(sb, &restarted, NULL, &err) == 0 &&
 		    restarted >= in.started) {
 			if (now < restarted + START_GRACE_S)
-				return 0;
-			return finish_lost(db, run_id, true) == -1 ? -1 : 1;
+				return RUN_COLLECT_RUNNING;
+			return finish_lost(db, run_id, true) == -1 ?
+			    RUN_COLLECT_FAILED : RUN_COLLECT_FINISHED;
 		}
+		/* Perhaps not started yet, or no supervisor. */
 		if (now < in.started + in.timeout + LOST_GRACE_S)
-			return 0;	/* perhaps not started yet, or no supervisor */
-		return finish_lost(db, run_id, false) == -1 ? -1 : 1;
+			return RUN_COLLECT_RUNNING;
+		return finish_lost(db, run_id, false) == -1 ?
+		    RUN_COLLECT_FAILED : RUN_COLLECT_FINISHED;
 	case SANDBOX_DONE:
 		break;
 	default:
@@ -163,11 +166,12 @@ runs_collect(struct db *db, struct sandbox *sb, const char *run_id)
 		    !running)) {
 			/* A new run's first exec may be making it now. */
 			if (now < in.started + START_GRACE_S)
-				return 0;
-			return finish_lost(db, run_id, true) == -1 ? -1 : 1;
+				return RUN_COLLECT_RUNNING;
+			return finish_lost(db, run_id, true) == -1 ?
+			    RUN_COLLECT_FAILED : RUN_COLLECT_FINISHED;
 		}
 		log_warn("run %s: cannot collect: %s", run_id, err.msg);
-		return -1;
+		return RUN_COLLECT_FAILED;
 	}
 	/* The server's record decides: its clock, its cancellation mark. */
 	if (res.timed_out && now - in.started < in.timeout)
@@ -177,7 +181,7 @@ runs_collect(struct db *db, struct sandbox *sb, const char *run_id)
 	if ((out = result_exec(&res, (long)in.timeout, run_id,
 	    &state)) == NULL) {
 		exec_result_free(&res);
-		return -1;
+		return RUN_COLLECT_FAILED;
 	}
 	rc = runs_finish(db, run_id, state, res.exit_code, res.duration_ms,
 	    res.out.total, res.err.total, out);
@@ -185,7 +189,7 @@ runs_collect(struct db *db, struct sandbox *sb, const char *run_id)
 		log_info("run %s collected from its record: %s", run_id, state);
 	json_object_put(out);
 	exec_result_free(&res);
-	return rc == -1 ? -1 : 1;
+	return rc == -1 ? RUN_COLLECT_FAILED : RUN_COLLECT_FINISHED;
 }
 
 void
@@ -231,7 +235,8 @@ runs_reconcile(const struct config *cfg)
 				continue;
 			}
 		}
-		if (sb != NULL && runs_collect(db, sb, ids[i]) == 1)
+		if (sb != NULL &&
+		    runs_collect(db, sb, ids[i]) == RUN_COLLECT_FINISHED)
 			done++;
 	}
 	if (done > 0)

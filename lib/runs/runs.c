@@ -94,7 +94,7 @@ runs_set_error(struct db *db, const char *run_id, const char *why)
 	return db_exec(db, STMT_RUN_ERROR, "tt", why, run_id) == 1 ? 0 : -1;
 }
 
-int
+enum lookup_result
 runs_request_cancel(struct db *db, const char *session_id,
     struct json_object *request_id, char *run_id, size_t n)
 {
@@ -104,7 +104,7 @@ runs_request_cancel(struct db *db, const char *session_id,
 
 	session_hash(session_id, hash);
 	if ((rid = id_text(request_id, &len)) == NULL)
-		return 0;
+		return LOOKUP_NONE;
 	return db_get_text(db, STMT_RUN_CANCEL, run_id, n, "tt", hash, rid);
 }
 
@@ -117,7 +117,7 @@ runs_cancel_requested(struct db *db, const char *run_id)
 	return yes;
 }
 
-int
+enum lookup_result
 runs_get(struct db *db, const char *owner, const char *run_id, char *state,
     size_t n, struct json_object **result)
 {

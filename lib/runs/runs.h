@@ -10,6 +10,8 @@
 #include <stdbool.h>
 #include <stddef.h>
 
+#include "base/error.h"
+
 struct auth_info;
 struct db;
 struct json_object;
@@ -37,13 +39,13 @@ int	runs_finish(struct db *, const char *run_id, const char *state,
 
 /*
  * notifications/cancelled: mark the running command that request_id of
- * session_id started. Returns 1 and its run id in run_id (size n), 0 when no
- * such command is running, -1 on error.
+ * session_id started. Returns LOOKUP_FOUND and its run id in run_id (size
+ * n), LOOKUP_NONE when no such command is running, LOOKUP_ERROR on error.
  */
 /* Keep why a run could not run (one line for the operator). 0 or -1. */
 int	runs_set_error(struct db *, const char *run_id, const char *why);
 
-int	runs_request_cancel(struct db *, const char *session_id,
+enum lookup_result runs_request_cancel(struct db *, const char *session_id,
 	    struct json_object *request_id, char *run_id, size_t n);
 
 /* Has a cancellation been asked for this run? */
@@ -52,24 +54,33 @@ bool	runs_cancel_requested(struct db *, const char *run_id);
 /*
  * A run of owner (owners.h): its state ("running", ...) into state (size
  * n) and, once finished, its kept result as a new object in *result (NULL
- * if pruned). Returns 1, 0 when there is no such run of this owner, -1 on
- * error.
+ * if pruned). Returns LOOKUP_FOUND, LOOKUP_NONE when there is no such run
+ * of this owner, LOOKUP_ERROR on error.
  */
-int	runs_get(struct db *, const char *owner, const char *run_id,
+enum lookup_result runs_get(struct db *, const char *owner, const char *run_id,
 	    char *state, size_t n, struct json_object **result);
 
 /* Owner's latest runs, newest first, as a new array of small objects. */
 struct json_object *runs_recent(struct db *, const char *owner, int limit);
 
+/* What runs_collect found. */
+enum run_collect {
+	RUN_COLLECT_FAILED = -1,
+	RUN_COLLECT_RUNNING = 0,
+	RUN_COLLECT_FINISHED = 1,
+};
+
 /*
  * Finish a "running" run from the supervisor's record in the container,
- * whichever process started it (runs/collect.c): 1 when it is finished (now
- * or before; also when there is no such run), 0 while it still runs (or a
- * run without a record may yet start), -1 on error. A run with no record
- * is finished as lost once past its deadline, or at once when the container
+ * whichever process started it (runs/collect.c): RUN_COLLECT_FINISHED when
+ * it is finished (now or before; also when there is no such run),
+ * RUN_COLLECT_RUNNING while it still runs (or a run without a record may
+ * yet start), RUN_COLLECT_FAILED on error. A run with no record is
+ * finished as lost once past its deadline, or at once when the container
  * restarted after it began ("killed with the container").
  */
-int	runs_collect(struct db *, struct sandbox *, const char *run_id);
+enum run_collect runs_collect(struct db *, struct sandbox *,
+	    const char *run_id);
 
 /*
  * The reconciler: about once a minute across all processes (a lease in

@@ -84,23 +84,23 @@ tasks_note(struct db *db, const char *run_id, const char *line)
 }
 
 /* The row of a task the caller may see. 1, 0 (why set) or -1; t is the caller's to clear. */
-static int
+static enum lookup_result
 lookup(struct db *db, const struct auth_info *who, const char *task_id,
     struct db_task *t, char *why, size_t n)
 {
 	enum lookup_result	rc;
 
 	if ((rc = db_task_get(db, task_id, t)) == LOOKUP_ERROR)
-		return -1;
+		return LOOKUP_ERROR;
 	/* Another owner's task is as unknown as no task (no oracle). */
 	if (rc != LOOKUP_FOUND || t->handle == NULL ||
 	    strcmp(t->handle, "task") != 0 ||
 	    !crypto_str_equal(t->owner, auth_owner(who))) {
 		snprintf(why, n, "Failed to retrieve task: Task not found");
 		db_task_clear(t);
-		return 0;
+		return LOOKUP_NONE;
 	}
-	return 1;
+	return LOOKUP_FOUND;
 }
 
 /*
@@ -123,7 +123,7 @@ collect(struct db *db, const struct config *cfg, const struct auth_info *who,
 	sandbox_close(sb);
 }
 
-int
+enum lookup_result
 tasks_get(struct db *db, const struct config *cfg, const struct auth_info *who,
     const char *task_id, struct json_object **out, char *why, size_t n)
 {
@@ -132,15 +132,15 @@ tasks_get(struct db *db, const struct config *cfg, const struct auth_info *who,
 	const char		*state, *text, *status;
 	char			 msg[LINE_MAX_BYTES + 64];
 	long long		 created, updated, now = (long long)time(NULL);
-	int			 rc;
+	enum lookup_result	 rc;
 
 	*out = NULL;
-	if ((rc = lookup(db, who, task_id, &t, why, n)) != 1)
+	if ((rc = lookup(db, who, task_id, &t, why, n)) != LOOKUP_FOUND)
 		return rc;
 	if (strcmp(t.state, "running") == 0) {
 		db_task_clear(&t);
 		collect(db, cfg, who, task_id);
-		if ((rc = lookup(db, who, task_id, &t, why, n)) != 1)
+		if ((rc = lookup(db, who, task_id, &t, why, n)) != LOOKUP_FOUND)
 			return rc;
 	}
 	state = t.state;
@@ -160,12 +160,12 @@ tasks_get(struct db *db, const struct config *cfg, const struct auth_info *who,
 		snprintf(why, n, "Failed to retrieve task: Task has expired");
 		db_task_clear(&t);
 		json_object_put(o);
-		return 0;
+		return LOOKUP_NONE;
 	} else if ((result = js_parse(text, strlen(text), JS_MAX_DEPTH,
 	    NULL)) == NULL) {
 		db_task_clear(&t);
 		json_object_put(o);
-		return -1;
+		return LOOKUP_ERROR;
 	} else if (strcmp(state, "cancel") == 0) {
 		status = "cancelled";
 		snprintf(msg, sizeof(msg), "Cancelled: the command and "
@@ -193,10 +193,10 @@ tasks_get(struct db *db, const struct config *cfg, const struct auth_info *who,
 	}
 	db_task_clear(&t);
 	*out = o;
-	return 1;
+	return LOOKUP_FOUND;
 }
 
-int
+enum lookup_result
 tasks_cancel(struct db *db, const struct config *cfg,
     const struct auth_info *who, const char *task_id, char *why, size_t n)
 {
@@ -204,33 +204,34 @@ tasks_cancel(struct db *db, const struct config *cfg,
 	struct sandbox	*sb = NULL;
 	struct error	 err;
 	char		 id[RUN_ID_MAX + 1];
-	int		 rc;
+	enum lookup_result rc;
 
-	if ((rc = lookup(db, who, task_id, &t, why, n)) != 1)
+	if ((rc = lookup(db, who, task_id, &t, why, n)) != LOOKUP_FOUND)
 		return rc;
 	db_task_clear(&t);
 	/* Finished tasks are acknowledged too (cancellation is cooperative). */
-	if (db_get_text(db, STMT_TASK_CANCEL, id, sizeof(id), "t", task_id) != 1)
-		return 1;
+	if (db_get_text(db, STMT_TASK_CANCEL, id, sizeof(id), "t",
+	    task_id) != LOOKUP_FOUND)
+		return LOOKUP_FOUND;
 	/* The collecting worker sees the mark within a second and kills too. */
 	if (sandbox_open(cfg, auth_owner(who), &sb, &err) == -1 ||
 	    sandbox_kill(sb, task_id, &err) == -1)
 		log_warn("cancel task %s: %s", task_id, err.msg);
 	sandbox_close(sb);
-	return 1;
+	return LOOKUP_FOUND;
 }
 
-int
+enum lookup_result
 tasks_update(struct db *db, const struct auth_info *who, const char *task_id,
     char *why, size_t n)
 {
 	struct db_task	t;
-	int		rc;
+	enum lookup_result rc;
 
-	if ((rc = lookup(db, who, task_id, &t, why, n)) != 1)
+	if ((rc = lookup(db, who, task_id, &t, why, n)) != LOOKUP_FOUND)
 		return rc;
 	db_task_clear(&t);
-	return 1;
+	return LOOKUP_FOUND;
 }
 
 /* Running rows: all, and the owner's. 0 or -1. */
@@ -260,7 +261,7 @@ tasks_collect_released(struct db *db, struct sandbox *sb, const char *owner,
 		runs_collect(db, sb, ids[i]);
 }
 
-int
+enum tasks_admit
 tasks_admit(struct db *db, const struct config *cfg, struct sandbox *sb,
     const struct auth_info *who, char *why, size_t n)
 {
@@ -268,23 +269,23 @@ tasks_admit(struct db *db, const struct config *cfg, struct sandbox *sb,
 	long long	 all, mine;
 
 	if (count_running(db, owner, &all, &mine) == -1)
-		return -1;
+		return TASKS_ADMIT_ERROR;
 	if (sb != NULL && mine > 0 && (all >= cfg->max_running ||
 	    mine >= cfg->max_running_per_owner)) {
 		tasks_collect_released(db, sb, owner, mine);
 		if (count_running(db, owner, &all, &mine) == -1)
-			return -1;
+			return TASKS_ADMIT_ERROR;
 	}
 	if (all >= cfg->max_running) {
 		snprintf(why, n, "%lld commands are already running on this "
 		    "server (the limit, SANDBOX_MAX_RUNNING)", all);
-		return 1;
+		return TASKS_ADMIT_FULL;
 	}
 	if (mine >= cfg->max_running_per_owner) {
 		snprintf(why, n, "%lld of your commands are already running "
 		    "(the limit per person, SANDBOX_MAX_RUNNING_PER_OWNER)",
 		    mine);
-		return 1;
+		return TASKS_ADMIT_FULL;
 	}
-	return 0;
+	return TASKS_ADMIT_START;
 }

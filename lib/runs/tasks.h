@@ -16,6 +16,8 @@
 
 #include <stddef.h>
 
+#include "base/error.h"
+
 struct auth_info;
 struct config;
 struct db;
@@ -37,19 +39,21 @@ void	tasks_note(struct db *, const char *run_id, const char *line);
 
 /*
  * tasks/get: the task's fields (and result, once completed) as a new
- * object in *out. Returns 1, 0 when the task is unknown, expired or not the
- * caller's (why says which, for the -32602 message), -1 on error.
+ * object in *out. Returns LOOKUP_FOUND, LOOKUP_NONE when the task is
+ * unknown, expired or not the caller's (why says which, for the -32602
+ * message), LOOKUP_ERROR on error.
  */
-int	tasks_get(struct db *, const struct config *, const struct auth_info *,
-	    const char *task_id, struct json_object **out, char *why, size_t n);
+enum lookup_result tasks_get(struct db *, const struct config *,
+	    const struct auth_info *, const char *task_id, struct json_object **out,
+	    char *why, size_t n);
 
 /* tasks/cancel: kill the command if it still runs. Returns as tasks_get. */
-int	tasks_cancel(struct db *, const struct config *, const struct auth_info *,
-	    const char *task_id, char *why, size_t n);
+enum lookup_result tasks_cancel(struct db *, const struct config *,
+	    const struct auth_info *, const char *task_id, char *why, size_t n);
 
 /* tasks/update: acknowledged (no task of this server asks for input). */
-int	tasks_update(struct db *, const struct auth_info *, const char *task_id,
-	    char *why, size_t n);
+enum lookup_result tasks_update(struct db *, const struct auth_info *,
+	    const char *task_id, char *why, size_t n);
 
 /*
  * Finish up to max of owner's tasks and handles (runs no worker watches)
@@ -65,10 +69,16 @@ void	tasks_collect_released(struct db *, struct sandbox *, const char *owner,
  * running rows: tasks and handles hold no worker, so threads do not
  * bound them. At the cap, the owner's tasks and handles are first
  * collected from sb (their commands may have ended since anyone asked;
- * sb may be NULL). 0 when one more may start, 1 when not (why says which
- * limit), -1 on error (allowed).
+ * sb may be NULL). TASKS_ADMIT_START when one more may start,
+ * TASKS_ADMIT_FULL when not (why says which limit), TASKS_ADMIT_ERROR on
+ * error (allowed).
  */
-int	tasks_admit(struct db *, const struct config *, struct sandbox *,
-	    const struct auth_info *, char *why, size_t n);
+enum tasks_admit {
+	TASKS_ADMIT_ERROR = -1,
+	TASKS_ADMIT_START = 0,
+	TASKS_ADMIT_FULL = 1,
+};
+enum tasks_admit tasks_admit(struct db *, const struct config *,
+	    struct sandbox *, const struct auth_info *, char *why, size_t n);
 
 #endif

@@ -202,7 +202,7 @@ run_tick(void *arg)
 		return 1;
 	}
 	if (!r->disk_stopped && guard_during_exec(r->sb, r->sb->docker,
-	    r->sb->spec, r->disk_why, sizeof(r->disk_why)) == 1) {
+	    r->sb->spec, r->disk_why, sizeof(r->disk_why)) == GUARD_STOP) {
 		r->disk_stopped = true;
 		log_warn("run %s: stopping it: %s", r->run_id, r->disk_why);
 		if (sandbox_kill_run(r->sb, r->run_id, "disk", &e) == -1)

@@ -210,10 +210,10 @@ int		guard_sample_disk(struct sandbox *, struct docker *,
 		    long long *used, bool *host, char *why, size_t n);
 
 /*
- * Between commands: the disk samples refreshed when stale; 1 when a limit
- * is passed (why says which), else 0 (under, or unknown).
+ * Between commands: the disk samples refreshed when stale; true when a
+ * limit is passed (why says which), else false (under, or unknown).
  */
-int		guard_disk_check(struct sandbox *, struct docker *,
+bool		guard_disk_check(struct sandbox *, struct docker *,
 		    const struct cspec *, char *why, size_t n);
 
 /* --- kill.c --- */

@@ -262,7 +262,7 @@ stream_body(void *arg, const char *buf, size_t len)
 	return s->rc == TAR_MORE ? 0 : -1;
 }
 
-int
+enum stream_end
 files_stream(struct sandbox *sb, const char *path,
     const struct file_sink *sink, struct error *err)
 {
@@ -272,7 +272,7 @@ files_stream(struct sandbox *sb, const char *path,
 	char			*url = NULL;
 	long			 status;
 	bool			 stopped;
-	int			 rc = -1;
+	enum stream_end		 rc = STREAM_FAILED;
 
 	memset(&s, 0, sizeof(s));
 	cb.arg = &s;
@@ -302,10 +302,10 @@ files_stream(struct sandbox *sb, const char *path,
 		s.rc = tar_extract_end(s.tar, &s.terr);
 	switch (s.rc) {
 	case TAR_DONE:
-		rc = 0;
+		rc = STREAM_DONE;
 		break;
 	case TAR_STOPPED:
-		rc = 1;
+		rc = STREAM_STOPPED;
 		break;
 	case TAR_NOT_FOUND:
 		error_kind(err, ERR_NOT_FOUND, "no such file");

@@ -67,16 +67,23 @@ struct file_sink {
 	void	*arg;
 };
 
+/* How files_stream ended. */
+enum stream_end {
+	STREAM_FAILED = -1,	/* err says why */
+	STREAM_DONE = 0,	/* the whole file went to the sink */
+	STREAM_STOPPED = 1,	/* a sink callback returned -1 */
+};
+
 /*
  * Stream the regular file at path (absolute) to sink, as the tar stream
- * arrives. Returns 0 when the whole file went to the sink; 1 when a sink
- * callback stopped it (returned -1); -1 with err->kind ERR_NOT_FOUND
- * (missing, or not a regular file), ERR_UPSTREAM (malformed archive, engine
- * error) or ERR_UNAVAILABLE (engine unreachable). The sink's begin is
- * called before any data and before anything else is known, so it may
- * still choose the response.
+ * arrives. Returns STREAM_DONE when the whole file went to the sink;
+ * STREAM_STOPPED when a sink callback stopped it (returned -1);
+ * STREAM_FAILED with err->kind ERR_NOT_FOUND (missing, or not a regular
+ * file), ERR_UPSTREAM (malformed archive, engine error) or ERR_UNAVAILABLE
+ * (engine unreachable). The sink's begin is called before any data and
+ * before anything else is known, so it may still choose the response.
  */
-int	files_stream(struct sandbox *, const char *path,
+enum stream_end files_stream(struct sandbox *, const char *path,
 	    const struct file_sink *sink, struct error *err);
 
 /*

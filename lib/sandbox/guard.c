@@ -473,7 +473,7 @@ guard_before_exec(struct sandbox *sb, struct docker *d, const struct cspec *cs,
 	if (!fresh && (spec_check(sb, d, cs, &c, &v, notice, err) == -1 ||
 	    egress_check(sb, cs, c, err) == -1))
 		goto out;
-	if (guard_disk_check(sb, d, cs, why, sizeof(why)) == 1) {
+	if (guard_disk_check(sb, d, cs, why, sizeof(why))) {
 		error_kind(err, ERR_NO_SPACE, "Refused: %s. Remove files to make "
 		    "room (the operator can run `docker exec %s rm ...`, or "
 		    "raise the limit); `sandboxctl status` shows the sizes.",
@@ -504,7 +504,7 @@ status_network(struct docker *d, const struct cspec *cs, struct json_object *eg)
 	char			 detail[300], path[192];
 	long			 status;
 	struct error		 e;
-	int			 r;
+	enum netpolicy_rules	 r;
 
 	js_set_str(eg, "network", cspec_network(cs));
 	js_set_str(eg, "ipv6", "off: the network has no IPv6 and the "
@@ -532,8 +532,8 @@ status_network(struct docker *d, const struct cspec *cs, struct json_object *eg)
 	} else {
 		r = netpolicy_rules_present(bridge, detail,
 		    sizeof(detail));
-		js_set(rules, "present", r == -1 ? NULL :
-		    json_object_new_boolean(r == 1));
+		js_set(rules, "present", r == NETPOLICY_RULES_UNKNOWN ? NULL :
+		    json_object_new_boolean(r == NETPOLICY_RULES_PRESENT));
 		js_set_str(rules, "detail", detail);
 	}
 	json_object_put(net);

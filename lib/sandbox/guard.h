@@ -50,11 +50,18 @@ struct exec_result;
 int	guard_before_exec(struct sandbox *, struct docker *,
 	    const struct cspec *, char **notice, struct error *);
 
+/* What the check while a command runs decided. */
+enum guard_verdict {
+	GUARD_GO_ON = 0,
+	GUARD_STOP = 1,		/* a watched size passed its limit */
+};
+
 /*
- * While a command runs (called about once a second): 1 when it must be
- * stopped because a watched size passed its limit (why says which), else 0.
+ * While a command runs (called about once a second): GUARD_STOP when it
+ * must be stopped because a watched size passed its limit (why says which),
+ * else GUARD_GO_ON.
  */
-int	guard_during_exec(struct sandbox *, struct docker *,
+enum guard_verdict guard_during_exec(struct sandbox *, struct docker *,
 	    const struct cspec *, char *why, size_t n);
 
 /*

@@ -314,16 +314,16 @@ disk_sample(struct sandbox *sb, struct docker *d, const struct cspec *cs)
 
 /*
  * Refresh stale disk samples (every, layer_every: the wanted age) and say
- * in why whether a limit is passed: 1 over, 0 under or unknown.
+ * in why whether a limit is passed: true over, false under or unknown.
  */
-static int
+static bool
 check_disk(struct sandbox *sb, struct docker *d, const struct cspec *cs,
     long long every, long long layer_every, char *why, size_t n)
 {
 	long long	 t, layer = 0, at, cost;
-	bool		 need_disk, need_layer, shared_over;
+	bool		 need_disk, need_layer, shared_over, over = false;
 	char		 a[32], b[32];
-	int		 over = 0, sampled = 0;
+	int		 sampled = 0;
 
 	/* Another process saw a limit passed: its verdict holds here too. */
 	shared_over = access(cspec_over_file(cs), F_OK) == 0;
@@ -367,7 +367,7 @@ check_disk(struct sandbox *sb, struct docker *d, const struct cspec *cs,
 		human(b, sizeof(b), cspec_disk_limit(cs));
 		snprintf(why, n, "/sandbox holds %s, more than its limit of %s "
 		    "(SANDBOX_DISK_LIMIT, watched)", a, b);
-		over = 1;
+		over = true;
 	} else if (guard_cache.disk_fails >= DISK_FAILS_MAX &&
 	    (guard_cache.disk_watch || !guard_cache.disk_known)) {
 		human(b, sizeof(b), cspec_disk_limit(cs));
@@ -375,14 +375,14 @@ check_disk(struct sandbox *sb, struct docker *d, const struct cspec *cs,
 		    "%s (%d samples in a row), so it counts as over its limit "
 		    "of %s (SANDBOX_DISK_LIMIT, watched)", guard_cache.disk_why,
 		    guard_cache.disk_fails, b);
-		over = 1;
+		over = true;
 	} else if (guard_cache.layer_used > cspec_layer_limit(cs)) {
 		human(a, sizeof(a), guard_cache.layer_used);
 		human(b, sizeof(b), cspec_layer_limit(cs));
 		snprintf(why, n, "the container's own layer (packages, files "
 		    "outside /sandbox) holds %s, more than its limit of %s "
 		    "(SANDBOX_LAYER_LIMIT)", a, b);
-		over = 1;
+		over = true;
 	}
 	pthread_mutex_unlock(&guard_mu);
 	if (over && !shared_over)
@@ -392,14 +392,14 @@ check_disk(struct sandbox *sb, struct docker *d, const struct cspec *cs,
 	return over;
 }
 
-int
+bool
 guard_disk_check(struct sandbox *sb, struct docker *d, const struct cspec *cs,
     char *why, size_t n)
 {
 	return check_disk(sb, d, cs, DISK_EVERY_MS, LAYER_EVERY_MS, why, n);
 }
 
-int
+enum guard_verdict
 guard_during_exec(struct sandbox *sb, struct docker *d,
     const struct cspec *cs, char *why, size_t n)
 {
@@ -409,7 +409,7 @@ guard_during_exec(struct sandbox *sb, struct docker *d,
 	watch = guard_cache.disk_watch;
 	pthread_mutex_unlock(&guard_mu);
 	return check_disk(sb, d, cs, watch ? DISK_RUN_EVERY_MS : DISK_EVERY_MS,
-	    LAYER_RUN_EVERY_MS, why, n);
+	    LAYER_RUN_EVERY_MS, why, n) ? GUARD_STOP : GUARD_GO_ON;
 }
 
 char *

@@ -98,7 +98,7 @@ has_rule(const char *text, const char *chain, const char *rest)
 	return false;
 }
 
-int
+enum netpolicy_rules
 netpolicy_rules_in(const char *text, const char *bridge, char *detail,
     size_t n)
 {
@@ -109,27 +109,27 @@ netpolicy_rules_in(const char *text, const char *bridge, char *detail,
 	snprintf(jump, sizeof(jump), "-i %s -j %s", bridge, fwd);
 	if (!has_rule(text, "DOCKER-USER", jump)) {
 		snprintf(detail, n, "missing: DOCKER-USER %s", jump);
-		return 0;
+		return NETPOLICY_RULES_MISSING;
 	}
 	snprintf(jump, sizeof(jump), "-i %s -j %s", bridge, in);
 	if (!has_rule(text, "INPUT", jump)) {
 		snprintf(detail, n, "missing: INPUT %s", jump);
-		return 0;
+		return NETPOLICY_RULES_MISSING;
 	}
 	if (!has_rule(text, fwd, "-d 169.254.0.0/16 -j REJECT")) {
 		snprintf(detail, n, "missing: chain %s or its link-local REJECT",
 		    fwd);
-		return 0;
+		return NETPOLICY_RULES_MISSING;
 	}
 	if (!has_rule(text, in, "-j REJECT")) {
 		snprintf(detail, n, "missing: chain %s or its final REJECT", in);
-		return 0;
+		return NETPOLICY_RULES_MISSING;
 	}
 	snprintf(detail, n, "present: DOCKER-USER -> %s, INPUT -> %s", fwd, in);
-	return 1;
+	return NETPOLICY_RULES_PRESENT;
 }
 
-int
+enum netpolicy_rules
 netpolicy_rules_present(const char *bridge, char *detail, size_t n)
 {
 	char *const	 argv[] = { "iptables", "-w", "5", "-S", NULL };
@@ -140,13 +140,14 @@ netpolicy_rules_present(const char *bridge, char *detail, size_t n)
 	ssize_t		 r;
 	long long	 end = clock_ms() + RULES_DEADLINE_MS;
 	pid_t		 pid = -1;
-	int		 fds[2] = { -1, -1 }, st, rc = -1, left;
+	enum netpolicy_rules rc = NETPOLICY_RULES_UNKNOWN;
+	int		 fds[2] = { -1, -1 }, st, left;
 
 	if (geteuid() != 0) {
 		snprintf(detail, n, "cannot tell: reading the firewall needs "
 		    "root (run sandboxctl status as root, or "
 		    "containers/netpolicy.sh check)");
-		return -1;
+		return NETPOLICY_RULES_UNKNOWN;
 	}
 	if ((buf = malloc(RULES_MAX + 1)) == NULL || pipe2(fds, O_CLOEXEC) == -1) {
 		snprintf(detail, n, "cannot tell: %s", strerror(errno));
@@ -197,13 +198,14 @@ out:
 	if (fds[1] != -1)
 		close(fds[1]);
 	if (pid > 0) {
-		if (rc == -1)
+		if (rc == NETPOLICY_RULES_UNKNOWN)
 			kill(pid, SIGKILL);
 		while (waitpid(pid, &st, 0) == -1 && errno == EINTR)
 			;
-		if (rc != -1 && !(WIFEXITED(st) && WEXITSTATUS(st) == 0)) {
+		if (rc != NETPOLICY_RULES_UNKNOWN &&
+		    !(WIFEXITED(st) && WEXITSTATUS(st) == 0)) {
 			snprintf(detail, n, "cannot tell: iptables -S failed");
-			rc = -1;
+			rc = NETPOLICY_RULES_UNKNOWN;
 		}
 	}
 	free(buf);

@@ -41,18 +41,28 @@ const char	*netpolicy_network_mode(const struct config *);
  */
 bool		 netpolicy_canary_parse(const char *out, char *detail, size_t n);
 
+/* What a look at the host's firewall found. */
+enum netpolicy_rules {
+	NETPOLICY_RULES_UNKNOWN = -1,	/* cannot tell */
+	NETPOLICY_RULES_MISSING = 0,
+	NETPOLICY_RULES_PRESENT = 1,
+};
+
 /*
  * Are the rules for bridge present in this host's firewall? Runs
  * `iptables -w 5 -S` (needs root and the engine on this host) with a
- * deadline. 1 present, 0 missing, -1 cannot tell; detail says which.
+ * deadline. NETPOLICY_RULES_PRESENT, _MISSING, or _UNKNOWN when it cannot
+ * tell; detail says which.
  */
-int		 netpolicy_rules_present(const char *bridge, char *detail, size_t n);
+enum netpolicy_rules netpolicy_rules_present(const char *bridge, char *detail,
+		    size_t n);
 
 /*
  * The same over the text of `iptables -S` (separate so it can be tested).
- * 1 when both jumps and both chains with their REJECT are there, else 0.
+ * NETPOLICY_RULES_PRESENT when both jumps and both chains with their REJECT
+ * are there, else NETPOLICY_RULES_MISSING.
  */
-int		 netpolicy_rules_in(const char *text, const char *bridge,
+enum netpolicy_rules netpolicy_rules_in(const char *text, const char *bridge,
 		    char *detail, size_t n);
 
 #endif

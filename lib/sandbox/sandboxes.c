@@ -172,7 +172,8 @@ sandboxes_claim(const struct config *cfg, struct db *db, const char *owner,
 	char		container[SANDBOXES_NAME_MAX], volume[SANDBOXES_NAME_MAX];
 	char		running[8], lru[1][OWNER_MAX];
 	long long	now = (long long)time(NULL);
-	int		found, others;
+	enum lookup_result found;
+	int		others;
 	struct error	e;
 
 	if (!cfg->per_person)
@@ -190,12 +191,12 @@ sandboxes_claim(const struct config *cfg, struct db *db, const char *owner,
 	found = db_get_text(db, STMT_SANDBOX_GET, running, sizeof(running), "t",
 	    owner);
 	lru[0][0] = '\0';
-	if (cfg->max_sandboxes > 0 && (found == 0 || (found == 1 &&
-	    strcmp(running, "1") != 0))) {
+	if (cfg->max_sandboxes > 0 && (found == LOOKUP_NONE ||
+	    (found == LOOKUP_FOUND && strcmp(running, "1") != 0))) {
 		char n[32];
 
 		others = db_get_text(db, STMT_SANDBOX_RUNNING_OTHERS, n, sizeof(n),
-		    "t", owner) == 1 ? (int)strtol(n, NULL, 10) : 0;
+		    "t", owner) == LOOKUP_FOUND ? (int)strtol(n, NULL, 10) : 0;
 		if (others >= cfg->max_sandboxes) {
 			if (idle_list(db, now + 1, owner, lru, 1) == 0) {
 				db_rollback(db);

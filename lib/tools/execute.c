@@ -357,7 +357,8 @@ call(struct tool_ctx *tc, struct json_object *args)
 	struct json_object	*out;
 	const char		*command, *state;
 	char			 why[256], run_id[32];
-	int			 admit, rc;
+	enum tasks_admit	 admit;
+	int			 rc;
 	long			 timeout;
 	struct json_object	*v;
 
@@ -385,7 +386,7 @@ call(struct tool_ctx *tc, struct json_object *args)
 	if (get_timeout(args, tc->cfg, &timeout, why, sizeof(why)) == -1)
 		return result_error("%s.", why);
 	if ((admit = tasks_admit(tc->db, tc->cfg, tc->sandbox, tc->who, why,
-	    sizeof(why))) == 1)
+	    sizeof(why))) == TASKS_ADMIT_FULL)
 		return result_error("Not started: %s. Wait for one to end "
 		    "(get_result) and try again.", why);
 	if (crypto_token(run_id, sizeof(run_id), 12) == -1)

@@ -148,8 +148,8 @@ call(struct tool_ctx *tc, struct json_object *args)
 	for (polls = 0;; polls++) {
 		found = runs_get(tc->db, auth_owner(tc->who), run_id, state,
 		    sizeof(state), &result);
-		if (found != 1)
-			return found == 0 ? result_error("No run %s: call get_result() "
+		if (found != LOOKUP_FOUND)
+			return found == LOOKUP_NONE ? result_error("No run %s: call get_result() "
 			    "to list recent runs.", run_id) :
 			    result_error("Internal error reading run %s.", run_id);
 		if (strcmp(state, "running") != 0 || http_stopping())
@@ -161,12 +161,13 @@ call(struct tool_ctx *tc, struct json_object *args)
 		 * the supervisor's record, now and every COLLECT_EVERY polls.
 		 */
 		if (polls % COLLECT_EVERY == 0 && tc->sandbox != NULL &&
-		    runs_collect(tc->db, tc->sandbox, run_id) == 1)
+		    runs_collect(tc->db, tc->sandbox, run_id) ==
+		    RUN_COLLECT_FINISHED)
 			continue;
 		if (time(NULL) >= deadline) {
 			found = runs_get(tc->db, auth_owner(tc->who), run_id,
 			    state, sizeof(state), &result);
-			if (found != 1)
+			if (found != LOOKUP_FOUND)
 				return result_error("Internal error reading run "
 				    "%s.", run_id);
 			break;

@@ -270,7 +270,7 @@ call(struct tool_ctx *tc, struct json_object *args)
 	enum image_format	 fmt;
 	unsigned long		 w = 0, h = 0;
 	char			 path[PATH_ROOM], text[FILES_PATH_MAX + 512];
-	int			 rc;
+	enum stream_end		 rc;
 
 	memset(&g, 0, sizeof(g));
 	if ((res = view_arg(args, path)) != NULL)
@@ -291,7 +291,7 @@ call(struct tool_ctx *tc, struct json_object *args)
 	}
 	sink.arg = &g;
 	rc = files_stream(tc->sandbox, path, &sink, &err);
-	if (rc == -1) {
+	if (rc == STREAM_FAILED) {
 		res = result_error("Cannot read %s: %s", path, err.msg);
 		goto out;
 	}

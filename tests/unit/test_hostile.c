@@ -103,12 +103,12 @@ main(void)
 		    "-A CSFWD-cs-1 -d 169.254.0.0/16 -j REJECT --reject-with icmp-admin-prohibited\n"
 		    "-A CSIN-cs-1 -j REJECT --reject-with icmp-admin-prohibited\n";
 
-		CHECK(netpolicy_rules_in(ok, "cs-1", d, sizeof(d)) == 1, "rules present");
-		CHECK(netpolicy_rules_in(ok, "cs-12", d, sizeof(d)) == 0 &&
+		CHECK(netpolicy_rules_in(ok, "cs-1", d, sizeof(d)) == NETPOLICY_RULES_PRESENT, "rules present");
+		CHECK(netpolicy_rules_in(ok, "cs-12", d, sizeof(d)) == NETPOLICY_RULES_MISSING &&
 		    strstr(d, "DOCKER-USER") != NULL, "rules of another bridge are not these");
 		CHECK(netpolicy_rules_in("-A DOCKER-USER -i cs-1 -j CSFWD-cs-1\n", "cs-1", d,
-		    sizeof(d)) == 0 && strstr(d, "INPUT") != NULL, "missing INPUT jump named");
-		CHECK(netpolicy_rules_in("", "cs-1", d, sizeof(d)) == 0, "no rules");
+		    sizeof(d)) == NETPOLICY_RULES_MISSING && strstr(d, "INPUT") != NULL, "missing INPUT jump named");
+		CHECK(netpolicy_rules_in("", "cs-1", d, sizeof(d)) == NETPOLICY_RULES_MISSING, "no rules");
 	}
 
 	if ((fd = mkstemp(envpath)) == -1)

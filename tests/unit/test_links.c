@@ -212,10 +212,10 @@ test_check(void)
 	    err.kind == ERR_NOT_FOUND, "malformed: 404");
 
 	/* Another owner cannot revoke it; its owner can. */
-	CHECK(links_revoke(db, row.id, "bob", now) == 0 &&
+	CHECK(links_revoke(db, row.id, "bob", now) == LOOKUP_NONE &&
 	    links_check(db, api_key, req, now, &got, &err) == 0,
 	    "another owner's revocation finds no link");
-	CHECK(links_revoke(db, row.id, "alice", now) == 1,
+	CHECK(links_revoke(db, row.id, "alice", now) == LOOKUP_FOUND,
 	    "its owner revokes it");
 	/* An operator shortens the link, then revokes it (again: no-op). */
 	db_exec(db, STMT_LINK_REVOKE, "it", now, row.id);

@@ -80,7 +80,7 @@ test_keys(void)
 		CHECK(0, err.msg);
 		goto out;
 	}
-	CHECK(owners_check_key(&cfg, db, cfg.api_key, owner) == 1 &&
+	CHECK(owners_check_key(&cfg, db, cfg.api_key, owner) == LOOKUP_FOUND &&
 	    strcmp(owner, "operator") == 0, "SANDBOX_API_KEY is the operator's");
 	CHECK(owners_key_add(db, "alice", k1, &err) == 0 &&
 	    strncmp(k1, OWNER_KEY_PREFIX, 5) == 0 && strlen(k1) == 5 + 43,
@@ -89,14 +89,15 @@ test_keys(void)
 	    "a second valid key for the same name is refused");
 	CHECK(owners_key_add(db, "operator", k2, &err) == -1,
 	    "operator is not a key name");
-	CHECK(owners_check_key(&cfg, db, k1, owner) == 1 &&
+	CHECK(owners_check_key(&cfg, db, k1, owner) == LOOKUP_FOUND &&
 	    strcmp(owner, "alice") == 0, "the key signs alice in");
 	k1[10] ^= 1;
-	CHECK(owners_check_key(&cfg, db, k1, owner) == 0 && owner[0] == '\0',
+	CHECK(owners_check_key(&cfg, db, k1, owner) == LOOKUP_NONE &&
+	    owner[0] == '\0',
 	    "a changed key opens nothing");
 	k1[10] ^= 1;
-	CHECK(owners_check_key(&cfg, db, "cspk_", owner) == 0 &&
-	    owners_check_key(&cfg, db, "", owner) == 0,
+	CHECK(owners_check_key(&cfg, db, "cspk_", owner) == LOOKUP_NONE &&
+	    owners_check_key(&cfg, db, "", owner) == LOOKUP_NONE,
 	    "the bare prefix and the empty key open nothing");
 	{
 		struct db_q *q = db_query(db, STMT_OWNER_KEY_FIND, "t", "x");
@@ -113,18 +114,18 @@ test_keys(void)
 	}
 	CHECK(owners_key_rotate(db, "alice", k2, &err) == 0 &&
 	    strcmp(k1, k2) != 0, "rotate gives a new key");
-	CHECK(owners_check_key(&cfg, db, k1, owner) == 0,
+	CHECK(owners_check_key(&cfg, db, k1, owner) == LOOKUP_NONE,
 	    "the old key no longer works");
-	CHECK(owners_check_key(&cfg, db, k2, owner) == 1 &&
+	CHECK(owners_check_key(&cfg, db, k2, owner) == LOOKUP_FOUND &&
 	    strcmp(owner, "alice") == 0, "the new key is still alice's");
 	CHECK(owners_key_rotate(db, "bob", k1, &err) == -1,
 	    "rotating a name without a key is refused");
-	CHECK(owners_key_revoke(db, "alice", &err) == 1 &&
-	    owners_check_key(&cfg, db, k2, owner) == 0, "revoke");
-	CHECK(owners_key_revoke(db, "alice", &err) == 0,
+	CHECK(owners_key_revoke(db, "alice", &err) == LOOKUP_FOUND &&
+	    owners_check_key(&cfg, db, k2, owner) == LOOKUP_NONE, "revoke");
+	CHECK(owners_key_revoke(db, "alice", &err) == LOOKUP_NONE,
 	    "revoking again finds nothing");
 	CHECK(owners_key_add(db, "alice", k1, &err) == 0 &&
-	    owners_check_key(&cfg, db, k1, owner) == 1,
+	    owners_check_key(&cfg, db, k1, owner) == LOOKUP_FOUND,
 	    "the name can be given a key again");
 out:
 	db_close(db);

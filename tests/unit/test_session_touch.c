@@ -98,7 +98,7 @@ main(void)
 	t0 = last_used(h, id);
 	before = data_version(h);
 	CHECK(session_lookup(db, id, 3600, "operator", version,
-	    sizeof(version)) == 1, "the session is found");
+	    sizeof(version)) == LOOKUP_FOUND, "the session is found");
 	CHECK(strcmp(version, "2025-11-25") == 0, "with its version");
 	CHECK(data_version(h) == before, "a lookup within the minute commits nothing");
 	CHECK(last_used(h, id) == t0, "and leaves last_used");
@@ -107,18 +107,18 @@ main(void)
 	CHECK(set_last_used(h, id, now - 120) == 0, "last_used set 2 min back");
 	before = data_version(h);
 	CHECK(session_lookup(db, id, 3600, "operator", version,
-	    sizeof(version)) == 1, "the session is still found");
+	    sizeof(version)) == LOOKUP_FOUND, "the session is still found");
 	CHECK(data_version(h) != before, "a lookup after a minute commits");
 	CHECK(last_used(h, id) >= now, "and marks it used");
 
 	/* Past the TTL, or another owner's: unknown, and untouched. */
 	CHECK(set_last_used(h, id, now - 7200) == 0, "last_used set 2 h back");
 	CHECK(session_lookup(db, id, 3600, "operator", version,
-	    sizeof(version)) == 0, "an expired session is unknown");
+	    sizeof(version)) == LOOKUP_NONE, "an expired session is unknown");
 	CHECK(last_used(h, id) == now - 7200, "and is not revived");
 	CHECK(set_last_used(h, id, now) == 0, "last_used now");
 	CHECK(session_lookup(db, id, 3600, "someone", version,
-	    sizeof(version)) == 0, "another owner's session is unknown");
+	    sizeof(version)) == LOOKUP_NONE, "another owner's session is unknown");
 out:
 	sqlite3_close(h);
 	db_close(db);
