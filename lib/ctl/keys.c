@@ -45,15 +45,15 @@ keys_list(struct ctl *c)
 static int
 keys_revoke(struct ctl *c, const char *name)
 {
-	struct error	 err;
-	char		 b[80];
-	int		 rc;
+	struct error		 err;
+	char			 b[80];
+	enum lookup_result	 rc;
 
-	if ((rc = owners_key_revoke(c->db, name, &err)) == -1) {
+	if ((rc = owners_key_revoke(c->db, name, &err)) == LOOKUP_ERROR) {
 		fprintf(stderr, "sandboxctl: %s\n", err.msg);
 		return 1;
 	}
-	if (rc == 0) {
+	if (rc == LOOKUP_NONE) {
 		fprintf(stderr, "sandboxctl: no valid key named %s\n",
 		    ctl_show_esc(b, sizeof(b), name));
 		return 1;
