@@ -7,7 +7,7 @@
 
 import { describe, it, before, after } from 'node:test';
 import assert from 'node:assert/strict';
-import { startServer, docker } from './lib/server.mjs';
+import { startServer, docker, TEST_IMAGE } from './lib/server.mjs';
 import { connect, resultText } from './lib/client.mjs';
 import { testName } from './lib/hostile.mjs';
 
@@ -113,7 +113,7 @@ describe('capabilities of the sandbox', () => {
     };
     const name = testName('caps');
     for (const [cap, cmd] of Object.entries(needs)) {
-      const base = ['run', '--rm', '--name', `${name}-${cap.toLowerCase()}`, '--network', 'none', '--cap-drop', 'ALL', '--security-opt', 'no-new-privileges', 'code-sandbox:latest', 'bash', '-c'];
+      const base = ['run', '--rm', '--name', `${name}-${cap.toLowerCase()}`, '--network', 'none', '--cap-drop', 'ALL', '--security-opt', 'no-new-privileges', TEST_IMAGE, 'bash', '-c'];
       const all = KEPT.flatMap((c) => ['--cap-add', c]);
       const without = KEPT.filter((c) => c !== cap).flatMap((c) => ['--cap-add', c]);
       const yes = await docker(...base.slice(0, 8), ...all, ...base.slice(8), cmd);

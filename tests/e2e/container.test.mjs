@@ -4,7 +4,7 @@
 
 import { describe, it, before, after } from 'node:test';
 import assert from 'node:assert/strict';
-import { startServer, docker } from './lib/server.mjs';
+import { startServer, docker, TEST_IMAGE } from './lib/server.mjs';
 import { connect, resultText } from './lib/client.mjs';
 
 async function inspect(name) {
@@ -41,7 +41,7 @@ describe('the sandbox container', () => {
   it('is created with the image, the volume at /sandbox, limits, and no privileges', async () => {
     const c = await inspect(srv.container);
     const hc = c.HostConfig;
-    assert.equal(c.Config.Image, process.env.CS_TEST_IMAGE || 'code-sandbox:latest');
+    assert.equal(c.Config.Image, TEST_IMAGE);
     assert.equal(hc.Privileged, false);
     assert.ok((hc.SecurityOpt ?? []).some((o) => /^no-new-privileges(:true)?$/.test(o)), `SecurityOpt ${JSON.stringify(hc.SecurityOpt)}`);
     assert.equal(hc.Memory, 512 * 1024 * 1024);

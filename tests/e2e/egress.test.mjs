@@ -9,7 +9,7 @@ import assert from 'node:assert/strict';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { startServer, docker } from './lib/server.mjs';
+import { startServer, docker, TEST_IMAGE } from './lib/server.mjs';
 import { connect, resultText } from './lib/client.mjs';
 import { netpolicy, ctl, testName, status, hostAddress, listener, loAddresses, probeScript, parseProbes } from './lib/hostile.mjs';
 
@@ -37,9 +37,9 @@ describe('egress policy internet', () => {
     srv = await startServer({ name: 'egress', settings: { SANDBOX_NETWORK: net } });
     conn = await connect(srv);
     // Another container on Docker's default bridge, and one on the sandbox's network.
-    const o = await docker('run', '-d', '--name', other, 'code-sandbox:latest', 'python3', '-m', 'http.server', '8000');
+    const o = await docker('run', '-d', '--name', other, TEST_IMAGE, 'python3', '-m', 'http.server', '8000');
     assert.equal(o.code, 0, o.stderr);
-    const p = await docker('run', '-d', '--name', `${other}-peer`, '--network', net, 'code-sandbox:latest', 'python3', '-m', 'http.server', '8000');
+    const p = await docker('run', '-d', '--name', `${other}-peer`, '--network', net, TEST_IMAGE, 'python3', '-m', 'http.server', '8000');
     assert.equal(p.code, 0, p.stderr);
     otherIp = (await docker('inspect', '-f', '{{.NetworkSettings.IPAddress}}', other)).stdout.trim();
     peerIp = (await docker('inspect', '-f', `{{(index .NetworkSettings.Networks "${net}").IPAddress}}`, `${other}-peer`)).stdout.trim();

@@ -10,7 +10,7 @@ import { createServer } from 'node:net';
 import { networkInterfaces } from 'node:os';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
-import { TOP, RUN, TEST_PREFIX, SANITIZER_ENV, docker } from './server.mjs';
+import { TOP, RUN, TEST_PREFIX, TEST_IMAGE, SANITIZER_ENV, docker } from './server.mjs';
 
 const execFileP = promisify(execFile);
 
@@ -124,7 +124,7 @@ export async function handMade(srv, { memory = '512m', version = '2', privileged
   args.push('--pids-limit', String(srv.settings.SANDBOX_PIDS_LIMIT ?? 1024));
   args.push('--mount', `type=volume,source=${srv.volume},target=/sandbox`, '-w', '/sandbox');
   if (privileged) args.push('--privileged');
-  args.push(...extra, 'code-sandbox:latest', 'sleep', 'infinity');
+  args.push(...extra, TEST_IMAGE, 'sleep', 'infinity');
   const r = await docker(...args);
   if (r.code !== 0) throw new Error(`docker run: ${r.stderr}`);
   return r.stdout.trim();

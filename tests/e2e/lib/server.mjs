@@ -23,6 +23,11 @@ const execFileP = promisify(execFile);
 
 export const TOP = resolve(dirname(fileURLToPath(import.meta.url)), '../../..');
 export const TEST_PREFIX = 'cs-e2e-';
+// The sandbox image the tests use: the one tests/run.sh says is ready
+// (CS_TEST_IMAGE: the core image while the full one still builds), else the
+// full image. A test that starts a container of its own takes this one too,
+// never a name the run may not have built yet.
+export const TEST_IMAGE = process.env.CS_TEST_IMAGE || 'code-sandbox:latest';
 // Test containers are named cs-e2e-RUN-..., RUN being the PID of the test
 // run (tests/run.sh sets CS_TEST_RUN) or of this process: clean-ups remove
 // only the containers of runs that have ended, never those of a run going
@@ -176,7 +181,7 @@ export async function startServer({ name = 'test', settings = {}, env = {}, binD
   };
   // tests/run.sh names the image that is ready (CS_TEST_IMAGE: the core
   // image while the full one still builds); the default otherwise.
-  if (process.env.CS_TEST_IMAGE) base.SANDBOX_IMAGE = process.env.CS_TEST_IMAGE;
+  if (process.env.CS_TEST_IMAGE) base.SANDBOX_IMAGE = TEST_IMAGE;
   const all = { ...base, ...settings };
   let text = '# code-sandbox e2e test settings (temporary)\n';
   for (const [k, v] of Object.entries(all)) if (v !== null && v !== undefined) text += envLine(k, v);
