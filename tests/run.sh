@@ -2,8 +2,9 @@
 # Run every test: the source and documentation checks (tests/checksrc.sh,
 # tests/checkdocs.sh), the C unit tests (build/san/tests/test_*, each printing
 # "ok - ..." / "not ok - ..." lines) and the end-to-end tests (tests/e2e,
-# node's test runner, through real lighttpd and Docker), then the e2e tests
-# once more behind Caddy (caddy/Caddyfile, caddy/run-programs.sh), named
+# node's test runner, through real lighttpd and Docker), then the files that
+# test what differs between fronts (FRONT_FILES below) once more behind
+# Caddy (caddy/Caddyfile, caddy/run-programs.sh), named
 # "e2e[caddy]/FILE: ...". Prints one line per test and, last,
 # "N passed, N failed". Exits non-zero if any failed.
 #
@@ -131,15 +132,33 @@ if [ -z "${CS_TEST_IMAGE:-}" ] && command -v docker >/dev/null 2>&1 && ! image_r
 fi
 image_files=
 
-# The e2e files behind lighttpd, then behind Caddy (or CS_WEB's only).
+# The whole suite runs behind lighttpd; behind every other front only what
+# differs between fronts: sign-in and the client's address, request bodies,
+# the transport and its streams (progress, keep-alive, sessions across
+# workers), /dl and /up, a worker killed mid-command, the installed units.
+FRONT_FILES="bodies folders initialize links oauth signin signin-hardening
+streaming supervisor systemd transport uploads"
+front_files() {	# front_files FILE...: those of FRONT_FILES
+	for f in "$@"; do
+		n=$(basename "$f" .test.mjs)
+		for k in $FRONT_FILES; do
+			[ "$n" = "$k" ] && echo "$f"
+		done
+	done
+}
+
+# The e2e files behind lighttpd, then behind Caddy (or CS_WEB's only; named
+# files run in full behind each).
 run_e2e() {
 	if [ ! -d tests/e2e/node_modules ]; then
 		echo "not ok - e2e: tests/e2e/node_modules is missing (tests/setup/packages.sh)"
 		failed=$((failed + 1))
 		return
 	fi
+	whole=0
 	if [ $# -eq 0 ]; then
 		set -- tests/e2e/*.test.mjs
+		whole=1
 	fi
 	# The default egress policy's network and rules (idempotent).
 	if ! containers/netpolicy.sh apply --network code-sandbox --policy internet >"$tmp/netpolicy.out" 2>&1; then
@@ -165,7 +184,12 @@ run_e2e() {
 		;;
 	esac
 	for w in $webs; do
-		[ $# -gt 0 ] && run_e2e_web "$w" "$@"
+		if [ "$w" != lighttpd ] && [ "$whole" = 1 ]; then
+			# shellcheck disable=SC2046
+			[ $# -gt 0 ] && run_e2e_web "$w" $(front_files "$@")
+		else
+			[ $# -gt 0 ] && run_e2e_web "$w" "$@"
+		fi
 	done
 	[ -n "$image_files" ] || return 0
 	# CS_TOOLSET_IMAGE names another full image to use (the tests read it too).
