@@ -21,6 +21,7 @@
 #include "oauth/auth.h"
 #include "oauth/oauth.h"
 #include "store/db.h"
+#include "store/db_oauth.h"
 
 /* Longest Authorization header value looked at (tokens are ~50 bytes). */
 #define BEARER_MAX	4096
@@ -49,13 +50,13 @@ static enum lookup_result
 token_lookup(const struct config *cfg, struct db *db, const char *tok,
     struct auth_info *who)
 {
-	struct oauth_access_row	 t;
+	struct db_access	 t;
 	char			 hash[CRYPTO_SHA256_HEX];
 	long long		 now = (long long)time(NULL);
 	enum lookup_result	 rc;
 
 	crypto_sha256_hex(tok, strlen(tok), hash);
-	if ((rc = oauth_access_load(db, hash, &t)) != LOOKUP_FOUND)
+	if ((rc = db_access_get(db, hash, &t)) != LOOKUP_FOUND)
 		goto out;
 	/* RFC 6750 §3.1 invalid_token: expired, or for another resource. */
 	rc = LOOKUP_NONE;
@@ -78,7 +79,7 @@ token_lookup(const struct config *cfg, struct db *db, const char *tok,
 	if (t.last_used < now - 60)
 		db_exec(db, STMT_GRANT_TOUCH, "iii", now, t.grant_id, now - 60);
 out:
-	oauth_access_clear(&t);
+	db_access_clear(&t);
 	return rc;
 }
 

@@ -41,6 +41,7 @@
 #include "oauth/owners.h"
 #include "oauth/signin.h"
 #include "store/db.h"
+#include "store/db_oauth.h"
 
 #define QUERY_MAX	8192	/* the whole query string of a GET */
 #define POST_MAX	4096	/* the sign-in form: request id, key, action */
@@ -432,7 +433,7 @@ struct post {
 	struct form		*f;
 	const char		*id;		/* the request id it carries */
 	char			 idh[CRYPTO_SHA256_HEX];
-	struct oauth_pending	 pend;		/* the stored request */
+	struct db_request	 pend;		/* the stored request */
 	struct oauth_client	 c;
 	long long		 wait;		/* what a wrong key costs */
 	char			 owner[OWNER_MAX];
@@ -501,7 +502,7 @@ post_request(struct post *p)
 		return -1;
 	}
 	oauth_hash(p->id, p->idh);
-	switch (oauth_pending_load(p->db, p->idh, p->now, &p->pend)) {
+	switch (db_request_get(p->db, p->idh, p->now, &p->pend)) {
 	case LOOKUP_ERROR:
 		signin_error(p->r, 500, "Server error", "The database cannot be read.");
 		return -1;
@@ -662,7 +663,7 @@ post_key(struct post *p)
 static int
 post_store_code(struct post *p, const char *codeh)
 {
-	struct oauth_pending *q = &p->pend;
+	struct db_request *q = &p->pend;
 
 	if (db_begin(p->db) == -1)
 		return -1;
@@ -731,7 +732,7 @@ authorize_post(struct http_req *r, const struct config *cfg, struct db *db)
 	post_grant(&p);
 out:
 	oauth_client_clear(&p.c);
-	oauth_pending_clear(&p.pend);
+	db_request_clear(&p.pend);
 	form_free(p.f);
 }
 

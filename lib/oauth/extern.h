@@ -72,58 +72,9 @@ enum lookup_result oauth_client_load(struct db *, const char *client_id,
 void	oauth_client_clear(struct oauth_client *);
 
 /*
- * Typed rows of the other OAuth tables (oauth/store.c). Each loader returns
- * LOOKUP_FOUND with the row, LOOKUP_NONE when there is none, LOOKUP_ERROR
- * on a database error; the strings are copies, freed by the matching clear
- * (whatever it returned).
+ * The other OAuth rows (requests, codes, tokens) are store/db_oauth.h's
+ * (struct db_request, db_code, db_token), read as they are.
  */
-
-/* An authorization request waiting on its sign-in page (oauth_request). */
-struct oauth_pending {
-	char		*csrf_hash;
-	char		*client_id;
-	char		*redirect_uri;	/* as sent, "" when omitted */
-	char		*redirect_to;
-	char		*challenge;
-	char		*state;		/* NULL when not sent */
-	char		*scope;
-	char		*resource;
-};
-enum lookup_result oauth_pending_load(struct db *, const char *id_hash,
-	    long long now, struct oauth_pending *);
-void	oauth_pending_clear(struct oauth_pending *);
-
-/* An authorization code (oauth_code). */
-struct oauth_code_row {
-	char		*client_id;
-	char		*redirect_uri;	/* "" when the request sent none */
-	char		*challenge;
-	char		*scope;
-	char		*resource;
-	long long	 expires;
-	bool		 used;
-	long long	 grant_id;	/* what its use issued; 0: none */
-};
-enum lookup_result oauth_code_load(struct db *, const char *code_hash,
-	    struct oauth_code_row *);
-void	oauth_code_clear(struct oauth_code_row *);
-
-/* An access or refresh token with its grant (oauth_token, oauth_grant). */
-struct oauth_token_row {
-	bool		 refresh;
-	long long	 grant_id;
-	long long	 expires;
-	long long	 rotated;	/* when it was used; 0: current */
-	bool		 grace_used;
-	char		*client_id;
-	char		*scope;
-	char		*resource;
-};
-enum lookup_result oauth_token_load(struct db *, const char *token_hash,
-	    struct oauth_token_row *);
-void	oauth_token_clear(struct oauth_token_row *);
-/* How many refresh tokens issued from parent were used; -1 on error. */
-long long oauth_token_children_used(struct db *, const char *parent_hash);
 
 /*
  * Check and count one sign-in try of the throttle key (an address, an IPv6

@@ -42,27 +42,6 @@ struct http_req;
 #define OAUTH_MAX_STATE		1024
 #define OAUTH_MAX_SCOPE		1024
 
-/*
- * An access token as /mcp checks it (auth.c): the token with its grant and
- * client (sql/002-oauth.sql oauth_token, oauth_grant, oauth_client).
- * oauth_access_load (oauth/store.c) finds it by the token's stored hash:
- * LOOKUP_FOUND with the row, LOOKUP_NONE when no access token has that
- * hash, LOOKUP_ERROR on a database error. The strings are copies, freed by
- * oauth_access_clear (whatever it returned).
- */
-struct oauth_access_row {
-	long long	 expires;
-	long long	 grant_id;
-	long long	 last_used;	/* the grant's, for the once-a-minute touch */
-	char		*resource;	/* the audience (RFC 8707) */
-	char		*client_id;
-	char		*client_name;	/* NULL when the client gave none */
-	char		*owner;		/* NULL: the operator */
-};
-enum lookup_result oauth_access_load(struct db *, const char *token_hash,
-	    struct oauth_access_row *);
-void	oauth_access_clear(struct oauth_access_row *);
-
 /* Request handlers. */
 void	oauth_wellknown(struct http_req *, const struct config *);
 void	oauth_register(struct http_req *, const struct config *, struct db *);

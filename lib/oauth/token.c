@@ -28,6 +28,7 @@
 #include "oauth/extern.h"
 #include "oauth/oauth.h"
 #include "store/db.h"
+#include "store/db_oauth.h"
 
 #define TOKEN_BODY_MAX	8192
 
@@ -92,7 +93,7 @@ pair_send(struct http_req *r, const struct config *cfg, struct pair *p,
  * without its verifier. NULL when it matches, else why not.
  */
 static const char *
-code_mismatch(const struct oauth_code_row *row, const struct oauth_client *c,
+code_mismatch(const struct db_code *row, const struct oauth_client *c,
     const char *redirect_uri, const char *verifier)
 {
 	if (strcmp(row->client_id, c->client_id) != 0)
@@ -111,7 +112,7 @@ code_mismatch(const struct oauth_code_row *row, const struct oauth_client *c,
  * error code when not invalid_grant.
  */
 static const char *
-code_unusable(const struct oauth_code_row *row, const char *resource,
+code_unusable(const struct db_code *row, const char *resource,
     long long now, const char **err)
 {
 	if (row->expires <= now)
@@ -131,7 +132,7 @@ code_unusable(const struct oauth_code_row *row, const char *resource,
  */
 static long long
 code_redeem(struct db *db, const struct config *cfg,
-    const struct oauth_client *c, const struct oauth_code_row *row,
+    const struct oauth_client *c, const struct db_code *row,
     const char *hash, long long now, struct pair *p)
 {
 	long long	grant;
@@ -150,6 +151,28 @@ code_redeem(struct db *db, const struct config *cfg,
 	return grant;
 }
 
+/*
+ * The step both grants start with: the presented secret within bounds
+ * (unknown is the answer to one too long to be ours), its stored hash into
+ * hash, the transaction begun. Returns 0, or -1 having answered.
+ */
+static int
+grant_begin(struct http_req *r, struct db *db, const char *secret,
+    const char *unknown, char hash[CRYPTO_SHA256_HEX])
+{
+	if (strlen(secret) >= TOKEN_MAX) {
+		oauth_error(r, 400, "invalid_grant", unknown);
+		return -1;
+	}
+	oauth_hash(secret, hash);
+	if (db_begin(db) == -1) {
+		db_rollback(db);
+		oauth_error(r, 500, "server_error", "The database failed.");
+		return -1;
+	}
+	return 0;
+}
+
 /* RFC 6749 §4.1.3: exchange an authorization code. */
 static void
 grant_code(struct http_req *r, const struct config *cfg, struct db *db,
@@ -157,7 +180,7 @@ grant_code(struct http_req *r, const struct config *cfg, struct db *db,
 {
 	const char	*code = form_get(f, "code");
 	const char	*verifier = form_get(f, "code_verifier");
-	struct oauth_code_row	 row;
+	struct db_code		 row;
 	struct pair		 p;
 	char			 hash[CRYPTO_SHA256_HEX];
 	const char		*why = NULL, *err = "invalid_grant";
@@ -170,14 +193,9 @@ grant_code(struct http_req *r, const struct config *cfg, struct db *db,
 		    "are required.");
 		return;
 	}
-	if (strlen(code) >= TOKEN_MAX) {
-		oauth_error(r, 400, "invalid_grant", "Unknown code.");
+	if (grant_begin(r, db, code, "Unknown code.", hash) == -1)
 		return;
-	}
-	oauth_hash(code, hash);
-	if (db_begin(db) == -1)
-		goto dberr;
-	switch (oauth_code_load(db, hash, &row)) {
+	switch (db_code_get(db, hash, &row)) {
 	case LOOKUP_ERROR:
 		goto dberr;
 	case LOOKUP_NONE:
@@ -220,7 +238,7 @@ dberr:
 	oauth_error(r, 500, "server_error", "The database failed.");
 out:
 	crypto_wipe(&p, sizeof(p));
-	oauth_code_clear(&row);
+	db_code_clear(&row);
 }
 
 /* RFC 6749 §6 with rotation (OAuth 2.1 §4.3.1). */
@@ -230,7 +248,7 @@ grant_refresh(struct http_req *r, const struct config *cfg, struct db *db,
 {
 	const char	*rt = form_get(f, "refresh_token");
 	const char	*resource = form_get(f, "resource");
-	struct oauth_token_row	 row;
+	struct db_token		 row;
 	struct pair		 p;
 	char			 hash[CRYPTO_SHA256_HEX];
 	const char		*why = NULL, *err = "invalid_grant";
@@ -242,14 +260,9 @@ grant_refresh(struct http_req *r, const struct config *cfg, struct db *db,
 		oauth_error(r, 400, "invalid_request", "refresh_token is required.");
 		return;
 	}
-	if (strlen(rt) >= TOKEN_MAX) {
-		oauth_error(r, 400, "invalid_grant", "Unknown refresh token.");
+	if (grant_begin(r, db, rt, "Unknown refresh token.", hash) == -1)
 		return;
-	}
-	oauth_hash(rt, hash);
-	if (db_begin(db) == -1)
-		goto dberr;
-	switch (oauth_token_load(db, hash, &row)) {
+	switch (db_token_get(db, hash, &row)) {
 	case LOOKUP_ERROR:
 		goto dberr;
 	case LOOKUP_NONE:
@@ -279,7 +292,7 @@ grant_refresh(struct http_req *r, const struct config *cfg, struct db *db,
 	if (row.rotated != 0) {
 		long long used_children;
 
-		if ((used_children = oauth_token_children_used(db, hash)) == -1)
+		if ((used_children = db_token_children_used(db, hash)) == -1)
 			goto dberr;
 		if (now - row.rotated > OAUTH_REFRESH_GRACE || row.grace_used ||
 		    used_children > 0) {
@@ -322,7 +335,7 @@ dberr:
 	oauth_error(r, 500, "server_error", "The database failed.");
 out:
 	crypto_wipe(&p, sizeof(p));
-	oauth_token_clear(&row);
+	db_token_clear(&row);
 }
 
 /*
@@ -410,7 +423,7 @@ oauth_revoke(struct http_req *r, const struct config *cfg, struct db *db)
 {
 	struct form		*f;
 	struct oauth_client	 c;
-	struct oauth_token_row	 row;
+	struct db_token		 row;
 	const char		*tok;
 	char			 hash[CRYPTO_SHA256_HEX];
 	long long		 grant = 0;
@@ -430,12 +443,12 @@ oauth_revoke(struct http_req *r, const struct config *cfg, struct db *db)
 	}
 	if (strlen(tok) < TOKEN_MAX) {
 		oauth_hash(tok, hash);
-		if (oauth_token_load(db, hash, &row) == LOOKUP_FOUND) {
+		if (db_token_get(db, hash, &row) == LOOKUP_FOUND) {
 			refresh = row.refresh;
 			grant = row.grant_id;
 			mine = strcmp(row.client_id, c.client_id) == 0;
 		}
-		oauth_token_clear(&row);
+		db_token_clear(&row);
 		/*
 		 * §2.1: a refresh token takes its grant's access tokens with
 		 * it; an access token goes alone. Another client's token is

@@ -2,8 +2,8 @@
  * store/db_oauth.c: the SQL of the OAuth tables, the sign-in log and
  * throttle, and the personal keys (sql/002-oauth.sql, sql/009-signin.sql,
  * sql/012-owners.sql), the readers of their rows and the row shapes of the
- * keys and sign-ins listings (db_row.c). oauth/store.c and oauth/owners.c
- * give these rows their meaning.
+ * keys and sign-ins listings (db_row.c). The OAuth endpoints read these
+ * rows as they are; oauth/store.c and oauth/owners.c add what some need.
  */
 #include <stdlib.h>
 #include <string.h>
@@ -271,7 +271,9 @@ db_request_get(struct db *db, const char *id_hash, long long now,
 		p->state = db_col_dup(q, 5, &oom);
 		p->scope = db_col_dup(q, 6, &oom);
 		p->resource = db_col_dup(q, 7, &oom);
-		if (oom)
+		if (oom || p->csrf_hash == NULL || p->client_id == NULL ||
+		    p->redirect_uri == NULL || p->redirect_to == NULL ||
+		    p->challenge == NULL || p->scope == NULL || p->resource == NULL)
 			rc = LOOKUP_ERROR;
 	}
 	db_done(q);
@@ -311,7 +313,8 @@ db_code_get(struct db *db, const char *code_hash, struct db_code *c)
 		c->expires = db_int(q, 5);
 		c->used = db_int(q, 6) != 0;
 		c->grant_id = db_null(q, 7) ? 0 : db_int(q, 7);
-		if (oom)
+		if (oom || c->client_id == NULL || c->redirect_uri == NULL ||
+		    c->challenge == NULL || c->scope == NULL || c->resource == NULL)
 			rc = LOOKUP_ERROR;
 	}
 	db_done(q);
@@ -351,7 +354,8 @@ db_token_get(struct db *db, const char *token_hash, struct db_token *t)
 		t->client_id = db_col_dup(q, 5, &oom);
 		t->scope = db_col_dup(q, 6, &oom);
 		t->resource = db_col_dup(q, 7, &oom);
-		if (oom)
+		if (oom || t->client_id == NULL || t->scope == NULL ||
+		    t->resource == NULL)
 			rc = LOOKUP_ERROR;
 	}
 	db_done(q);
@@ -389,7 +393,7 @@ db_access_get(struct db *db, const char *token_hash, struct db_access *a)
 		a->client_name = db_col_dup(q, 4, &oom);
 		a->owner = db_col_dup(q, 5, &oom);
 		a->last_used = db_int(q, 6);
-		if (oom)
+		if (oom || a->resource == NULL || a->client_id == NULL)
 			rc = LOOKUP_ERROR;
 	}
 	db_done(q);

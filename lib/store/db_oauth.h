@@ -4,7 +4,8 @@
  * store/db_oauth.c beside their SQL.
  *
  * Each lookup returns LOOKUP_FOUND with the row, LOOKUP_NONE when there is
- * none, LOOKUP_ERROR on a database error (logged) or when out of memory.
+ * none, LOOKUP_ERROR on a database error (logged), when out of memory,
+ * or when a column a caller relies on (marked "never NULL") is NULL.
  * Strings marked malloc'd are copies (NULL for NULL), freed by the
  * matching clear, which may be called after any result.
  */
@@ -32,14 +33,17 @@ enum lookup_result db_client_get(struct db *, const char *client_id,
 	    struct db_client *);
 void	db_client_clear(struct db_client *);
 
-/* An authorization request (STMT_REQUEST_GET): all malloc'd. */
+/*
+ * An authorization request waiting on its sign-in page (STMT_REQUEST_GET):
+ * all malloc'd, all never NULL but state.
+ */
 struct db_request {
 	char		*csrf_hash;
 	char		*client_id;
-	char		*redirect_uri;
+	char		*redirect_uri;		/* as sent, "" when omitted */
 	char		*redirect_to;
 	char		*challenge;
-	char		*state;
+	char		*state;			/* NULL when not sent */
 	char		*scope;
 	char		*resource;
 };
@@ -48,27 +52,27 @@ enum lookup_result db_request_get(struct db *, const char *id_hash,
 	    long long now, struct db_request *);
 void	db_request_clear(struct db_request *);
 
-/* An authorization code (STMT_CODE_GET). */
+/* An authorization code (STMT_CODE_GET): the strings never NULL. */
 struct db_code {
 	char		*client_id;		/* malloc'd */
-	char		*redirect_uri;		/* malloc'd */
+	char		*redirect_uri;		/* malloc'd; "" when none sent */
 	char		*challenge;		/* malloc'd */
 	char		*scope;			/* malloc'd */
 	char		*resource;		/* malloc'd */
 	long long	 expires;
 	bool		 used;
-	long long	 grant_id;		/* 0 for NULL */
+	long long	 grant_id;		/* what its use issued; 0: none */
 };
 enum lookup_result db_code_get(struct db *, const char *code_hash,
 	    struct db_code *);
 void	db_code_clear(struct db_code *);
 
-/* A token with its grant (STMT_TOKEN_GET). */
+/* A token with its grant (STMT_TOKEN_GET): the strings never NULL. */
 struct db_token {
 	bool		 refresh;		/* kind is 'refresh' */
 	long long	 grant_id;
 	long long	 expires;
-	long long	 rotated;		/* 0 for NULL */
+	long long	 rotated;		/* when it was used; 0: current */
 	bool		 grace_used;
 	char		*client_id;		/* malloc'd */
 	char		*scope;			/* malloc'd */
@@ -78,15 +82,18 @@ enum lookup_result db_token_get(struct db *, const char *token_hash,
 	    struct db_token *);
 void	db_token_clear(struct db_token *);
 
-/* An access token as the bearer check needs it (STMT_TOKEN_AUTH). */
+/*
+ * An access token as the bearer check of /mcp needs it, with its grant and
+ * client (STMT_TOKEN_AUTH).
+ */
 struct db_access {
 	long long	 expires;
 	long long	 grant_id;
-	char		*resource;		/* malloc'd */
-	char		*client_id;		/* malloc'd */
-	char		*client_name;		/* malloc'd */
-	char		*owner;			/* malloc'd */
-	long long	 last_used;		/* the grant's */
+	char		*resource;		/* malloc'd, never NULL: the audience */
+	char		*client_id;		/* malloc'd, never NULL */
+	char		*client_name;		/* malloc'd; NULL: the client gave none */
+	char		*owner;			/* malloc'd; NULL: the operator */
+	long long	 last_used;		/* the grant's, for the once-a-minute touch */
 };
 enum lookup_result db_access_get(struct db *, const char *token_hash,
 	    struct db_access *);
