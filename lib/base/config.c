@@ -84,8 +84,8 @@ static const struct setting settings[] = {
 	  "Seconds a 2026-07-28 execute waits for its command before answering with a task or its run_id." },
 	{ "SANDBOX_MAX_RUNNING", K_LONG, "56", 1, 100000, OFF(max_running),
 	  "Commands running at once on the server; execute refuses more." },
-	{ "SANDBOX_MAX_RUNNING_PER_OWNER", K_LONG, "48", 1, 100000, OFF(max_running_per_owner),
-	  "Commands one owner (the operator's key, or one personal key) may have running at once." },
+	{ "SANDBOX_MAX_RUNNING_PER_OWNER", K_LONG, "28", 1, 100000, OFF(max_running_per_owner),
+	  "Commands one owner (the operator's key, or one personal key) may have running at once; the default is half of SANDBOX_MAX_RUNNING's, so one person alone cannot take every place." },
 	{ "SANDBOX_SESSION_TTL", K_LONG, "86400", 60, 31536000, OFF(session_ttl),
 	  "Seconds an idle MCP session is kept." },
 	{ "SANDBOX_ALLOW_KEY_BEARER", K_BOOL, "0", 0, 1, OFF(allow_key_bearer),
@@ -134,12 +134,16 @@ static const struct setting settings[] = {
 	  "Sign-in pages open at once; past it the oldest stop working." },
 	{ "SANDBOX_CIMD_FETCHES_PER_MINUTE", K_LONG, "30", 1, 100000, OFF(cimd_per_minute),
 	  "Client ID Metadata Document fetches per minute, overall (a fifth of it per host)." },
+	{ "SANDBOX_CIMD_ALLOW_ADDRS", K_ADDRS, "", 0, 4096, OFF(cimd_allow_addrs),
+	  "Addresses and CIDR blocks a Client ID Metadata Document's host may resolve to though not public (an internal client registry), space-separated; empty: public addresses only." },
+	{ "SANDBOX_CIMD_CA", K_PATH, "", 0, PATH_MAX, OFF(cimd_ca),
+	  "PEM file of the CA certificates that verify metadata document fetches to SANDBOX_CIMD_ALLOW_ADDRS (only those; public hosts keep the system's store); empty: the system's store." },
 	{ "SANDBOX_BODY_DEADLINE", K_LONG, "30", 1, 3600, OFF(body_deadline),
 	  "Seconds a request body may take to arrive; a stalled one is cut (408), freeing its worker." },
 	{ "SANDBOX_UPLOAD_MAX_BYTES", K_SIZE, "2g", 1, 1LL << 40, OFF(upload_max_bytes),
 	  "Most bytes one upload link accepts in all (bytes, or with k, m, g suffix); upload_link may ask for less." },
 	{ "SANDBOX_SPOOL_DIR", K_PATH, "/var/tmp", 1, PATH_MAX, OFF(spool_dir),
-	  "Folder where /up keeps uploads of unknown length until they are complete (unnamed files, gone on exit)." },
+	  "Folder on disk where /up keeps uploads of unknown length until they are complete (unnamed files, gone on exit), and where lighttpd.conf spools request bodies." },
 	{ "SANDBOX_IMAGE_MAX_BYTES", K_SIZE, "100k", 1024, 64LL << 20, OFF(image_max_bytes),
 	  "Largest image view_image returns to the model; larger ones are scaled down to fit." },
 	{ "SANDBOX_IMAGE_MAX_DIM", K_LONG, "1568", 64, 16384, OFF(image_max_pixels),
@@ -588,6 +592,13 @@ apply(struct config *c, const struct setting *s, const char *v,
 		*(bool *)(base + s->off) = strcmp(v, "refuse") == 0;
 		return 0;
 	case K_PATH:
+		if (len == 0 && s->min == 0) {
+			/* An optional path left empty: none. */
+			if ((str = strdup("")) == NULL)
+				return error_set(err, "out of memory");
+			*(char **)(base + s->off) = str;
+			return 0;
+		}
 		if (len == 0 || len > PATH_MAX || !printable(v))
 			return error_set(err, "%s: not a valid path", s->name);
 		if ((str = absolutize(envdir, v)) == NULL)

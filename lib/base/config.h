@@ -71,6 +71,8 @@ struct config {
 	long		 register_per_hour; /* SANDBOX_REGISTER_PER_HOUR, per address */
 	long		 pending_max;	/* SANDBOX_PENDING_SIGNINS */
 	long		 cimd_per_minute; /* SANDBOX_CIMD_FETCHES_PER_MINUTE, overall */
+	char		*cimd_allow_addrs; /* SANDBOX_CIMD_ALLOW_ADDRS: not public, allowed */
+	char		*cimd_ca;	/* SANDBOX_CIMD_CA: their CA file, or "" */
 	long		 body_deadline;	/* SANDBOX_BODY_DEADLINE, seconds */
 	long long	 upload_max_bytes; /* SANDBOX_UPLOAD_MAX_BYTES, per upload link */
 	char		*spool_dir;	/* SANDBOX_SPOOL_DIR: bodies of unknown length */

@@ -1,6 +1,6 @@
 /*
- * docker.h: a small Docker Engine API client (API v1.41) over our own
- * HTTP/1.1 client (lib/base/httpc.h).
+ * docker.h: a small Docker Engine API client (API v1.41) over libcurl
+ * (lib/base/xfer.h).
  *
  * The engine is named like the docker CLI names it: DOCKER_HOST is
  * unix:///path/docker.sock or tcp://host:port; with DOCKER_TLS_VERIFY the
@@ -9,12 +9,13 @@
  *
  * Threads: a struct docker holds its own connections (one kept for JSON
  * calls); use one per thread. The program's main must call
- * docker_global_init once, before any thread starts (it makes a write to a
- * closed connection an error, not SIGPIPE), and docker_global_cleanup at
- * the end (app_main_net does both).
+ * docker_global_init once, before any thread starts (it sets libcurl up
+ * and makes a write to a closed connection an error, not SIGPIPE), and
+ * docker_global_cleanup at the end (app_main_net does both).
  *
- * Every byte from the engine is bounded and parsed as hostile (httpc.h);
- * every call has a server-side deadline, as each function says.
+ * Every byte from the engine is bounded and parsed as hostile (libcurl's
+ * HTTP/1.1, and docker_head_line's checks on each line of an answer's
+ * head); every call has a server-side deadline, as each function says.
  */
 #ifndef CS_DOCKER_H
 #define CS_DOCKER_H
@@ -78,6 +79,37 @@ int	docker_request(struct docker *, const char *method, const char *path,
 
 /* The "message" of an engine error body, or "" (never NULL). */
 const char *docker_message(struct json_object *resp);
+
+/*
+ * The checks on each line of an answer's head that libcurl leaves to us
+ * (RFC 9112 §4, §5, §6.3; hostile bytes): a status line "HTTP/1.0" or
+ * "HTTP/1.1", a space, three digits, then a space and a reason or nothing;
+ * header lines without control bytes (but HTAB); every line ending CRLF; at
+ * most DOCKER_HEAD_MAX bytes of heads in all, DOCKER_INTERIM_MAX interim
+ * (1xx) answers before the final one; a Content-Length given once, as
+ * digits, and never beside Transfer-Encoding: chunked.
+ */
+#define DOCKER_HEAD_MAX		(16u << 10)
+#define DOCKER_INTERIM_MAX	8
+
+struct docker_head {
+	long	status;		/* of the answer being read; 0 before one */
+	int	interim;	/* 1xx answers so far */
+	size_t	bytes;		/* head bytes so far */
+	bool	length;		/* a Content-Length was given */
+	bool	chunked;	/* Transfer-Encoding: chunked was given */
+	bool	json;		/* Content-Type: application/json */
+	bool	ended;		/* the final answer's head is complete */
+};
+
+/*
+ * One line of a head (with its CRLF, as libcurl's header callback hands
+ * it). 1 when it is a header line of the final answer (*vlen: its length
+ * without CRLF), 0 for a line to pass over (a status line, a blank line, an
+ * interim answer's line), -1 when malformed (*why says how).
+ */
+int	docker_head_line(struct docker_head *, const char *line, size_t len,
+	    size_t *vlen, const char **why);
 
 /* Called while an exec runs; members may be NULL. */
 struct docker_exec_cb {

@@ -11,22 +11,39 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "base/httpc.h"
 #include "engine/docker.h"
 #include "engine/extern.h"
 
-/* Raw streams read and write in large pieces, for throughput. */
-#define RAW_BUFFER_SIZE		(256u << 10)
-#define PUT_PIECE		(64u << 10)
+/* Raw streams read in large pieces, for throughput (libcurl's buffer). */
+#define RAW_BUFFER_SIZE		(256L << 10)
 
-/* A body nobody reads (docker_raw without a body callback). */
-static int
-ignore_piece(void *arg, const char *p, size_t n)
+/* A raw transfer's answer: its body to the caller, or the engine's error. */
+struct raw {
+	struct docker_xfer		*x;
+	struct docker_waiter		*w;
+	const struct docker_raw_cb	*cb;
+	struct docker_body		 refusal;
+	/* docker_put_stream's body: what is left to send, and why it ended. */
+	const struct docker_put_cb	*put;
+	unsigned long long		 left;
+	bool				 aborted, short_body;
+};
+
+static size_t
+raw_write(char *p, size_t size, size_t n, void *arg)
 {
-	(void)arg;
-	(void)p;
-	(void)n;
-	return 0;
+	struct raw	*r = arg;
+	long		 status = docker_xfer_status(r->x);
+
+	docker_waiter_moved(r->w);
+	if (status < 200 || status > 299)
+		return docker_body_write(p, size, n, &r->refusal);
+	if (r->cb != NULL && r->cb->body != NULL &&
+	    r->cb->body(r->cb->arg, p, size * n) == -1) {
+		r->x->stopped = true;
+		return 0;
+	}
+	return size * n;
 }
 
 int
@@ -34,56 +51,67 @@ docker_raw(struct docker *d, const char *method, const char *path,
     const struct docker_raw_cb *cb, long *status, bool *stopped,
     struct error *err)
 {
-	struct httpc_conn	*c = NULL;
-	struct httpc_head	 h;
-	struct docker_body	 eb = { .max = DOCKER_ERROR_BODY_MAX };
+	struct docker_xfer	 x;
 	struct docker_waiter	 w;
-	char			*req = NULL;
-	size_t			 hlen;
-	bool			 reused, empty;
-	int			 ret = -1, rc;
+	struct raw		 r = { .x = &x, .w = &w, .cb = cb,
+				    .refusal = { .max = DOCKER_ERROR_BODY_MAX } };
+	int			 ret = -1;
 
 	*status = 0;
 	*stopped = false;
 	docker_waiter_deadline(&w, d, DOCKER_RAW_STALL_S * 1000L, true);
-	if ((req = docker_request_head(d, method, path, NULL, false, 0, NULL, 0,
-	    &hlen)) == NULL) {
-		error_set(err, "cannot build a Docker API request for %.100s",
-		    path);
+	if (docker_xfer_open(&x, d, true, method, path, NULL, err) == -1)
+		goto out;
+	x.header = cb->header;
+	x.header_arg = cb->arg;
+	if (curl_easy_setopt(x.e, CURLOPT_BUFFERSIZE, RAW_BUFFER_SIZE) != CURLE_OK ||
+	    curl_easy_setopt(x.e, CURLOPT_WRITEFUNCTION, raw_write) != CURLE_OK ||
+	    curl_easy_setopt(x.e, CURLOPT_WRITEDATA, &r) != CURLE_OK) {
+		error_set(err, "out of memory");
 		goto out;
 	}
-	if ((c = docker_connect(d, false, RAW_BUFFER_SIZE, &reused,
-	    err)) == NULL || docker_send_all(c, req, hlen, &w, NULL, err) == -1)
-		goto out;
-	rc = docker_read_head(c, &h, strcmp(method, "HEAD") == 0, cb->header,
-	    cb->arg, &w, &empty, err);
-	if (rc == DOCKER_HEAD_STOPPED) {
+	switch (docker_xfer_run(&x, &w, status, err)) {
+	case DOCKER_RUN_STOPPED:
 		*stopped = true;
 		ret = 0;
 		goto out;
+	case DOCKER_RUN_FAILED:
+		goto out;
+	case DOCKER_RUN_DONE:
+		break;
 	}
-	if (rc == DOCKER_HEAD_CLOSED)
-		docker_closed_early(d, err);
-	if (rc != DOCKER_HEAD_READ)
-		goto out;
-	*status = h.status;
-	if (h.status < 200 || h.status > 299) {
-		if (docker_read_body(c, &h, &eb, &w, err) == -1)
-			goto out;
-		docker_refused(err, h.status, &eb, "Docker engine");
-		ret = 0;
-		goto out;
-	}
-	if ((rc = docker_body_each(c, &h, &w, cb->body != NULL ? cb->body :
-	    ignore_piece, cb->arg, err)) == DOCKER_BODY_FAILED)
-		goto out;
-	*stopped = rc == DOCKER_BODY_STOPPED;
+	if (*status < 200 || *status > 299)
+		docker_refused(err, *status, &r.refusal, "Docker engine");
 	ret = 0;
 out:
-	httpc_conn_close(c);
-	free(eb.buf);
-	free(req);
+	docker_xfer_done(&x);
+	free(r.refusal.buf);
 	return ret;
+}
+
+/* libcurl's read callback: the body as the caller gives it. */
+static size_t
+put_read(char *buf, size_t size, size_t n, void *arg)
+{
+	struct raw	*r = arg;
+	size_t		 want = size * n;
+	long		 got;
+
+	if (r->left == 0)
+		return 0;
+	if (want > r->left)
+		want = (size_t)r->left;
+	if ((got = r->put->read(r->put->arg, buf, want)) < 0) {
+		r->aborted = true;
+		return CURL_READFUNC_ABORT;
+	}
+	if (got == 0 || (size_t)got > want) {
+		r->short_body = true;
+		return CURL_READFUNC_ABORT;
+	}
+	r->left -= (unsigned long long)got;
+	docker_waiter_moved(r->w);
+	return (size_t)got;
 }
 
 int
@@ -91,70 +119,48 @@ docker_put_stream(struct docker *d, const char *path, const char *ctype,
     unsigned long long length, const struct docker_put_cb *cb, long *status,
     bool *aborted, struct error *err)
 {
-	struct httpc_conn	*c = NULL;
-	struct httpc_head	 h;
-	struct docker_body	 eb = { .max = DOCKER_ERROR_BODY_MAX };
+	struct docker_xfer	 x;
 	struct docker_waiter	 w;
-	char			*req = NULL, *piece = NULL;
-	unsigned long long	 left = length;
-	size_t			 hlen;
-	long			 n;
-	bool			 reused, empty, early = false;
-	int			 ret = -1, rc;
+	struct raw		 r = { .x = &x, .w = &w, .put = cb, .left = length,
+				    .refusal = { .max = DOCKER_ERROR_BODY_MAX } };
+	int			 ret = -1;
 
 	*status = 0;
 	*aborted = false;
 	docker_waiter_deadline(&w, d, DOCKER_RAW_STALL_S * 1000L, true);
-	if ((req = docker_request_head(d, "PUT", path, ctype, true, length,
-	    NULL, 0, &hlen)) == NULL || (piece = malloc(PUT_PIECE)) == NULL) {
-		error_set(err, "cannot build a Docker API request for %.100s",
-		    path);
+	if (docker_xfer_open(&x, d, true, "PUT", path, ctype, err) == -1)
+		goto out;
+	/* CURLOPT_UPLOAD over http is a PUT with this length, pulled as sent. */
+	if (curl_easy_setopt(x.e, CURLOPT_CUSTOMREQUEST, NULL) != CURLE_OK ||
+	    curl_easy_setopt(x.e, CURLOPT_UPLOAD, 1L) != CURLE_OK ||
+	    curl_easy_setopt(x.e, CURLOPT_INFILESIZE_LARGE,
+	    (curl_off_t)length) != CURLE_OK ||
+	    curl_easy_setopt(x.e, CURLOPT_READFUNCTION, put_read) != CURLE_OK ||
+	    curl_easy_setopt(x.e, CURLOPT_READDATA, &r) != CURLE_OK ||
+	    curl_easy_setopt(x.e, CURLOPT_WRITEFUNCTION, raw_write) != CURLE_OK ||
+	    curl_easy_setopt(x.e, CURLOPT_WRITEDATA, &r) != CURLE_OK) {
+		error_set(err, "out of memory");
 		goto out;
 	}
-	if ((c = docker_connect(d, false, 0, &reused, err)) == NULL ||
-	    docker_send_all(c, req, hlen, &w, &early, err) == -1)
-		goto out;
-	/* The body as the caller gives it; the engine may answer early. */
-	while (left > 0 && !early) {
-		n = cb->read(cb->arg, piece, left < PUT_PIECE ? (size_t)left :
-		    PUT_PIECE);
-		if (n < 0) {
+	switch (docker_xfer_run(&x, &w, status, err)) {
+	case DOCKER_RUN_STOPPED:
+	case DOCKER_RUN_FAILED:
+		if (r.aborted) {
+			/* The engine sees a cut body and extracts nothing more. */
 			*aborted = true;
 			ret = 0;
-			goto out;
-		}
-		if (n == 0 || (unsigned long long)n > left) {
-			error_kind(err, ERR_UPSTREAM, "the upload to the Docker engine "
-			    "ended %s its announced length", n == 0 ? "before" :
-			    "past");
-			goto out;
-		}
-		left -= (unsigned long long)n;
-		docker_waiter_moved(&w);
-		if (docker_send_all(c, piece, (size_t)n, &w, &early, err) == -1) {
-			/* The engine may have answered, then closed: read it. */
-			if (err->kind != ERR_UPSTREAM || docker_stopping())
-				goto out;
-			early = true;
-		}
+		} else if (r.short_body)
+			error_kind(err, ERR_UPSTREAM, "the upload to the Docker "
+			    "engine ended before its announced length");
+		goto out;
+	case DOCKER_RUN_DONE:
+		break;
 	}
-	if ((rc = docker_read_head(c, &h, false, NULL, NULL, &w, &empty,
-	    err)) == DOCKER_HEAD_FAILED)
-		goto out;
-	if (rc == DOCKER_HEAD_CLOSED) {
-		docker_closed_early(d, err);
-		goto out;
-	}
-	*status = h.status;
-	if (docker_read_body(c, &h, &eb, &w, err) == -1 && !eb.too_big)
-		goto out;
 	if (*status < 200 || *status > 299)
-		docker_refused(err, *status, &eb, "Docker engine");
+		docker_refused(err, *status, &r.refusal, "Docker engine");
 	ret = 0;
 out:
-	httpc_conn_close(c);
-	free(eb.buf);
-	free(piece);
-	free(req);
+	docker_xfer_done(&x);
+	free(r.refusal.buf);
 	return ret;
 }

@@ -2,24 +2,48 @@
  * docker_attach.c: a hijacked exec connection (docker_exec_attach); see
  * docker.h.
  *
- * After the engine's answer head, the connection is a plain byte stream
- * both ways. Reads and writes never block past the time given; httpc
- * serialises TLS calls so one thread may read while another writes.
+ * libcurl connects (CURLOPT_CONNECT_ONLY: unix socket, TCP or TLS, as
+ * every call), then the connection is ours: the request goes out with
+ * curl_easy_send, the answer's head is read with curl_easy_recv and
+ * checked here (docker_attach_head), and after it the connection is a
+ * plain byte stream both ways. Reads and writes never block past the
+ * time given: libcurl's send and receive never wait, and the waits are
+ * poll() on its socket. A mutex serialises libcurl's calls (TLS state is
+ * one per connection), so one thread may read while another writes.
  */
+#include <poll.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/socket.h>
 
 #include "base/clock.h"
-#include "base/httpc.h"
 #include "engine/docker.h"
 #include "engine/extern.h"
 
 #define ATTACH_SETUP_MS		10000
+#define ATTACH_HEAD_MAX		(16u << 10)
 
 struct docker_conn {
-	struct httpc_conn	*c;
+	CURL		*e;
+	curl_socket_t	 fd;
+	pthread_mutex_t	 lock;
+	/* Stream bytes that came in with the answer's head, not yet read. */
+	char		*early;
+	size_t		 early_len, early_off;
+	/* libcurl's error buffer: it writes there for as long as e lives. */
+	char		 errbuf[CURL_ERROR_SIZE];
 };
+
+/* Wait at most wait_ms for fd to be ready for events: true when it is. */
+static bool
+ready(curl_socket_t fd, short events, int wait_ms)
+{
+	struct pollfd	pfd = { .fd = fd, .events = events };
+
+	return poll(&pfd, 1, wait_ms) > 0;
+}
 
 int
 docker_conn_send(struct docker_conn *dc, const void *buf, size_t len,
@@ -27,7 +51,8 @@ docker_conn_send(struct docker_conn *dc, const void *buf, size_t len,
 {
 	const char	*p = buf;
 	long long	 left;
-	long		 n;
+	size_t		 n;
+	CURLcode	 rc;
 
 	while (len > 0) {
 		if (docker_stopping())
@@ -35,26 +60,65 @@ docker_conn_send(struct docker_conn *dc, const void *buf, size_t len,
 		if ((left = deadline_ms - clock_ms()) <= 0)
 			return error_kind(err, ERR_TIMEOUT, "the exec connection "
 			    "took no data for too long");
-		n = httpc_write(dc->c, p, len, left > DOCKER_SLICE_MS ?
-		    DOCKER_SLICE_MS : (int)left, NULL);
-		if (n < 0)
+		n = 0;
+		pthread_mutex_lock(&dc->lock);
+		rc = curl_easy_send(dc->e, p, len, &n);
+		pthread_mutex_unlock(&dc->lock);
+		if (rc == CURLE_AGAIN) {
+			ready(dc->fd, POLLOUT, left > DOCKER_SLICE_MS ?
+			    DOCKER_SLICE_MS : (int)left);
+			continue;
+		}
+		if (rc != CURLE_OK)
 			return error_kind(err, ERR_UPSTREAM, "the exec connection broke");
 		p += n;
-		len -= (size_t)n;
+		len -= n;
 	}
 	return 0;
+}
+
+/* One receive without waiting: the count, 0 for nothing yet, -1 at the end. */
+static long
+recv_now(struct docker_conn *dc, void *buf, size_t len)
+{
+	size_t		n = 0;
+	CURLcode	rc;
+
+	pthread_mutex_lock(&dc->lock);
+	rc = curl_easy_recv(dc->e, buf, len, &n);
+	pthread_mutex_unlock(&dc->lock);
+	if (rc == CURLE_AGAIN)
+		return 0;
+	if (rc != CURLE_OK || n == 0)
+		return -1;
+	return (long)n;
 }
 
 long
 docker_conn_recv(struct docker_conn *dc, void *buf, size_t len, int wait_ms)
 {
-	return httpc_recv(dc->c, buf, len, wait_ms);
+	long	n;
+
+	if (dc->early_off < dc->early_len) {
+		n = (long)(dc->early_len - dc->early_off < len ?
+		    dc->early_len - dc->early_off : len);
+		memcpy(buf, dc->early + dc->early_off, (size_t)n);
+		dc->early_off += (size_t)n;
+		return n;
+	}
+	/* What TLS holds already is read before any wait on the socket. */
+	if ((n = recv_now(dc, buf, len)) != 0)
+		return n;
+	if (!ready(dc->fd, POLLIN, wait_ms))
+		return 0;
+	return recv_now(dc, buf, len);
 }
 
 void
 docker_conn_shutdown(struct docker_conn *dc)
 {
-	httpc_shutdown(dc->c);
+	if (dc->fd != CURL_SOCKET_BAD)
+		shutdown(dc->fd, SHUT_RDWR);
 }
 
 void
@@ -62,56 +126,120 @@ docker_conn_close(struct docker_conn *dc)
 {
 	if (dc == NULL)
 		return;
-	httpc_conn_close(dc->c);
+	if (dc->e != NULL)
+		curl_easy_cleanup(dc->e);
+	pthread_mutex_destroy(&dc->lock);
+	free(dc->early);
 	free(dc);
 }
 
 long
 docker_attach_head(const char *p, size_t len, size_t *head_len)
 {
-	struct httpc_head	h;
-	long			n;
+	const char	*end;
+	size_t		 i;
 
 	*head_len = 0;
-	if ((n = httpc_head_parse(p, len, &h, NULL, NULL)) <= 0)
-		return n < 0 ? -1 : 0;
-	*head_len = (size_t)n;
-	return h.status;
+	/* "HTTP/1.x NNN" and a space or the line's end. */
+	for (i = 0; i < len && i < 13; i++) {
+		if ((i < 9 && p[i] != "HTTP/1.x "[i] && i != 7) ||
+		    (i == 7 && p[i] != '0' && p[i] != '1') ||
+		    (i >= 9 && i <= 11 && (p[i] < '0' || p[i] > '9')) ||
+		    (i == 12 && p[i] != ' ' && p[i] != '\r'))
+			return -1;
+	}
+	if (len > 9 && p[9] == '0')
+		return -1;
+	if ((end = memmem(p, len, "\r\n\r\n", 4)) == NULL) {
+		if (len >= ATTACH_HEAD_MAX || memchr(p, '\0', len) != NULL)
+			return -1;
+		return 0;
+	}
+	if ((size_t)(end - p) < 12 || memchr(p, '\0', (size_t)(end - p)) != NULL)
+		return -1;
+	*head_len = (size_t)(end - p) + 4;
+	return (p[9] - '0') * 100 + (p[10] - '0') * 10 + (p[11] - '0');
+}
+
+/* Stop a connect when the server is stopping (libcurl's progress callback). */
+static int
+connect_progress(void *arg, curl_off_t a, curl_off_t b, curl_off_t c,
+    curl_off_t e)
+{
+	(void)arg, (void)a, (void)b, (void)c, (void)e;
+	return docker_stopping() ? 1 : 0;
+}
+
+/* The request: POST /exec/ID/start asking for the raw stream (Upgrade: tcp). */
+static int
+attach_request(struct docker *d, const char *id, char *buf, size_t size)
+{
+	static const char	body[] = "{\"Detach\":false,\"Tty\":false}";
+	int			n;
+
+	for (const char *p = id; *p != '\0'; p++)
+		if ((unsigned char)*p <= 0x20 || (unsigned char)*p >= 0x7f ||
+		    *p == '/')
+			return -1;
+	n = snprintf(buf, size, "POST /v1.41/exec/%s/start HTTP/1.1\r\n"
+	    "Host: %s\r\nUser-Agent: code-sandbox\r\n"
+	    "Content-Type: application/json\r\nContent-Length: %zu\r\n"
+	    "Connection: Upgrade\r\nUpgrade: tcp\r\n\r\n%s", id,
+	    d->authority, sizeof(body) - 1, body);
+	return n < 0 || (size_t)n >= size ? -1 : n;
 }
 
 int
 docker_exec_attach(struct docker *d, const char *id, struct docker_conn **out,
     struct error *err)
 {
-	static const char	 body[] = "{\"Detach\":false,\"Tty\":false}";
 	struct docker_conn	*dc = NULL;
-	struct httpc_head	 h;
-	struct error		 e;
-	char			*req = NULL, *path = NULL;
-	size_t			 hlen, n;
+	char			 req[1024];
+	char			*head = NULL;
+	size_t			 hlen = 0, hl;
 	long long		 deadline = clock_ms() + ATTACH_SETUP_MS, left;
-	bool			 reused, empty;
-	int			 ret = -1, rc;
+	long			 n, status;
+	int			 rlen, ret = -1;
+	CURLcode		 rc;
 
 	*out = NULL;
-	n = strlen(id) + 16;
-	if ((dc = calloc(1, sizeof(*dc))) == NULL || (path = malloc(n)) == NULL) {
+	if ((rlen = attach_request(d, id, req, sizeof(req))) == -1) {
+		error_set(err, "exec id too long or malformed");
+		return -1;
+	}
+	if ((dc = calloc(1, sizeof(*dc))) == NULL) {
+		error_set(err, "out of memory");
+		return -1;
+	}
+	dc->fd = CURL_SOCKET_BAD;
+	pthread_mutex_init(&dc->lock, NULL);
+	if ((head = malloc(ATTACH_HEAD_MAX)) == NULL ||
+	    (dc->e = docker_fresh_handle(d, dc->errbuf)) == NULL ||
+	    curl_easy_setopt(dc->e, CURLOPT_URL, d->base) != CURLE_OK ||
+	    curl_easy_setopt(dc->e, CURLOPT_CONNECT_ONLY, 1L) != CURLE_OK ||
+	    curl_easy_setopt(dc->e, CURLOPT_NOPROGRESS, 0L) != CURLE_OK ||
+	    curl_easy_setopt(dc->e, CURLOPT_XFERINFOFUNCTION,
+	    connect_progress) != CURLE_OK) {
 		error_set(err, "out of memory");
 		goto out;
 	}
-	snprintf(path, n, "/exec/%s/start", id);
-	if ((req = docker_request_head(d, "POST", path, "application/json",
-	    true, sizeof(body) - 1, "Connection: Upgrade\r\nUpgrade: tcp\r\n",
-	    sizeof(body), &hlen)) == NULL) {
-		error_set(err, "exec id too long or malformed");
+	/* Connecting has DOCKER_CONNECT_MS (the handle's options). */
+	if ((rc = curl_easy_perform(dc->e)) != CURLE_OK) {
+		if (docker_stopping())
+			error_kind(err, ERR_UNAVAILABLE, "the server is stopping");
+		else
+			docker_unreachable(d, dc->e, rc, dc->errbuf, err);
 		goto out;
 	}
-	memcpy(req + hlen, body, sizeof(body) - 1);
-	hlen += sizeof(body) - 1;
-	if ((dc->c = docker_connect(d, false, 0, &reused, err)) == NULL ||
-	    docker_conn_send(dc, req, hlen, deadline, err) == -1)
+	if (curl_easy_getinfo(dc->e, CURLINFO_ACTIVESOCKET, &dc->fd) != CURLE_OK ||
+	    dc->fd == CURL_SOCKET_BAD) {
+		error_kind(err, ERR_UPSTREAM, "Docker engine at %s: no connection",
+		    d->host);
 		goto out;
-	/* The answer's head; what follows it in the buffer is the stream. */
+	}
+	if (docker_conn_send(dc, req, (size_t)rlen, deadline, err) == -1)
+		goto out;
+	/* The answer's head; what follows it is the stream. */
 	for (;;) {
 		if (docker_stopping()) {
 			error_kind(err, ERR_UNAVAILABLE, "the server is stopping");
@@ -123,29 +251,39 @@ docker_exec_attach(struct docker *d, const char *id, struct docker_conn **out,
 			    ATTACH_SETUP_MS / 1000);
 			goto out;
 		}
-		rc = httpc_read_head(dc->c, &h, false, NULL, NULL,
-		    left > DOCKER_SLICE_MS ? DOCKER_SLICE_MS : (int)left, &empty,
-		    &e);
-		if (rc == 1)
-			break;
-		if (rc == -1) {
-			error_kind(err, ERR_UPSTREAM, "Docker engine at %s: %s", d->host,
-			    e.msg);
+		n = docker_conn_recv(dc, head + hlen, ATTACH_HEAD_MAX - hlen,
+		    left > DOCKER_SLICE_MS ? DOCKER_SLICE_MS : (int)left);
+		if (n < 0) {
+			error_kind(err, ERR_UPSTREAM, "Docker engine at %s: the "
+			    "connection closed before an answer", d->host);
 			goto out;
 		}
+		hlen += (size_t)n;
+		if ((status = docker_attach_head(head, hlen, &hl)) == -1) {
+			error_kind(err, ERR_UPSTREAM, "Docker engine at %s: a "
+			    "malformed answer to exec start", d->host);
+			goto out;
+		}
+		if (status > 0)
+			break;
 	}
-	if (h.status != 101 && h.status != 200) {
-		error_kind(err, h.status == 404 || h.status == 409 ?
-		    error_kind_of_http(h.status) : ERR_UPSTREAM, "Docker engine "
-		    "refused to start the exec (HTTP %d)", h.status);
+	if (status != 101 && status != 200) {
+		error_kind(err, status == 404 || status == 409 ?
+		    error_kind_of_http(status) : ERR_UPSTREAM, "Docker engine "
+		    "refused to start the exec (HTTP %ld)", status);
 		goto out;
+	}
+	if (hl < hlen) {
+		memmove(head, head + hl, hlen - hl);
+		dc->early = head;
+		dc->early_len = hlen - hl;
+		head = NULL;
 	}
 	*out = dc;
 	dc = NULL;
 	ret = 0;
 out:
-	free(req);
-	free(path);
+	free(head);
 	docker_conn_close(dc);
 	return ret;
 }

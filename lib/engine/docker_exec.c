@@ -12,7 +12,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "base/httpc.h"
 #include "engine/docker.h"
 #include "engine/extern.h"
 
@@ -101,19 +100,32 @@ docker_tick_ms(const struct docker *d)
 	return d->tick_ms > 0 ? d->tick_ms : TICK_MS;
 }
 
-/* An exec stream's decoder and where its output goes (the body's reader). */
+/*
+ * An exec stream's decoder, where its output goes, and the engine's error
+ * answer when it refused the start (libcurl's write callback).
+ */
 struct exec_out {
+	struct docker_xfer		*x;
 	struct docker_frames		 frames;
 	const struct docker_exec_cb	*cb;
+	struct docker_body		 refusal;
+	bool				 malformed;
 };
 
-static int
-exec_piece(void *arg, const char *p, size_t n)
+static size_t
+exec_write(char *p, size_t size, size_t n, void *arg)
 {
 	struct exec_out	*xo = arg;
+	long		 status = docker_xfer_status(xo->x);
 
-	return docker_frames_feed(&xo->frames, p, n, stream_output,
-	    (void *)xo->cb);
+	if (status != 200 && status != 101)
+		return docker_body_write(p, size, n, &xo->refusal);
+	if (docker_frames_feed(&xo->frames, p, size * n, stream_output,
+	    (void *)xo->cb) == -1) {
+		xo->malformed = true;
+		return 0;
+	}
+	return size * n;
 }
 
 int
@@ -121,76 +133,66 @@ docker_exec_start(struct docker *d, const char *id,
     const struct docker_exec_cb *cb, bool *stopped, struct error *err)
 {
 	static const char	 start_body[] = "{\"Detach\":false,\"Tty\":false}";
-	struct httpc_conn	*c = NULL;
-	struct httpc_head	 h;
-	struct exec_out		 xo = { .cb = cb };
-	struct docker_body	 eb = { .max = DOCKER_ERROR_BODY_MAX };
+	struct docker_xfer	 x;
+	struct exec_out		 xo = { .cb = cb,
+				    .refusal = { .max = DOCKER_ERROR_BODY_MAX } };
 	struct docker_waiter	 w;
-	char			*path = NULL, *req = NULL;
-	size_t			 n, hlen;
-	bool			 reused, empty;
-	int			 ret = -1, rc;
+	char			 path[160];
+	long			 status;
+	int			 ret = -1;
 
 	*stopped = false;
 	docker_waiter_tick(&w, d, cb);
 	docker_frames_init(&xo.frames);
-	n = strlen(id) + 16;
-	if ((path = malloc(n)) == NULL)
-		goto oom;
-	snprintf(path, n, "/exec/%s/start", id);
-	if ((req = docker_request_head(d, "POST", path, "application/json",
-	    true, sizeof(start_body) - 1, NULL, sizeof(start_body),
-	    &hlen)) == NULL) {
-		error_set(err, "cannot build a Docker exec request");
-		goto out;
+	xo.x = &x;
+	if (strlen(id) > 100) {
+		error_set(err, "exec id too long");
+		return -1;
 	}
-	memcpy(req + hlen, start_body, sizeof(start_body) - 1);
-	hlen += sizeof(start_body) - 1;
+	snprintf(path, sizeof(path), "/exec/%s/start", id);
 	/* The engine hijacks this connection: a fresh one, never kept. */
-	if ((c = docker_connect(d, false, EXEC_BUFFER_SIZE, &reused,
-	    err)) == NULL)
+	if (docker_xfer_open(&x, d, true, "POST", path, "application/json",
+	    err) == -1)
 		goto out;
-	if (docker_send_all(c, req, hlen, &w, NULL, err) == -1 ||
-	    (rc = docker_read_head(c, &h, false, NULL, NULL, &w, &empty,
-	    err)) == DOCKER_HEAD_FAILED)
-		goto end;
-	if (rc == DOCKER_HEAD_CLOSED) {
-		docker_closed_early(d, err);
-		goto out;
-	}
-	if (h.status != 200 && h.status != 101) {
-		if (docker_read_body(c, &h, &eb, &w, err) == -1 && !eb.too_big)
-			goto end;
-		docker_refused(err, h.status, &eb, "Docker engine refused to "
-		    "start the exec");
+	if (docker_xfer_memory(&x, "POST", start_body,
+	    sizeof(start_body) - 1) == -1 ||
+	    curl_easy_setopt(x.e, CURLOPT_BUFFERSIZE, (long)EXEC_BUFFER_SIZE) != CURLE_OK ||
+	    curl_easy_setopt(x.e, CURLOPT_WRITEFUNCTION, exec_write) != CURLE_OK ||
+	    curl_easy_setopt(x.e, CURLOPT_WRITEDATA, &xo) != CURLE_OK) {
+		error_set(err, "out of memory");
 		goto out;
 	}
 	/* The multiplexed stream, until the engine closes it. */
-	if (h.status == 101)
-		h.framing = HTTPC_CLOSE;
-	if ((rc = docker_body_each(c, &h, &w, exec_piece, &xo,
-	    err)) == DOCKER_BODY_FAILED)
-		goto end;
-	if (rc == DOCKER_BODY_STOPPED) {
+	switch (docker_xfer_run(&x, &w, &status, err)) {
+	case DOCKER_RUN_STOPPED:
+		/* By the tick or the stop flag: that is a stop. */
+		*stopped = true;
+		ret = 0;
+		goto out;
+	case DOCKER_RUN_FAILED:
+		if (xo.malformed)
+			error_kind(err, ERR_UPSTREAM, "Docker engine at %s "
+			    "(DOCKER_HOST): malformed exec output stream", d->host);
+		else if (xo.refusal.too_big)
+			docker_refused(err, docker_xfer_status(&x), &xo.refusal,
+			    "Docker engine refused to start the exec");
+		goto out;
+	case DOCKER_RUN_DONE:
+		break;
+	}
+	if (status != 200 && status != 101) {
+		docker_refused(err, status, &xo.refusal, "Docker engine refused "
+		    "to start the exec");
+		goto out;
+	}
+	if (!docker_frames_at_boundary(&xo.frames)) {
 		error_kind(err, ERR_UPSTREAM, "Docker engine at %s (DOCKER_HOST): "
-		    "malformed exec output stream", d->host);
+		    "exec output stream cut short", d->host);
 		goto out;
 	}
 	ret = 0;
-	goto out;
-end:
-	/* A wait ended: by the tick or the stop flag, that is a stop. */
-	if (w.stopped) {
-		*stopped = true;
-		ret = 0;
-	}
-	goto out;
-oom:
-	error_set(err, "out of memory");
 out:
-	httpc_conn_close(c);
-	free(eb.buf);
-	free(req);
-	free(path);
+	docker_xfer_done(&x);
+	free(xo.refusal.buf);
 	return ret;
 }

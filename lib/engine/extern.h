@@ -1,9 +1,9 @@
 /*
  * engine/extern.h: what the parts of the Docker Engine API client share
- * (docker.c, the connection, requests and JSON answers; docker_exec.c, the
- * exec start and its multiplexed stream; docker_attach.c, the hijacked exec
- * connection; docker_archive.c, the raw archive streams). Not for other
- * modules: they use engine/docker.h.
+ * (docker.c, the client, its transfers and JSON answers; docker_exec.c,
+ * the exec start and its multiplexed stream; docker_attach.c, the hijacked
+ * exec connection; docker_archive.c, the raw archive streams). Not for
+ * other modules: they use engine/docker.h.
  */
 #ifndef CS_ENGINE_EXTERN_H
 #define CS_ENGINE_EXTERN_H
@@ -12,18 +12,24 @@
 #include <stddef.h>
 
 #include "base/error.h"
-#include "base/httpc.h"
-
-struct docker_exec_cb;
+#include "base/xfer.h"
+#include "engine/docker.h"
 
 /* Every wait is cut into slices of at most this, to ask the stop flag. */
 #define DOCKER_SLICE_MS		1000
+/* Connecting to the engine, each time. */
+#define DOCKER_CONNECT_MS	5000L
 /* Largest error answer's body read (the engine's JSON message). */
 #define DOCKER_ERROR_BODY_MAX	(64u << 10)
 
 struct docker {
 	char		*host;		/* DOCKER_HOST as given */
-	struct httpc	*ep;		/* the engine's endpoint, its idle connection */
+	char		*base;		/* URL of the API: scheme, authority, version */
+	char		*authority;	/* the Host header's value */
+	char		*unix_path;	/* the engine's socket, or NULL (TCP) */
+	char		*ca, *cert, *key; /* TLS files, or NULL (no TLS) */
+	CURL		*json;		/* the JSON calls' handle ... */
+	CURLM		*multi;		/* ... and where their connection is kept */
 	long		 tick_ms;	/* exec streams' tick; 0: the default */
 };
 
@@ -46,6 +52,7 @@ struct docker_waiter {
 	const struct docker_exec_cb	*cb;
 	long long			 next_tick;
 	bool				 stopped;	/* the tick or the stop flag ended it */
+	struct error			 why;		/* why the time ran out */
 };
 
 /* A waiter with an absolute deadline ms from now, or a stall deadline. */
@@ -58,74 +65,76 @@ void	docker_waiter_tick(struct docker_waiter *, struct docker *,
 void	docker_waiter_moved(struct docker_waiter *);
 
 /*
- * A connection for one call (reuse: the kept one when there is one), its
- * read buffer bufsize (0: the default), connecting within a few seconds.
- * NULL with err (naming DOCKER_HOST when unreachable).
+ * One transfer: the handle (the client's kept one, or a fresh one with its
+ * own multi handle, for a stream), its request headers, and what its
+ * header callback saw of the answer (docker_head_line).
  */
-struct httpc_conn *docker_connect(struct docker *, bool reuse, size_t bufsize,
-	    bool *reused, struct error *);
-
-/*
- * The request head (RFC 9112 §3) for method on the API path (without the
- * version prefix), with a Content-Type when ctype is not NULL, a
- * Content-Length when has_len, the header lines extra (may be NULL), and
- * room more bytes free after it; *hlen its length. NULL when out of memory
- * or path holds a byte that cannot go in a request line. The caller frees.
- */
-char	*docker_request_head(struct docker *, const char *method,
-	    const char *path, const char *ctype, bool has_len,
-	    unsigned long long clen, const char *extra, size_t room,
-	    size_t *hlen);
-
-/*
- * Send all len bytes within w. 0, or -1 (err set, or w->stopped). With
- * early not NULL, stops with *early set when the engine answers before
- * all was sent.
- */
-int	docker_send_all(struct httpc_conn *, const char *p, size_t len,
-	    struct docker_waiter *w, bool *early, struct error *);
-
-/* How docker_read_head ended. */
-enum docker_head {
-	DOCKER_HEAD_STOPPED = -2,	/* fn stopped it */
-	DOCKER_HEAD_FAILED = -1,	/* err set, or w->stopped */
-	DOCKER_HEAD_CLOSED = 0,		/* closed before a byte of it came */
-	DOCKER_HEAD_READ = 1,
+struct docker_xfer {
+	struct docker		*d;
+	CURL			*e;
+	CURLM			*m;
+	bool			 fresh;		/* e and m are this transfer's own */
+	struct curl_slist	*hdrs;
+	struct docker_head	 head;
+	/* Each header line of the final answer (without CRLF): -1 stops. */
+	int			(*header)(void *arg, const char *line, size_t len);
+	void			*header_arg;
+	bool			 stopped;	/* header or a body callback stopped it */
+	const char		*why;		/* the head was malformed: how */
+	CURLcode		 res;		/* libcurl's result, once run */
+	char			 errbuf[CURL_ERROR_SIZE];
 };
 
 /*
- * Read the response head within w, header lines to fn (may be NULL):
- * DOCKER_HEAD_READ, or DOCKER_HEAD_CLOSED when the connection closed before
- * a byte of it came (*empty: worth one more try on a new one), or
- * DOCKER_HEAD_FAILED (err set, or w->stopped), or DOCKER_HEAD_STOPPED when
- * fn stopped it.
+ * Set x up for method on the API path (without the version prefix; bytes
+ * that cannot go in a request line are refused) on the kept handle, or a
+ * fresh one (fresh: streams, so their callbacks may make JSON calls),
+ * with a Content-Type when ctype is not NULL. A request body, if any, is
+ * the caller's to add (docker_xfer_memory, or CURLOPT_UPLOAD). 0, or -1
+ * with err; docker_xfer_done in either case.
  */
-enum docker_head docker_read_head(struct httpc_conn *, struct httpc_head *,
-	    bool head_request, httpc_header_fn fn, void *arg,
-	    struct docker_waiter *w, bool *empty, struct error *);
-
-/* How docker_body_each ended. */
-enum docker_body_end {
-	DOCKER_BODY_FAILED = -1,
-	DOCKER_BODY_DONE = 0,
-	DOCKER_BODY_STOPPED = 1,
-};
-
-/*
- * Each piece of the body of h to fn (which returns -1 to stop reading),
- * every wait a slice of w, each piece pushing back a stall deadline.
- * DOCKER_BODY_DONE at the end of the body, DOCKER_BODY_STOPPED when fn
- * stopped, DOCKER_BODY_FAILED when a wait ended (err set, or w->stopped) or
- * the body broke off (err).
- */
-enum docker_body_end docker_body_each(struct httpc_conn *,
-	    const struct httpc_head *, struct docker_waiter *w,
-	    int (*fn)(void *arg, const char *p, size_t n), void *arg,
+int	docker_xfer_open(struct docker_xfer *, struct docker *, bool fresh,
+	    const char *method, const char *path, const char *ctype,
 	    struct error *);
+/* A request body of len bytes at buf (kept by the caller until the end). */
+int	docker_xfer_memory(struct docker_xfer *, const char *method,
+	    const void *buf, size_t len);
+/* Release what docker_xfer_open took (a fresh handle, the headers). */
+void	docker_xfer_done(struct docker_xfer *);
 
-/* Read the whole body into b within w: 0, or -1 (err set, or w->stopped). */
-int	docker_read_body(struct httpc_conn *, const struct httpc_head *,
-	    struct docker_body *b, struct docker_waiter *w, struct error *);
+/* How docker_xfer_run ended. */
+enum docker_run {
+	DOCKER_RUN_FAILED = -1,	/* err set (engine unreachable, answer broken, time up) */
+	DOCKER_RUN_DONE = 0,	/* the answer came whole */
+	DOCKER_RUN_STOPPED = 1,	/* a callback, the tick or the stop flag stopped it */
+};
+
+/*
+ * Run x within w. DOCKER_RUN_DONE with *status the HTTP status,
+ * DOCKER_RUN_STOPPED (x->stopped or w->stopped; *status that of the answer
+ * stopped, 0 when its head had not come), or DOCKER_RUN_FAILED with
+ * err naming DOCKER_HOST (ERR_UNAVAILABLE when nothing was reached or time
+ * ran out, ERR_UPSTREAM when the answer broke off or made no sense).
+ */
+enum docker_run docker_xfer_run(struct docker_xfer *, struct docker_waiter *,
+	    long *status, struct error *);
+
+/* The answer's status so far (0 before its head). */
+long	docker_xfer_status(struct docker_xfer *);
+
+/* A fresh handle on the engine, its options set; NULL when out of memory. */
+CURL	*docker_fresh_handle(struct docker *, char *errbuf);
+
+/*
+ * err for an engine that could not be reached: ERR_UNAVAILABLE, naming
+ * DOCKER_HOST and, when the connection was refused, the socket or address
+ * and the system's reason. Returns -1.
+ */
+int	docker_unreachable(struct docker *, CURL *, CURLcode,
+	    const char *errbuf, struct error *);
+
+/* A libcurl write callback keeping the body in a struct docker_body. */
+size_t	docker_body_write(char *p, size_t size, size_t n, void *arg);
 
 /*
  * err for a non-2xx answer whose body b is the engine's JSON error:
@@ -133,8 +142,5 @@ int	docker_read_body(struct httpc_conn *, const struct httpc_head *,
  */
 void	docker_refused(struct error *, long status,
 	    const struct docker_body *b, const char *what);
-
-/* err for an answer that never came: the connection closed first. */
-int	docker_closed_early(const struct docker *, struct error *);
 
 #endif

@@ -8,14 +8,21 @@
  *   - https only, on the URL's own port; no redirects; no proxy;
  *   - the host is resolved here, every address must be public (not
  *     loopback, private, link-local, shared, multicast, reserved,
- *     documentation), and the connection goes to the address checked
- *     (httpc_new_https: no second lookup), with TLS verified against the
+ *     documentation) or one the operator allows for an internal client
+ *     registry (SANDBOX_CIMD_ALLOW_ADDRS, off by default; TLS to those is
+ *     verified against SANDBOX_CIMD_CA when set, never the system's store
+ *     and that CA mixed), and the connection goes to the address checked
+ *     (CURLOPT_RESOLVE, and a socket opener that refuses any other: no
+ *     second lookup), with TLS verified against the
  *     system's CA store and the URL's host name (SNI);
  *   - the name lookup gets CIMD_DNS_MS (getaddrinfo_a, cancelled past it);
  *     the fetch 5 s in all, 16 KiB at most;
  *   - fetches are counted per minute, overall and per host
  *     (SANDBOX_CIMD_FETCHES_PER_MINUTE, a fifth of it per host), so that
- *     requests naming many documents cannot keep workers busy fetching.
+ *     requests naming many documents cannot keep workers busy fetching;
+ *     misses are counted per client address first (a fifth too), and
+ *     the overall and per-host budgets count only fetches made, so one
+ *     address cannot block every first-time client.
  * The validated document is cached in oauth_client (cimd = 1) and fetched
  * again after an hour (oauth.c).
  */
@@ -28,18 +35,19 @@
 #include <string.h>
 #include <sys/socket.h>
 
+#include "base/clientaddr.h"
 #include "base/clock.h"
 #include "base/config.h"
-#include "base/httpc.h"
 #include "base/js.h"
 #include "base/log.h"
 #include "base/url.h"
+#include "base/xfer.h"
+#include "http/http.h"
 #include "oauth/cimd.h"
 #include "oauth/extern.h"
 #include "oauth/oauth.h"
 #include "store/db.h"
 
-#define CIMD_MAX_BYTES		16384
 #define CIMD_TIMEOUT_MS		5000
 #define CIMD_CONNECT_MS		3000
 #define CIMD_DNS_MS		2000
@@ -210,13 +218,6 @@ out:
 	return rc;
 }
 
-/* The response body, capped. */
-struct sink {
-	char	buf[CIMD_MAX_BYTES + 1];
-	size_t	len;
-	bool	too_big;
-};
-
 /* A name lookup in flight: on the heap, since it may outlive the caller. */
 struct lookup {
 	struct gaicb	 cb;
@@ -274,17 +275,19 @@ lookup(const char *host, const char *port, struct addrinfo **res)
 
 /*
  * Resolve host and choose the address to pin: every address must be
- * public (so that no answer in the set points inside). Writes the first
- * address, numeric, into pin: the one connected to. 0 or -1 with err.
+ * public or in allow (so that no answer in the set points inside
+ * elsewhere). Writes the first address, numeric, into pin: the one
+ * connected to; *internal: it is not public (allowed). 0 or -1 with err.
  */
 static int
-resolve_public(const char *host, const char *port, char *pin, size_t pinsz,
-    struct error *err)
+resolve_public(const char *host, const char *port, const char *allow,
+    char *pin, size_t pinsz, bool *internal, struct error *err)
 {
 	struct addrinfo	*res = NULL, *ai;
 	char		 addr[INET6_ADDRSTRLEN];
 	int		 rc = -1;
 
+	*internal = false;
 	if (lookup(host, port, &res) == -1 || res == NULL)
 		return error_set(err, "The client metadata document's host "
 		    "does not resolve (within %d s).", CIMD_DNS_MS / 1000);
@@ -293,11 +296,16 @@ resolve_public(const char *host, const char *port, char *pin, size_t pinsz,
 		    (const void *)&((struct sockaddr_in *)ai->ai_addr)->sin_addr :
 		    (const void *)&((struct sockaddr_in6 *)ai->ai_addr)->sin6_addr;
 
-		if (!cimd_addr_public(ai->ai_family, a)) {
+		if (cimd_addr_public(ai->ai_family, a))
+			continue;
+		if (allow[0] == '\0' || inet_ntop(ai->ai_family, a, addr,
+		    sizeof(addr)) == NULL || !clientaddr_in_list(addr, allow)) {
 			error_set(err, "The client metadata document's host "
 			    "is not on a public address.");
 			goto out;
 		}
+		if (ai == res)
+			*internal = true;
 	}
 	if (inet_ntop(res->ai_family, res->ai_family == AF_INET ?
 	    (const void *)&((struct sockaddr_in *)res->ai_addr)->sin_addr :
@@ -311,117 +319,155 @@ out:
 	return rc;
 }
 
-/* The next wait toward deadline: a second at most, 0 once it has passed. */
-static int
-wait_ms(long long deadline)
-{
-	long long	left = deadline - clock_ms();
+/* The fetch's state for libcurl's callbacks: the body, the pinned address. */
+struct fetch {
+	struct cimd_doc		*body;
+	int			 family;
+	unsigned char		 addr[16];
+};
 
-	return left <= 0 ? 0 : left > 1000 ? 1000 : (int)left;
+static size_t
+fetch_write(char *p, size_t size, size_t n, void *arg)
+{
+	struct cimd_doc	*body = ((struct fetch *)arg)->body;
+
+	if (size * n > CIMD_MAX_BYTES - body->len) {
+		body->too_big = true;
+		return 0;
+	}
+	memcpy(body->buf + body->len, p, size * n);
+	body->len += size * n;
+	return size * n;
 }
 
 /*
- * GET the document at the pinned address: 200 only, no redirect followed,
- * at most CIMD_MAX_BYTES, all within CIMD_TIMEOUT_MS (connecting within
- * CIMD_CONNECT_MS). 0 with body filled, or -1 with err.
+ * libcurl's socket opener: only the pinned address is connected to, whatever
+ * libcurl was told (CURLOPT_RESOLVE pins it; this makes sure).
  */
-static int
-fetch(const char *host, const char *addr, const char *port, const char *path,
-    struct sink *body, struct error *err)
+static curl_socket_t
+fetch_socket(void *arg, curlsocktype purpose, struct curl_sockaddr *a)
 {
-	struct httpc		*ep = NULL;
-	struct httpc_conn	*c = NULL;
-	struct httpc_head	 h;
-	struct httpc_body	 b;
-	struct error		 e;
-	const char		*p;
-	char			 req[2048];
-	long long		 deadline = clock_ms() + CIMD_TIMEOUT_MS;
-	size_t			 off = 0, n;
-	long			 w;
-	bool			 reused, empty;
-	int			 rc = -1, k, slice;
+	const struct fetch	*f = arg;
+	const void		*ip;
 
-	if (httpc_new_https(host, addr, port, &ep, &e) == -1) {
+	if (purpose != CURLSOCKTYPE_IPCXN || a->family != f->family)
+		return CURL_SOCKET_BAD;
+	ip = a->family == AF_INET ?
+	    (const void *)&((struct sockaddr_in *)&a->addr)->sin_addr :
+	    (const void *)&((struct sockaddr_in6 *)&a->addr)->sin6_addr;
+	if (memcmp(ip, f->addr, a->family == AF_INET ? 4 : 16) != 0)
+		return CURL_SOCKET_BAD;
+	return socket(a->family, a->socktype | SOCK_CLOEXEC, a->protocol);
+}
+
+/* libcurl's progress callback: a worker told to stop ends the fetch. */
+static int
+fetch_progress(void *arg, curl_off_t a, curl_off_t b, curl_off_t c,
+    curl_off_t d)
+{
+	(void)arg, (void)a, (void)b, (void)c, (void)d;
+	return http_stopping() ? 1 : 0;
+}
+
+/* See cimd.h. */
+int
+cimd_fetch_at(const char *host, const char *addr, const char *port, const char *path,
+    const char *ca, struct cimd_doc *body, struct error *err)
+{
+	struct fetch		 f = { .body = body };
+	struct curl_slist	*hdrs = NULL, *resolve = NULL;
+	CURL			*e = NULL;
+	char			 url[2400], pin[600], errbuf[CURL_ERROR_SIZE];
+	char			 hesc[300];
+	const char		*why;
+	long			 status = 0;
+	int			 k, rc = -1;
+	CURLcode		 res;
+
+	if (ca == NULL)
+		ca = getenv("SSL_CERT_FILE");
+	f.family = strchr(addr, ':') != NULL ? AF_INET6 : AF_INET;
+	k = snprintf(url, sizeof(url), "https://%s%s%s:%s%s",
+	    f.family == AF_INET6 && host[0] != '[' && strchr(host, ':') != NULL ?
+	    "[" : "", host, f.family == AF_INET6 && host[0] != '[' &&
+	    strchr(host, ':') != NULL ? "]" : "", port, path);
+	if (k < 0 || (size_t)k >= sizeof(url)) {
+		error_set(err, "The client_id is too long.");
+		return -1;
+	}
+	snprintf(pin, sizeof(pin), f.family == AF_INET6 ? "%s:%s:[%s]" :
+	    "%s:%s:%s", host, port, addr);
+	if (inet_pton(f.family, addr, f.addr) != 1 ||
+	    (e = curl_easy_init()) == NULL ||
+	    (hdrs = curl_slist_append(NULL, "Accept: application/json")) == NULL ||
+	    /* A host that is an address literal needs no pin (and takes none). */
+	    (strchr(host, ':') == NULL &&
+	    (resolve = curl_slist_append(NULL, pin)) == NULL) ||
+	    xfer_defaults(e, errbuf) == -1 ||
+	    curl_easy_setopt(e, CURLOPT_URL, url) != CURLE_OK ||
+	    curl_easy_setopt(e, CURLOPT_PROTOCOLS_STR, "https") != CURLE_OK ||
+	    curl_easy_setopt(e, CURLOPT_RESOLVE, resolve) != CURLE_OK ||
+	    curl_easy_setopt(e, CURLOPT_OPENSOCKETFUNCTION, fetch_socket) != CURLE_OK ||
+	    curl_easy_setopt(e, CURLOPT_OPENSOCKETDATA, &f) != CURLE_OK ||
+	    curl_easy_setopt(e, CURLOPT_HTTPHEADER, hdrs) != CURLE_OK ||
+	    curl_easy_setopt(e, CURLOPT_TIMEOUT_MS, (long)CIMD_TIMEOUT_MS) != CURLE_OK ||
+	    curl_easy_setopt(e, CURLOPT_CONNECTTIMEOUT_MS, (long)CIMD_CONNECT_MS) != CURLE_OK ||
+	    curl_easy_setopt(e, CURLOPT_MAXFILESIZE_LARGE,
+	    (curl_off_t)CIMD_MAX_BYTES) != CURLE_OK ||
+	    curl_easy_setopt(e, CURLOPT_WRITEFUNCTION, fetch_write) != CURLE_OK ||
+	    curl_easy_setopt(e, CURLOPT_WRITEDATA, &f) != CURLE_OK ||
+	    curl_easy_setopt(e, CURLOPT_NOPROGRESS, 0L) != CURLE_OK ||
+	    curl_easy_setopt(e, CURLOPT_XFERINFOFUNCTION, fetch_progress) != CURLE_OK ||
+	    (ca != NULL && *ca != '\0' &&
+	    curl_easy_setopt(e, CURLOPT_CAINFO, ca) != CURLE_OK)) {
 		error_set(err, "out of memory");
 		goto out;
 	}
-	k = snprintf(req, sizeof(req), "GET %s HTTP/1.1\r\nHost: %s\r\n"
-	    "User-Agent: code-sandbox\r\nAccept: application/json\r\n"
-	    "Connection: close\r\n\r\n", path, httpc_authority(ep));
-	if (k < 0 || (size_t)k >= sizeof(req)) {
-		error_set(err, "The client_id is too long.");
+	res = curl_easy_perform(e);
+	curl_easy_getinfo(e, CURLINFO_RESPONSE_CODE, &status);
+	if (res == CURLE_OK && status != 200) {
+		error_set(err, "The client metadata document answered HTTP %ld.",
+		    status);
 		goto out;
 	}
-	if ((c = httpc_conn_get(ep, false, 0, clock_ms() + CIMD_CONNECT_MS,
-	    &reused, &e)) == NULL)
-		goto failed;
-	/* Every wait a slice of the one deadline. */
-	while (off < (size_t)k) {
-		if ((slice = wait_ms(deadline)) == 0)
-			goto late;
-		if ((w = httpc_write(c, req + off, (size_t)k - off, slice,
-		    NULL)) < 0) {
-			error_set(&e, "the connection broke");
-			goto failed;
-		}
-		off += (size_t)w;
-	}
-	for (;;) {
-		if ((slice = wait_ms(deadline)) == 0)
-			goto late;
-		k = httpc_read_head(c, &h, false, NULL, NULL, slice, &empty,
-		    &e);
-		if (k == 1)
-			break;
-		if (k == -1)
-			goto failed;
-	}
-	if (h.status != 200) {
-		error_set(err, "The client metadata document answered HTTP %d.",
-		    h.status);
+	if (res != CURLE_OK && (body->too_big ||
+	    res == CURLE_FILESIZE_EXCEEDED)) {
+		/* Only after a verified TLS handshake with the named host. */
+		error_set(err, "The client metadata document could not be "
+		    "fetched: it is too large.");
 		goto out;
 	}
-	if (h.framing == HTTPC_LENGTH && h.length > CIMD_MAX_BYTES) {
-		body->too_big = true;
-		goto failed;
-	}
-	httpc_body_init(&b, c, &h);
-	for (;;) {
-		if ((slice = wait_ms(deadline)) == 0)
-			goto late;
-		k = httpc_body_next(&b, &p, &n, slice, &e);
-		if (k == 2)
-			break;
-		if (k == -1)
-			goto failed;
-		if (k == 1) {
-			if (n > CIMD_MAX_BYTES - body->len) {
-				body->too_big = true;
-				goto failed;
-			}
-			memcpy(body->buf + body->len, p, n);
-			body->len += n;
-		}
+	if (res != CURLE_OK) {
+		/*
+		 * The caller (anyone on the internet) learns only that it
+		 * failed: naming a refused connection, a timeout or a TLS
+		 * failure would make this a relay for scanning public hosts
+		 * and ports. The detail goes to the log, whose lines are
+		 * bounded by the fetch rates (cimd_fetch).
+		 */
+		why = res == CURLE_OPERATION_TIMEDOUT ?
+		    "no complete answer within 5 s" : xfer_reason(res, errbuf);
+		log_warn("cimd: fetching from %s (%s) failed: %.300s",
+		    log_escape(hesc, sizeof(hesc), host, strlen(host)), addr,
+		    why);
+		error_set(err, "The client metadata document could not be "
+		    "fetched.");
+		goto out;
 	}
 	rc = 0;
-	goto out;
-late:
-	error_set(&e, "no complete answer within %d s", CIMD_TIMEOUT_MS / 1000);
-failed:
-	error_set(err, "The client metadata document could not be fetched: "
-	    "%s.", body->too_big ? "it is too large" : e.msg);
 out:
-	httpc_conn_close(c);
-	httpc_free(ep);
+	if (e != NULL)
+		curl_easy_cleanup(e);
+	curl_slist_free_all(hdrs);
+	curl_slist_free_all(resolve);
 	return rc;
 }
 
 enum cimd_fetched
 cimd_fetch(struct db *db, const struct config *cfg, const char *url,
-    struct error *err)
+    const char *akey, struct error *err)
 {
-	struct sink		*body = NULL;
+	struct cimd_doc		*body = NULL;
 	struct json_object	*uris = NULL, *meta = NULL;
 	struct url		 u;
 	char			 host[256], port[8] = "443", pin[512], *name = NULL;
@@ -430,7 +476,7 @@ cimd_fetch(struct db *db, const struct config *cfg, const char *url,
 	char			*pathbuf = NULL;
 	long			 per_host;
 	long long		 n;
-	bool			 refresh;
+	bool			 refresh, internal;
 	enum cimd_fetched	 rc = CIMD_FAILED;
 
 	if (!cimd_is_url(url) || url_split(url, &u) == -1) {
@@ -445,8 +491,23 @@ cimd_fetch(struct db *db, const struct config *cfg, const char *url,
 	snprintf(host, sizeof(host), "%.*s", (int)u.hostlen, u.host);
 	if (u.port != NULL)
 		snprintf(port, sizeof(port), "%.*s", (int)u.portlen, u.port);
-	/* Fetches per minute, overall and per host: counted before fetching. */
+	/*
+	 * Misses per client address (a fifth of the budget), counted first:
+	 * one address cannot spend the budget of others. The overall and
+	 * per-host budgets count only fetches made, after the host resolved
+	 * to public addresses: names that resolve nowhere spend no one's.
+	 */
 	per_host = cfg->cimd_per_minute / 5 > 0 ? cfg->cimd_per_minute / 5 : 1;
+	snprintf(key, sizeof(key), "cimd-miss:%s", akey);
+	if ((n = oauth_rate_hit(db, key, 60)) == -1 || n > per_host) {
+		error_set(err, "Too many client metadata documents were looked "
+		    "up from this address in the last minute; try again in a "
+		    "minute.");
+		return CIMD_RATE_LIMITED;
+	}
+	if (resolve_public(host, port, cfg->cimd_allow_addrs, pin, sizeof(pin),
+	    &internal, err) == -1)
+		return CIMD_FAILED;
 	/* Host names compare without case: one counter per host. */
 	snprintf(key, sizeof(key), "cimd:%s", host);
 	for (char *k = key; *k != '\0'; k++)
@@ -458,8 +519,6 @@ cimd_fetch(struct db *db, const struct config *cfg, const char *url,
 		    "in the last minute; try again in a minute.");
 		return CIMD_RATE_LIMITED;
 	}
-	if (resolve_public(host, port, pin, sizeof(pin), err) == -1)
-		return CIMD_FAILED;
 	/* The request target: the URL's path (cimd_is_url: no query). */
 	path = u.rest;
 	if ((pathbuf = strndup(path, strcspn(path, "#"))) == NULL ||
@@ -467,7 +526,8 @@ cimd_fetch(struct db *db, const struct config *cfg, const char *url,
 		error_set(err, "out of memory");
 		goto out;
 	}
-	if (fetch(host, pin, port, pathbuf, body, err) == -1)
+	if (cimd_fetch_at(host, pin, port, pathbuf, internal &&
+	    cfg->cimd_ca[0] != '\0' ? cfg->cimd_ca : NULL, body, err) == -1)
 		goto out;
 	if (cimd_validate(url, body->buf, body->len, &name, &uris, &meta,
 	    &refresh, err) == -1)

@@ -22,7 +22,8 @@ bool	cimd_is_url(const char *client_id);
  * in oauth_client (cimd = 1) through db. Returns CIMD_STORED, CIMD_FAILED
  * with a message for a person in err, or CIMD_RATE_LIMITED with one
  * (nothing fetched: too many fetches this minute, overall or from this
- * host).
+ * host, or too many misses from akey, the client's address as
+ * oauth_client_addr keys it).
  */
 enum cimd_fetched {
 	CIMD_RATE_LIMITED = -2,
@@ -30,7 +31,7 @@ enum cimd_fetched {
 	CIMD_STORED = 0,
 };
 enum cimd_fetched cimd_fetch(struct db *, const struct config *,
-	    const char *url, struct error *err);
+	    const char *url, const char *akey, struct error *err);
 
 /*
  * Validate a fetched document (draft-ietf-oauth-client-id-metadata-document
@@ -42,6 +43,27 @@ enum cimd_fetched cimd_fetch(struct db *, const struct config *,
 int	cimd_validate(const char *url, const char *doc, size_t len, char **name,
 	    struct json_object **redirect_uris, struct json_object **metadata,
 	    bool *refresh, struct error *err);
+
+/*
+ * GET https://host:port/path from the address addr (numeric, checked
+ * public or allowed by the caller: no name lookup happens, and no
+ * connection goes to any other address): 200 only, no redirect followed,
+ * no proxy, at most CIMD_MAX_BYTES, all within 5 s, TLS verified against
+ * host and the CA file ca, or with ca NULL the system's CA store
+ * (SSL_CERT_FILE when set, as OpenSSL takes it). 0 with doc filled, or -1
+ * with a message for a person in err.
+ */
+#define CIMD_MAX_BYTES		16384
+
+struct cimd_doc {
+	char	buf[CIMD_MAX_BYTES + 1];
+	size_t	len;
+	bool	too_big;
+};
+
+int	cimd_fetch_at(const char *host, const char *addr, const char *port,
+	    const char *path, const char *ca, struct cimd_doc *doc,
+	    struct error *err);
 
 /*
  * Is this address one a server may fetch from: not loopback, private,

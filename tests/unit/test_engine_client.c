@@ -3,7 +3,10 @@
  * against a scripted engine on a unix socket: a JSON call, the kept
  * connection reused, a kept connection the engine closed meanwhile (the
  * call goes out again on a new one), and hostile answers (a body past
- * DOCKER_MAX_RESPONSE, a malformed head, endless interim answers).
+ * DOCKER_MAX_RESPONSE, a malformed head, endless interim answers), raw
+ * streams cut short before their length or their last chunk (an error,
+ * never a complete body), and the stop flag ending a call to an engine
+ * that never answers within about a second.
  * Prints "ok - name" or "not ok - name" per check; exits 1 on any failure.
  */
 #include <pthread.h>
@@ -16,6 +19,7 @@
 
 #include <json-c/json.h>
 
+#include "base/clock.h"
 #include "check.h"
 #include "engine/docker.h"
 #include "unix_listen.h"
@@ -23,7 +27,8 @@
 /* What the engine does with each connection it accepts, in turn. */
 struct engine {
 	int		 lfd;
-	const char	*answers[8];	/* one per request; NULL: close the connection */
+	const char	*answers[12];	/* one per request; NULL: close the connection */
+	size_t		 lens[12];	/* an answer's length when not 0 (NUL bytes in it) */
 	int		 conns;		/* connections accepted */
 	int		 requests;	/* requests read */
 };
@@ -52,6 +57,7 @@ engine_run(void *arg)
 {
 	struct engine	*e = arg;
 	const char	*a;
+	size_t		 n;
 	int		 fd = -1, i = 0;
 
 	for (;;) {
@@ -70,7 +76,8 @@ engine_run(void *arg)
 		if (!read_request(fd))
 			break;
 		e->requests++;
-		if (write(fd, a, strlen(a)) != (ssize_t)strlen(a))
+		n = e->lens[i] != 0 ? e->lens[i] : strlen(a);
+		if (write(fd, a, n) != (ssize_t)n)
 			break;
 		i++;
 	}
@@ -79,8 +86,28 @@ engine_run(void *arg)
 	return NULL;
 }
 
+#define CUT_FRAME "HTTP/1.1 200 OK\r\nContent-Type: application/vnd.docker.raw-stream" \
+		"\r\n\r\n\001\000\000\000\000\000\000\144abcde"
+
 #define OK_JSON	"HTTP/1.1 200 OK\r\nContent-Type: application/json\r\n" \
 		"Content-Length: 11\r\n\r\n{\"Id\":\"x\"}\n"
+
+/* A raw stream's body, counted. */
+static int
+count_body(void *arg, const char *p, size_t n)
+{
+	(void)p;
+	*(size_t *)arg += n;
+	return 0;
+}
+
+static bool stop_now;
+
+static bool
+stopping(void)
+{
+	return stop_now;
+}
 
 int
 main(void)
@@ -157,6 +184,64 @@ main(void)
 	CHECK(e.conns == 3, "engine: no answer-breaking connection kept");
 	CHECK(docker_request(d, "GET", "/a b", NULL, &status, &resp, &err) == -1,
 	    "engine: a path that would split the request line refused");
+
+	/* Raw streams cut short: by their length, inside a chunk. */
+	memset(&e.answers, 0, sizeof(e.answers));
+	e.conns = e.requests = 0;
+	e.answers[0] = "HTTP/1.1 200 OK\r\nContent-Length: 10\r\n\r\nabc";
+	e.answers[1] = NULL;
+	e.answers[2] = "HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n5\r\nab";
+	e.answers[3] = NULL;
+	/* A length libcurl could not hold would make it read to the close. */
+	e.answers[4] = "HTTP/1.1 200 OK\r\nContent-Length: 99999999999999999999999\r\n\r\nabc";
+	e.answers[5] = NULL;
+	/* An exec stream whose last frame announces 100 bytes and brings 5. */
+	e.answers[6] = CUT_FRAME;
+	e.lens[6] = sizeof(CUT_FRAME) - 1;
+	e.answers[7] = NULL;
+	pthread_create(&t, NULL, engine_run, &e);
+	{
+		struct docker_raw_cb	 cb = { NULL, count_body, NULL };
+		struct docker_exec_cb	 xcb = { NULL, NULL, NULL };
+		size_t			 got = 0;
+		bool			 stopped;
+
+		cb.arg = &got;
+		rc1 = docker_raw(d, "GET", "/containers/x/archive?path=/a", &cb,
+		    &status, &stopped, &err);
+		CHECK(rc1 == -1 && err.kind == ERR_UPSTREAM,
+		    "engine: a body cut short before its length is an error");
+		rc2 = docker_raw(d, "GET", "/containers/x/archive?path=/b", &cb,
+		    &status, &stopped, &err);
+		CHECK(rc2 == -1 && err.kind == ERR_UPSTREAM,
+		    "engine: a chunked body cut inside a chunk is an error");
+		rc3 = docker_raw(d, "GET", "/containers/x/archive?path=/c", &cb,
+		    &status, &stopped, &err);
+		CHECK(rc3 == -1 && strstr(err.msg, "Content-Length") != NULL,
+		    "engine: a Content-Length past 18 digits is refused");
+		rc1 = docker_exec_start(d, "abc", &xcb, &stopped, &err);
+		CHECK(rc1 == -1 && strstr(err.msg, "cut short") != NULL,
+		    "engine: an exec stream cut inside a frame is an error");
+	}
+	pthread_join(t, NULL);
+
+	/*
+	 * An engine that never answers (the socket's backlog takes the
+	 * connection, nobody reads it): the stop flag ends the call.
+	 */
+	{
+		long long	t0;
+
+		docker_set_stop(stopping);
+		stop_now = true;
+		t0 = clock_ms();
+		rc1 = docker_request(d, "GET", "/never", NULL, &status, NULL, &err);
+		CHECK(rc1 == -1 && err.kind == ERR_UNAVAILABLE &&
+		    clock_ms() - t0 < 3000,
+		    "engine: the stop flag ends a call within about a second");
+		docker_set_stop(NULL);
+		stop_now = false;
+	}
 
 	docker_close(d);
 	close(e.lfd);
