@@ -1,11 +1,12 @@
-// caddy/Caddyfile and caddy/run-programs.sh: every endpoint is routed to its
+// caddy/Caddyfile and containers/run-programs.sh: every endpoint is routed to its
 // program's socket with streaming and without a read deadline, the admin
 // API is off, the listener is plain HTTP on SANDBOX_HOST:SANDBOX_PORT, and
 // the programs run-programs.sh starts are those lighttpd.conf routes.
 
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { readFileSync } from 'node:fs';
+import { mkdtempSync, mkdirSync, readFileSync, rmSync, statSync } from 'node:fs';
+import { tmpdir } from 'node:os';
 import { execFileSync, spawnSync } from 'node:child_process';
 import { join } from 'node:path';
 import { TOP } from './lib/server.mjs';
@@ -85,14 +86,14 @@ test('Caddyfile: valid for caddy, and formatted as caddy fmt would', () => {
 test('run-programs.sh starts the programs lighttpd.conf routes', () => {
   const conf = readFileSync(join(TOP, 'lighttpd.conf'), 'utf8');
   const lighttpd = new Set([...conf.matchAll(/\/[a-z.-]*\/?:([a-z]+):(?:\d|\$m)/g)].map((m) => m[1]));
-  const sh = readFileSync(join(TOP, 'caddy/run-programs.sh'), 'utf8');
+  const sh = readFileSync(join(TOP, 'containers/run-programs.sh'), 'utf8');
   const programs = new Set(/^PROGRAMS="([^"]*)"/m.exec(sh)[1].split(/\s+/));
   assert.ok(lighttpd.size >= 6, [...lighttpd].join(' '));
   assert.deepEqual([...programs].sort(), [...lighttpd].sort());
 });
 
 test('the start-up scripts pass shellcheck', { skip: spawnSync('shellcheck', ['-V']).status !== 0 && 'shellcheck is not installed' }, () => {
-  const r = spawnSync('shellcheck', ['-S', 'warning', join(TOP, 'caddy/run-programs.sh'), join(TOP, 'tests/setup/serve.sh')], { encoding: 'utf8' });
+  const r = spawnSync('shellcheck', ['-S', 'warning', join(TOP, 'containers/run-programs.sh'), join(TOP, 'tests/setup/serve.sh')], { encoding: 'utf8' });
   assert.equal(r.status, 0, r.stdout + r.stderr);
 });
 
@@ -101,4 +102,22 @@ test('Caddyfile: without its environment it listens on loopback and dials the so
   const srv = Object.values(cfg.apps.http.servers)[0];
   assert.deepEqual(srv.listen, ['127.0.0.1:8891']);
   assert.match(JSON.stringify(srv.routes), /"dial":"unix\/\/run\/code-sandbox\/mcp\.sock"/);
+});
+
+test('the socket folder under Caddy is mode 0700 (security review item 12)', () => {
+  const dir = mkdtempSync(join(tmpdir(), 'cs-runmode-'));
+  try {
+    const run = join(dir, 'run');
+    const bin = join(dir, 'bin');
+    mkdirSync(run, { mode: 0o755 });
+    mkdirSync(bin);
+    // No programs in CS_BIN: it stops after making the folder its own.
+    const r = spawnSync('sh', [join(TOP, 'containers/run-programs.sh'), 'start'], {
+      env: { PATH: process.env.PATH, CS_BIN: bin, CS_RUN: run }, encoding: 'utf8', timeout: 30000,
+    });
+    assert.equal(r.status, 1, r.stderr);
+    assert.equal(statSync(run).mode & 0o777, 0o700);
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
 });

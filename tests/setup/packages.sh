@@ -1,9 +1,13 @@
 #!/bin/sh
 # Install what code-sandbox needs, when missing:
 #   tests/setup/packages.sh serve   to build and serve (make run)
-#   tests/setup/packages.sh [test]  that, and the tests' tools: Chromium, unzip, man-db,
-#                                   socat, Node.js and the end-to-end tests'
-#                                   Node packages (tests/e2e, package-lock.json)
+#   tests/setup/packages.sh [test]  that, and the tests' tools: nginx and Apache
+#                                   with mod_fcgid (fronts the tests also run
+#                                   behind), Chromium, unzip,
+#                                   man-db, socat, shellcheck (the start-up
+#                                   scripts' lint), Node.js and the end-to-end
+#                                   tests' Node packages (tests/e2e,
+#                                   package-lock.json)
 # Debian packages come from apt-get (update only when something is missing).
 # Idempotent: a second run installs nothing and prints nothing.
 set -eu
@@ -12,11 +16,11 @@ top=$(cd "$(dirname "$0")/../.." && pwd)
 what=${1:-test}
 
 pkgs="build-essential pkg-config libfcgi-dev libfcgi-bin libjson-c-dev
-libssl-dev libsqlite3-dev sqlite3 lighttpd caddy
+libcurl4-openssl-dev libssl-dev libsqlite3-dev sqlite3 lighttpd caddy
 spawn-fcgi docker.io debootstrap curl ca-certificates openssl"
 case "$what" in
 serve) ;;
-test) pkgs="$pkgs chromium socat clang unzip man-db" ;;
+test) pkgs="$pkgs nginx apache2 libapache2-mod-fcgid chromium socat clang unzip man-db shellcheck" ;;
 *) echo "usage: $0 [serve|test]" >&2; exit 2 ;;
 esac
 
@@ -43,6 +47,12 @@ if [ -n "$missing" ]; then
 	apt-get update -qq
 	# shellcheck disable=SC2086
 	apt-get install -y -qq $missing >/dev/null
+fi
+
+# The fixed-size /sandbox test (tests/e2e/disk.test.mjs) needs a loop
+# device: load the module where the machine lets us.
+if [ "$what" = test ] && ! losetup -f >/dev/null 2>&1 && [ "$(id -u)" = 0 ]; then
+	modprobe loop 2>/dev/null || echo "packages: no loop device here (the fixed-size /sandbox test will be skipped)" >&2
 fi
 
 # The e2e tests' packages (the MCP SDK client, playwright-core). Reinstall

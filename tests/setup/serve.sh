@@ -1,10 +1,18 @@
 #!/bin/sh
-# Serve code-sandbox in the foreground: tests/setup/serve.sh [lighttpd|caddy]
+# Serve code-sandbox in the foreground: tests/setup/serve.sh [lighttpd|caddy|nginx|apache]
 #
 #   lighttpd   lighttpd.conf: lighttpd starts the FastCGI programs itself
 #   caddy      caddy/Caddyfile, the programs started and watched by
-#              caddy/run-programs.sh; SIGTERM/SIGINT stop the programs first
-#              (running streams end with a "restarting" result), then Caddy
+#              containers/run-programs.sh; SIGTERM/SIGINT stop the programs
+#              first (running streams end with a "restarting" result), then Caddy
+#   nginx      nginx/code-sandbox.conf in nginx/nginx.conf, written with the
+#              paths and address below into CS_RUN/nginx/; the programs as
+#              for caddy
+#   apache     Apache httpd with mod_proxy_fcgi (apache/proxy-fcgi.conf, its
+#              address from below, in CS_RUN/apache/); the programs as for
+#              caddy, their sockets in group www-data (Apache's workers).
+#              Apache spawning the programs itself (mod_fcgid, shared
+#              hosting) is apache/.htaccess and apache/fcgid.conf instead.
 #
 # Environment (all optional):
 #   CS_BIN            folder with the programs (default build/bin)
@@ -72,33 +80,96 @@ lighttpd)
 	echo "code-sandbox: programs from $CS_BIN; logs in $CS_RUN (lighttpd.log, programs.log)"
 	exec lighttpd -D -f "$top/lighttpd.conf"
 	;;
-caddy)
-	command -v caddy >/dev/null 2>&1 || { echo "serve: caddy is missing (apt-get install caddy)" >&2; exit 1; }
-	echo "code-sandbox: serving $url through Caddy"
+caddy|nginx|apache)
+	cmd=$server
+	[ "$server" = apache ] && cmd=apache2
+	command -v "$cmd" >/dev/null 2>&1 || { echo "serve: $cmd is missing (apt-get install $cmd)" >&2; exit 1; }
+	front=Caddy
+	stop_signal=TERM
+	if [ "$server" = apache ]; then
+		front="Apache (mod_proxy_fcgi)"
+		case "$CS_RUN$SANDBOX_HOST$SANDBOX_PORT" in *[!A-Za-z0-9._/:-]*)
+			echo "serve: CS_RUN, SANDBOX_HOST and SANDBOX_PORT must be plain for Apache" >&2; exit 1 ;;
+		esac
+		case "$SANDBOX_HOST" in *:*) listen="[$SANDBOX_HOST]:$SANDBOX_PORT" ;; *) listen="$SANDBOX_HOST:$SANDBOX_PORT" ;; esac
+		# Apache's workers (www-data) reach the sockets through the group.
+		CS_SOCKET_GROUP=www-data
+		export CS_SOCKET_GROUP
+		chgrp www-data "$CS_RUN" && chmod 750 "$CS_RUN" || exit 1
+		mkdir -p "$CS_RUN/apache"
+		sed -e "s|127\.0\.0\.1:8891|$listen|g" "$top/apache/proxy-fcgi.conf" >"$CS_RUN/apache/code-sandbox.conf"
+		m=/usr/lib/apache2/modules
+		cat >"$CS_RUN/apache/httpd.conf" <<-EOF
+			ServerRoot $CS_RUN/apache
+			ServerName localhost
+			PidFile $CS_RUN/apache/httpd.pid
+			DefaultRuntimeDir $CS_RUN/apache
+			Mutex file:$CS_RUN/apache default
+			User www-data
+			Group www-data
+			ErrorLog $CS_RUN/apache/error.log
+			LoadModule mpm_event_module $m/mod_mpm_event.so
+			LoadModule authz_core_module $m/mod_authz_core.so
+			LoadModule proxy_module $m/mod_proxy.so
+			LoadModule proxy_fcgi_module $m/mod_proxy_fcgi.so
+			Define CS_RUN $CS_RUN
+			Include $CS_RUN/apache/code-sandbox.conf
+		EOF
+		if ! out=$(apache2 -t -f "$CS_RUN/apache/httpd.conf" 2>&1); then
+			printf '%s\n' "$out" >&2
+			exit 1
+		fi
+	fi
+	if [ "$server" = nginx ]; then
+		front=nginx
+		stop_signal=QUIT
+		# nginx reads no environment: its files, with this run's
+		# sockets, address and body deadline, in CS_RUN/nginx/.
+		case "$CS_RUN" in *[!A-Za-z0-9._/-]*)
+			echo "serve: CS_RUN must be a plain path for nginx: $CS_RUN" >&2; exit 1 ;;
+		esac
+		case "$SANDBOX_HOST$SANDBOX_PORT" in *[!A-Za-z0-9.:-]*)
+			echo "serve: SANDBOX_HOST/SANDBOX_PORT not an address: $SANDBOX_HOST $SANDBOX_PORT" >&2; exit 1 ;;
+		esac
+		case "$SANDBOX_BODY_DEADLINE" in ''|*[!0-9]*) SANDBOX_BODY_DEADLINE=30 ;; esac
+		case "$SANDBOX_HOST" in *:*) listen="[$SANDBOX_HOST]:$SANDBOX_PORT" ;; *) listen="$SANDBOX_HOST:$SANDBOX_PORT" ;; esac
+		mkdir -p "$CS_RUN/nginx"
+		sed -e "s|unix:/run/code-sandbox/|unix:$CS_RUN/|" \
+			-e "s|^\([[:space:]]*listen\) 127\.0\.0\.1:8891;|\1 $listen;|" \
+			-e "s|[0-9]*s;\([[:space:]]*# SANDBOX_BODY_DEADLINE\)|${SANDBOX_BODY_DEADLINE}s;\1|" \
+			"$top/nginx/code-sandbox.conf" >"$CS_RUN/nginx/code-sandbox.conf"
+		cp "$top/nginx/nginx.conf" "$CS_RUN/nginx/nginx.conf"
+		# Its workers as root too (they reach the sockets in CS_RUN, mode 0700).
+		user=
+		[ "$(id -u)" = 0 ] && user='user root;'
+		nginx -p "$CS_RUN/nginx/" -c nginx.conf -e stderr ${user:+-g "$user"} -t -q || exit 1
+	fi
+	echo "code-sandbox: serving $url through $front"
 	echo "code-sandbox: the API key is SANDBOX_API_KEY in $SANDBOX_ENV_FILE"
 	echo "code-sandbox: programs from $CS_BIN; logs in $CS_RUN (programs.log)"
 	set +e
 	programs=
-	caddy_pid=
+	web_pid=
 	stop() {
 		trap '' TERM INT HUP
 		# The programs first: they end their streams, which still go out
-		# through Caddy; then Caddy (its grace period covers the rest).
+		# through the web server; then it (its grace period covers the rest).
 		if [ -n "$programs" ]; then
 			kill -TERM "$programs" 2>/dev/null
 			wait "$programs" 2>/dev/null
 		fi
-		if [ -n "$caddy_pid" ]; then
-			kill -TERM "$caddy_pid" 2>/dev/null
-			wait "$caddy_pid" 2>/dev/null
+		if [ -n "$web_pid" ]; then
+			# nginx: QUIT is its graceful stop (TERM its fast one).
+			kill "-$stop_signal" "$web_pid" 2>/dev/null
+			wait "$web_pid" 2>/dev/null
 		fi
 		exit "${1:-0}"
 	}
 	trap 'stop 0' TERM INT HUP
 	rm -f "$CS_RUN/programs.started"
-	"$top/caddy/run-programs.sh" run &
+	"$top/containers/run-programs.sh" run &
 	programs=$!
-	# Caddy once every program's socket is there (no 502 at start-up).
+	# The web server once every program's socket is there (no 502 at start-up).
 	i=0
 	while [ ! -f "$CS_RUN/programs.started" ]; do
 		kill -0 "$programs" 2>/dev/null || { wait "$programs"; exit 1; }
@@ -106,18 +177,24 @@ caddy)
 		[ "$i" -le 300 ] || { echo "serve: the programs did not start within 30 s" >&2; stop 1; }
 		sleep 0.1
 	done
-	caddy run --adapter caddyfile --config "$top/caddy/Caddyfile" &
-	caddy_pid=$!
+	if [ "$server" = nginx ]; then
+		nginx -p "$CS_RUN/nginx/" -c nginx.conf -e stderr ${user:+-g "$user"} &
+	elif [ "$server" = apache ]; then
+		apache2 -f "$CS_RUN/apache/httpd.conf" -DFOREGROUND &
+	else
+		caddy run --adapter caddyfile --config "$top/caddy/Caddyfile" &
+	fi
+	web_pid=$!
 	# Until one of them ends (a background sleep lets the trap run at once).
-	while kill -0 "$programs" 2>/dev/null && kill -0 "$caddy_pid" 2>/dev/null; do
+	while kill -0 "$programs" 2>/dev/null && kill -0 "$web_pid" 2>/dev/null; do
 		sleep 1 &
 		wait $! 2>/dev/null
 	done
-	echo "serve: $(kill -0 "$caddy_pid" 2>/dev/null && echo caddy/run-programs.sh || echo caddy) exited" >&2
+	echo "serve: $(kill -0 "$web_pid" 2>/dev/null && echo containers/run-programs.sh || echo "$server") exited" >&2
 	stop 1
 	;;
 *)
-	echo "usage: $0 lighttpd|caddy" >&2
+	echo "usage: $0 lighttpd|caddy|nginx|apache" >&2
 	exit 2
 	;;
 esac

@@ -1,17 +1,18 @@
 #!/bin/sh
-# Start code-sandbox's FastCGI programs for Caddy (which does not start
-# FastCGI applications itself) and look after them.
+# Start code-sandbox's FastCGI programs for Caddy or nginx (which do not
+# start FastCGI applications themselves) and look after them.
 #
-#   caddy/run-programs.sh [run]   start them, restart any that dies, and on
-#                                 SIGTERM/SIGINT/SIGHUP stop them all and exit
-#                                 (foreground, for a supervisor or serve.sh)
-#   caddy/run-programs.sh start   start them and return
-#   caddy/run-programs.sh stop    stop the ones "start" or "run" started
+#   containers/run-programs.sh [run]   start them, restart any that dies, and
+#                                      on SIGTERM/SIGINT/SIGHUP stop them all
+#                                      and exit (foreground, for a supervisor
+#                                      or tests/setup/serve.sh)
+#   containers/run-programs.sh start   start them and return
+#   containers/run-programs.sh stop    stop the ones "start" or "run" started
 #
 # Each program present in CS_BIN (mcp, wellknown, authorize, token,
 # register, dl, up) is started with spawn-fcgi on CS_RUN/NAME.sock (mode 0660),
 # the socket on the program's fd 0 as FastCGI wants; /mcp gets CS_MCP_PROCS
-# processes (default 2) sharing its socket, the others one each. Each
+# processes (default 1) sharing its socket, the others one each. Each
 # process serves SANDBOX_THREADS requests at once. Their PIDs are kept in
 # CS_RUN/NAME.pids, their stderr (log lines, sanitizer reports) appended to
 # CS_RUN/programs.log. CS_RUN/programs.started appears once every socket is
@@ -21,8 +22,8 @@
 #   CS_BIN            folder with the programs (absolute)
 #   CS_RUN            runtime folder (absolute; created if missing)
 #   CS_MCP_PROCS      processes for /mcp (default 1)
-#   CS_SOCKET_GROUP   group that may use the sockets (when Caddy runs as
-#                     another user; needs root)
+#   CS_SOCKET_GROUP   group that may use the sockets (when Caddy or nginx
+#                     runs as another user; needs root)
 #   CS_STOP_TIMEOUT   seconds the programs get to exit on stop (default 20),
 #                     then they are killed
 # The whole environment is passed to the programs: SANDBOX_ENV_FILE and the
@@ -142,6 +143,11 @@ stop_all() {
 
 start_all() {
 	mkdir -p "$CS_RUN" || exit 1
+	# The sockets' folder is the programs' user's own (SECURITY.md); with
+	# CS_SOCKET_GROUP the caller has opened it to that group.
+	if [ -z "${CS_SOCKET_GROUP:-}" ]; then
+		chmod 700 "$CS_RUN" || exit 1
+	fi
 	names=$(present)
 	if [ -z "$names" ]; then
 		say "no programs in $CS_BIN (run make)"
