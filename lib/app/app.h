@@ -10,8 +10,8 @@
  * app_main_net is app_main for the programs that reach the Docker engine:
  * the engine client's set-up before the threads start, the engine's calls
  * stopped by SIGTERM, and at exit the end of a background clean-up pass.
- * The engine's client is our own (lib/base/httpc.c, libssl); no program loads
- * libcurl and its long chain of libraries.
+ * It sets libcurl up once, before the threads (lib/base/xfer.h); the other
+ * programs never load libcurl (the linker's --as-needed).
  */
 #ifndef CS_APP_H
 #define CS_APP_H

@@ -1,7 +1,8 @@
 /*
  * keys.c: keys list | add NAME | rotate NAME | revoke NAME, the personal
- * keys (oauth/owners.h). Revoking ends the owner's sign-ins at once and
- * stops their sandbox; rotating ends the sign-ins and prints the new key.
+ * keys (oauth/owners.h). Revoking ends the owner's sign-ins and links at
+ * once and stops their sandbox; rotating ends the sign-ins and prints the
+ * new key.
  */
 #include <stdio.h>
 #include <string.h>
@@ -41,7 +42,10 @@ keys_list(struct ctl *c)
 	    0, &table);
 }
 
-/* keys revoke NAME: its sign-ins end, its sandbox stops (person scope). */
+/*
+ * keys revoke NAME: its sign-ins and links end, its sandbox stops (person
+ * scope) and stays stopped (sandboxes_claim refuses it).
+ */
 static int
 keys_revoke(struct ctl *c, const char *name)
 {
@@ -58,7 +62,8 @@ keys_revoke(struct ctl *c, const char *name)
 		    ctl_show_esc(b, sizeof(b), name));
 		return 1;
 	}
-	printf("key %s revoked; its sign-ins are ended\n", name);
+	printf("key %s revoked; its sign-ins, download links and upload links "
+	    "are ended\n", name);
 	if (c->cfg->per_person) {
 		if (sandboxes_stop(c->cfg, c->db, name, "revoked", &err) == -1) {
 			fprintf(stderr, "sandboxctl: %s\n", err.msg);
@@ -110,5 +115,16 @@ ctl_keys(struct ctl *c)
 	show_key(c, c->argv[1], key, add ? "New" :
 	    "Rotated (earlier sign-ins ended)");
 	crypto_wipe(key, sizeof(key));
+	/*
+	 * In one shared container, key holders have no confidentiality or
+	 * integrity from each other (SECURITY.md): say so where keys are
+	 * handed out. On stderr, so the key (or JSON) alone is on stdout.
+	 */
+	if (add && !c->cfg->per_person)
+		fprintf(stderr, "sandboxctl: note: SANDBOX_SCOPE is shared: "
+		    "everyone with a key uses one container, as root, so each "
+		    "person's model can read and change the others' files, "
+		    "commands and output. With personal keys, set "
+		    "SANDBOX_SCOPE=person (docs/teams.md).\n");
 	return 0;
 }

@@ -120,8 +120,9 @@ ctl_sandboxes_recreate(struct ctl *c)
 		    "list)\n");
 		return 2;
 	}
-	if (sandbox_open(c->cfg, c->cfg->per_person ? owner : NULL, &sb,
-	    &err) == -1 || sandbox_recreate(sb, &err) == -1) {
+	/* Claimed like any start: counted, idle-stopped (sandboxes.h). */
+	if (sandboxes_open(c->cfg, c->db, c->cfg->per_person ? owner : NULL,
+	    &sb, &err) == -1 || sandbox_recreate(sb, &err) == -1) {
 		fprintf(stderr, "sandboxctl: %s\n", err.msg);
 		goto out;
 	}

@@ -286,6 +286,8 @@ worker(void *arg)
 	struct http_req		*r;
 	int			 rc;
 
+	/* Named, so that a reader of /proc sees what each thread is. */
+	pthread_setname_np(pthread_self(), "cs-worker");
 	if ((r = calloc(1, sizeof(*r))) == NULL) {
 		pthread_mutex_lock(&ctx->pool_lock);
 		ctx->calling = false;
@@ -458,6 +460,7 @@ signal_thread(void *arg)
 	bool			 check = false;
 	int			 sig;
 
+	pthread_setname_np(pthread_self(), "cs-signal");
 	pthread_mutex_lock(&ctx->pool_lock);
 	seen = ctx->taken;
 	for (;;) {

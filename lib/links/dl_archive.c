@@ -26,6 +26,7 @@
 #include "sandbox/files.h"
 #include "sandbox/folder.h"
 #include "sandbox/sandbox.h"
+#include "sandbox/sandboxes.h"
 #include "store/db.h"
 
 struct arch {
@@ -124,7 +125,8 @@ dl_archive(struct http_req *r, const struct config *cfg, struct db *db,
 	snprintf(name, sizeof(name), "%s.%s", files_basename(row->path), row->archive);
 	if (dl_disposition("attachment", name, a.disp, sizeof(a.disp)) < 0)
 		snprintf(a.disp, sizeof(a.disp), "attachment");
-	if (sandbox_open(cfg, row->owner, &sb, &err) == -1 ||
+	/* Claimed: counted against the cap and idle-stopped (sandboxes.h). */
+	if (sandboxes_open(cfg, db, row->owner, &sb, &err) == -1 ||
 	    sandbox_ensure(sb, &err) == -1) {
 		log_warn("dl: %s", err.msg);
 		http_send_error(r, 503, "The sandbox cannot be reached now; try "
@@ -148,5 +150,7 @@ dl_archive(struct http_req *r, const struct config *cfg, struct db *db,
 		log_warn("dl: link %s: the archive ended with status %d", row->id, code);
 	http_flush(r);
 out:
+	if (sb != NULL)
+		sandboxes_touch(cfg, db, row->owner);
 	sandbox_close(sb);
 }

@@ -10,6 +10,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "base/crypto.h"
 #include "base/form.h"
@@ -23,17 +24,91 @@ _Static_assert(DB_PATH_MAX == LINK_PATH_MAX && DB_OWNER_MAX == OWNER_MAX &&
     sizeof(((struct db_link *)0)->archive) ==
     sizeof(((struct link_row *)0)->archive), "a stored link fits a link_row");
 
-static const char key_label[] = "code-sandbox download links v1";
+static const char legacy_label[] = "code-sandbox download links v1";
+static const char key_label[] = "code-sandbox links v2";
 static const char sig_label[] = "code-sandbox link v1";
 
 /* Links that expired this long ago are deleted when a new one is made. */
 #define PRUNE_AFTER	(30LL * 86400)
+/* The links' secret: 32 random bytes, as base64url text. */
+#define SECRET_BYTES	32
+#define SECRET_LEN	43
 
 void
-links_key(const char *api_key, uint8_t key[LINK_KEY_LEN])
+links_legacy_key(const char *api_key, uint8_t key[LINK_KEY_LEN])
 {
-	crypto_hmac_sha256(api_key, strlen(api_key), key_label,
-	    sizeof(key_label) - 1, key);
+	crypto_hmac_sha256(api_key, strlen(api_key), legacy_label,
+	    sizeof(legacy_label) - 1, key);
+}
+
+/*
+ * The links' secret into out: read, or made once (RAND_bytes) and read
+ * back, so that programs starting together agree on the first one stored
+ * (INSERT OR IGNORE). Read on every use, not kept: deleting the row
+ * invalidates every link at once, without a restart. 0, or -1 (logged).
+ */
+static int
+links_secret(struct db *db, char out[SECRET_LEN + 1])
+{
+	char			 fresh[SECRET_LEN + 1];
+	enum lookup_result	 lr;
+	int			 rc = -1;
+
+	lr = db_get_text(db, STMT_LINK_SECRET_GET, out, SECRET_LEN + 1, "");
+	if (lr == LOOKUP_NONE) {
+		if (crypto_token(fresh, sizeof(fresh), SECRET_BYTES) == -1) {
+			log_warn("links: no randomness for the links' secret");
+			return -1;
+		}
+		if (db_exec(db, STMT_LINK_SECRET_ADD, "ti", fresh,
+		    (long long)time(NULL)) < 0)
+			goto out;
+		lr = db_get_text(db, STMT_LINK_SECRET_GET, out, SECRET_LEN + 1,
+		    "");
+	}
+	if (lr != LOOKUP_FOUND)
+		goto out;
+	if (strlen(out) != SECRET_LEN) {
+		log_warn("links: the links' secret in the database is not "
+		    "%d characters; delete the row to make a new one",
+		    SECRET_LEN);
+		goto out;
+	}
+	rc = 0;
+out:
+	crypto_wipe(fresh, sizeof(fresh));
+	if (rc == -1)
+		crypto_wipe(out, SECRET_LEN + 1);
+	return rc;
+}
+
+int
+links_key(struct db *db, const char *api_key, bool legacy,
+    uint8_t key[LINK_KEY_LEN])
+{
+	char	 secret[SECRET_LEN + 1], *msg;
+	size_t	 n;
+
+	if (legacy) {
+		links_legacy_key(api_key, key);
+		return 0;
+	}
+	if (links_secret(db, secret) == -1)
+		return -1;
+	/* label NUL api_key: the API key is mixed in, so rotating it still
+	   invalidates every link; the secret is what an attacker lacks. */
+	n = sizeof(key_label) + strlen(api_key);
+	if ((msg = malloc(n)) == NULL) {
+		crypto_wipe(secret, sizeof(secret));
+		return -1;
+	}
+	memcpy(msg, key_label, sizeof(key_label));
+	memcpy(msg + sizeof(key_label), api_key, strlen(api_key));
+	crypto_hmac_sha256(secret, SECRET_LEN, msg, n, key);
+	crypto_wipe(msg, n);
+	free(msg);
+	crypto_wipe(secret, sizeof(secret));
+	return 0;
 }
 
 /*
@@ -238,7 +313,11 @@ create_kind(struct db *db, const char *api_key, const char *public_url,
 	row->created = now;
 	row->expires = now + ttl;
 
-	links_key(api_key, key);
+	if (links_key(db, api_key, false, key) == -1) {
+		error_set(err, "cannot sign the link: the links' secret is "
+		    "unavailable");
+		return NULL;
+	}
 	sign_kind(key, row->id, row->expires, path, archive, sig);
 	crypto_wipe(key, sizeof(key));
 	/* links_url names the path's base name: for a folder, add the kind. */
@@ -287,6 +366,20 @@ links_create_archive(struct db *db, const char *api_key,
 }
 
 int
+links_owner_live(struct db *db, const char *owner, struct error *err)
+{
+	switch (owners_live(db, owner)) {
+	case LOOKUP_FOUND:
+		return 0;
+	case LOOKUP_NONE:
+		return error_kind(err, ERR_GONE, "This link has been revoked.");
+	default:
+		return error_kind(err, ERR_INTERNAL,
+		    "The link cannot be checked now.");
+	}
+}
+
+int
 links_check(struct db *db, const char *api_key, const char *reqpath,
     long long now, struct link_row *row, struct error *err)
 {
@@ -319,9 +412,11 @@ links_check(struct db *db, const char *api_key, const char *reqpath,
 
 	/*
 	 * Sign and compare whether or not the id was found, so an unknown id
-	 * costs the same as a wrong signature.
+	 * costs the same as a wrong signature. A link made before the links'
+	 * secret keeps its API-key signature until it expires.
 	 */
-	links_key(api_key, key);
+	if (links_key(db, api_key, found && l.legacy_key, key) == -1)
+		return error_kind(err, ERR_INTERNAL, "The link cannot be checked now.");
 	sign_kind(key, u.id, u.expires, found ? row->path : "",
 	    found ? row->archive : NULL, want);
 	crypto_wipe(key, sizeof(key));
@@ -342,7 +437,7 @@ links_check(struct db *db, const char *api_key, const char *reqpath,
 		return error_kind(err, ERR_GONE, "This link has expired.");
 	if (row->revoked)
 		return error_kind(err, ERR_GONE, "This link has been revoked.");
-	return 0;
+	return links_owner_live(db, row->owner, err);
 }
 
 void

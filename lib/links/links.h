@@ -13,9 +13,16 @@
  *                            expires NUL path)
  *            where path is the file's absolute path in the container, as
  *            stored with the link (so the URL does not carry it), and
- *            link_key = HMAC-SHA256(SANDBOX_API_KEY,
- *                                   "code-sandbox download links v1").
- *            Rotating the API key therefore invalidates every link.
+ *            link_key = HMAC-SHA256(secret, "code-sandbox links v2" NUL
+ *                                   SANDBOX_API_KEY)
+ *            where secret is 32 random bytes the programs make once and
+ *            keep in the database (server_secret, sql/017-link-secret.sql).
+ *            A link holder has every signed input but the key: with the
+ *            secret in it, guesses of an operator-chosen API key cannot be
+ *            tested offline. Rotating the API key, or deleting the secret,
+ *            invalidates every link. Links made before the secret existed
+ *            (legacy_key = 1) keep the old key, HMAC-SHA256(SANDBOX_API_KEY,
+ *            "code-sandbox download links v1"), until they expire.
  *   name     the file's base name, percent-encoded (RFC 3986 unreserved
  *            characters kept). Not a secret and not signed by itself: it is
  *            derived from the signed path and must equal its base name, so a
@@ -25,7 +32,9 @@
  * this order: shape (404 for a path that is not four segments under /dl/,
  * 400 for a segment of the wrong syntax), signature (403; computed and
  * compared in constant time also when the id is unknown), name (403),
- * expiry (410), revocation (410). Only then may the caller touch Docker.
+ * expiry (410), revocation (410), and whether its owner still has access
+ * (owners_live: a revoked personal key's links answer 410 even if a row
+ * was missed). Only then may the caller touch Docker.
  */
 #ifndef CS_LINKS_H
 #define CS_LINKS_H
@@ -67,8 +76,16 @@ struct link_row {
 	char		archive[8];	/* "tar.gz" or "zip": a folder as one archive; "" for a file */
 };
 
-/* The key links are signed with, derived from the API key. */
-void	links_key(const char *api_key, uint8_t key[LINK_KEY_LEN]);
+/*
+ * The key links are signed with (above), into key: the links' secret
+ * (made on first use) and the API key; legacy: the API key alone, for
+ * rows made before the secret. 0, or -1 when the secret can be neither
+ * read nor made (logged).
+ */
+int	links_key(struct db *, const char *api_key, bool legacy,
+	    uint8_t key[LINK_KEY_LEN]);
+/* The key of links made before the secret: the API key alone. */
+void	links_legacy_key(const char *api_key, uint8_t key[LINK_KEY_LEN]);
 
 /* The signature of a link, as base64url text (LINK_SIG_LEN + NUL). */
 void	links_sign(const uint8_t key[LINK_KEY_LEN], const char *id,
@@ -138,6 +155,12 @@ char	*links_create_archive(struct db *, const char *api_key,
  */
 int	links_check(struct db *, const char *api_key, const char *reqpath,
 	    long long now, struct link_row *row, struct error *err);
+
+/*
+ * The last step of both checks: 0 when owner (a link's) still has access
+ * (owners_live), else -1 with err->kind ERR_GONE, or ERR_INTERNAL.
+ */
+int	links_owner_live(struct db *, const char *owner, struct error *err);
 
 /* Count one download of link id. */
 void	links_count_download(struct db *, const char *id, long long now);

@@ -123,7 +123,11 @@ uplinks_create(struct db *db, const char *api_key, const char *public_url,
 	row->created = now;
 	row->expires = now + ttl;
 
-	links_key(api_key, key);
+	if (links_key(db, api_key, false, key) == -1) {
+		error_set(err, "cannot sign the link: the links' secret is "
+		    "unavailable");
+		return NULL;
+	}
 	uplinks_sign(key, row->id, row->expires, dir, max_bytes, overwrite, sig);
 	crypto_wipe(key, sizeof(key));
 	n = strlen(public_url) + LINK_ID_LEN + LINK_SIG_LEN + 48;
@@ -179,7 +183,8 @@ uplinks_check(struct db *db, const char *api_key, const char *reqpath,
 	memcpy(row->id, u->id, sizeof(row->id));
 
 	/* Sign and compare whether or not the id was found (links_check). */
-	links_key(api_key, key);
+	if (links_key(db, api_key, found && l.legacy_key, key) == -1)
+		return error_kind(err, ERR_INTERNAL, "The link cannot be checked now.");
 	uplinks_sign(key, u->id, u->expires, found ? row->dir : "",
 	    found ? row->max_bytes : 0, found && row->overwrite, want);
 	crypto_wipe(key, sizeof(key));
@@ -191,7 +196,7 @@ uplinks_check(struct db *db, const char *api_key, const char *reqpath,
 		return error_kind(err, ERR_GONE, "This upload link has expired.");
 	if (row->revoked)
 		return error_kind(err, ERR_GONE, "This upload link has been revoked.");
-	return 0;
+	return links_owner_live(db, row->owner, err);
 }
 
 enum uplinks_reserve

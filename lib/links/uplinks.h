@@ -15,8 +15,8 @@
  *        "1" or "0", all as stored with the link: whatever decides where
  *        bytes go and how many is signed, so neither a changed URL nor a
  *        changed row (short of the key) widens a link. link_key is the
- *        download links' key (links_key), so rotating the API key
- *        invalidates upload links too.
+ *        download links' key (links_key: the links' secret and the API
+ *        key), so rotating the API key invalidates upload links too.
  *
  * GET of the link is the upload page; POST to it a multipart form; PUT to
  * the link followed by a file name ("/up/<id>/<expires>/<sig>/report.pdf")
@@ -24,8 +24,9 @@
  *
  * Checking a request (uplinks_check) uses only the URL and the database,
  * in the order of links_check: shape (404), syntax (400), signature (403,
- * computed also for an unknown id), expiry (410), revocation (410). Only
- * then may the caller touch Docker.
+ * computed also for an unknown id), expiry (410), revocation (410), the
+ * owner's access (410, links_owner_live). Only then may the caller touch
+ * Docker.
  */
 #ifndef CS_UPLINKS_H
 #define CS_UPLINKS_H

@@ -33,6 +33,7 @@
 #include "links/upload.h"
 #include "sandbox/files.h"
 #include "sandbox/sandbox.h"
+#include "sandbox/sandboxes.h"
 #include "sandbox/scripts.h"
 #include "store/db.h"
 
@@ -286,10 +287,14 @@ discard:
 static int
 open_engine(struct up *u, struct error *err)
 {
-	if (u->sb == NULL && (sandbox_open(u->cfg, u->row.owner, &u->sb,
+	/* Claimed: counted against the cap and idle-stopped (sandboxes.h). */
+	if (u->sb == NULL && (sandboxes_open(u->cfg, u->db, u->row.owner, &u->sb,
 	    err) == -1 ||
-	    sandbox_ensure(u->sb, err) == -1))
+	    sandbox_ensure(u->sb, err) == -1)) {
+		sandbox_close(u->sb);
+		u->sb = NULL;
 		return error_kind(err, ERR_UNAVAILABLE, "%s", err->msg);
+	}
 	return 0;
 }
 
@@ -703,5 +708,7 @@ upload_handle(struct http_req *r, const struct config *cfg, struct db *db)
 		do_post(&u);
 	else
 		upload_page(r, &u.row, 200, NULL, 0);
+	if (u.sb != NULL)
+		sandboxes_touch(cfg, db, u.row.owner);
 	sandbox_close(u.sb);
 }

@@ -216,10 +216,10 @@ mcp_tools_call(struct mcp_call *c, const struct mcp_msg *m)
 
 	if ((tool = tool_of(m, &args, &res)) == NULL)
 		return res;
-	/* The caller's own sandbox in person scope (sandboxes.h). */
-	if ((!tool->no_sandbox && sandboxes_claim(c->cfg, c->db,
-	    auth_owner(c->who), &err) == -1) ||
-	    sandbox_open(c->cfg, auth_owner(c->who), &sb, &err) == -1) {
+	/* The caller's own sandbox in person scope, claimed (sandboxes.h). */
+	if ((tool->no_sandbox ? sandbox_open(c->cfg, auth_owner(c->who), &sb,
+	    &err) : sandboxes_open(c->cfg, c->db, auth_owner(c->who), &sb,
+	    &err)) == -1) {
 		json_object_put(args);
 		return mcp_reply(m, result_error("%s", err.msg));
 	}

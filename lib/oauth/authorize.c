@@ -5,9 +5,10 @@
  * GET validates the request in the order RFC 6749 §4.1.2.1 demands: until
  * the client and its redirect URI are known good, errors are shown on a page
  * and never redirected (no open redirector); after that they go back to the
- * client, but only to a client the owner approved before (RFC 9700
- * §4.11.2: anyone can register a redirect URI; a client never approved
- * gets its errors shown on a page). A redirect host that is not loopback
+ * client, but only through a redirect URI the owner signed the client in
+ * through before (RFC 9700 §4.11.2: anyone can register a redirect URI;
+ * a URI never approved, or approved before the client's redirect_uris
+ * changed, gets its errors shown on a page). A redirect host that is not loopback
  * nor in SANDBOX_REDIRECT_HOSTS is named in a warning above the key field,
  * or refused outright with SANDBOX_REDIRECT_UNKNOWN=refuse. A valid request is stored (oauth_request) under a random id that
  * the sign-in form carries, with a CSRF cookie whose hash is stored too, so
@@ -29,6 +30,7 @@
 #include <string.h>
 #include <strings.h>
 
+#include "base/clientaddr.h"
 #include "base/config.h"
 #include "base/crypto.h"
 #include "base/form.h"
@@ -47,6 +49,8 @@
 #define POST_MAX	4096	/* the sign-in form: request id, key, action */
 #define KEY_MAX		512	/* SANDBOX_API_KEY is at most 512 characters */
 #define LOCATION_MAX	8192
+/* Open sign-in pages per client address (IPv6 by /64). */
+#define PENDING_PER_ADDR	20
 
 /* An authorization request as validated (and stored while the page shows). */
 struct authz {
@@ -69,7 +73,8 @@ struct authz {
  */
 static int
 client_find(struct db *db, const struct config *cfg,
-    const char *client_id, struct oauth_client *c, struct error *err)
+    const char *client_id, const char *akey, struct oauth_client *c,
+    struct error *err)
 {
 	enum lookup_result rc;
 	enum cimd_fetched frc;
@@ -88,7 +93,7 @@ client_find(struct db *db, const struct config *cfg,
 		    "registration expired): reconnect to register again.");
 	}
 	/* draft-ietf-oauth-client-id-metadata-document §4: fetch, cache. */
-	frc = cimd_fetch(db, cfg, client_id, err);
+	frc = cimd_fetch(db, cfg, client_id, akey, err);
 	/* Rate limited: a stale cached copy still serves (no lock-out). */
 	if (frc == CIMD_RATE_LIMITED && rc == LOOKUP_FOUND)
 		return 0;
@@ -189,18 +194,32 @@ show_page(struct http_req *r, const struct config *cfg, int status,
 }
 
 /*
+ * Has the owner signed in this client through this redirect URI before
+ * (sql/018-redirect-approval.sql)? Approval of another of its URIs, or
+ * from before its redirect_uris changed, does not count.
+ */
+static bool
+approved_for(struct db *db, const struct oauth_client *c, const char *to)
+{
+	char v[32];
+
+	return db_get_text(db, STMT_APPROVAL_GET, v, sizeof(v), "tt",
+	    c->client_id, to) == LOOKUP_FOUND;
+}
+
+/*
  * An error after the client and redirect URI were validated: sent back to
- * the client (RFC 6749 §4.1.2.1) when the owner approved it before, shown
- * on a page otherwise (RFC 9700 §4.11.2).
+ * the client (RFC 6749 §4.1.2.1) when the owner approved it before for
+ * this redirect URI, shown on a page otherwise (RFC 9700 §4.11.2).
  */
 static void
-authz_error(struct http_req *r, const struct config *cfg,
+authz_error(struct http_req *r, const struct config *cfg, struct db *db,
     const struct oauth_client *c, const char *to, const char *error,
     const char *desc, const char *state)
 {
 	char detail[512];
 
-	if (c->approved != 0) {
+	if (approved_for(db, c, to)) {
 		redirect_back(r, cfg, to, NULL, error, desc, state);
 		return;
 	}
@@ -235,13 +254,13 @@ get_form(struct http_req *r)
  */
 static int
 get_client(struct http_req *r, const struct config *cfg, struct db *db,
-    struct form *f, struct oauth_client *c, struct authz *a)
+    struct form *f, const char *akey, struct oauth_client *c, struct authz *a)
 {
 	struct error	 err;
 	const char	*given;
 
 	a->client_id = form_get(f, "client_id");
-	if (a->client_id == NULL || client_find(db, cfg, a->client_id, c,
+	if (a->client_id == NULL || client_find(db, cfg, a->client_id, akey, c,
 	    &err) == -1) {
 		signin_error(r, 400, "Unknown application", a->client_id == NULL ?
 		    "The request names no client_id." : err.msg);
@@ -259,7 +278,7 @@ get_client(struct http_req *r, const struct config *cfg, struct db *db,
 	a->state = form_get(f, "state");
 	if (a->state != NULL && (strlen(a->state) > OAUTH_MAX_STATE ||
 	    !vschar(a->state))) {
-		authz_error(r, cfg, c, a->redirect_to, "invalid_request",
+		authz_error(r, cfg, db, c, a->redirect_to, "invalid_request",
 		    "state is too long or not printable ASCII.", NULL);
 		return -1;
 	}
@@ -271,18 +290,18 @@ get_client(struct http_req *r, const struct config *cfg, struct db *db,
  * response_type, PKCE, scope and resource into a. 0, or -1 having answered.
  */
 static int
-get_params(struct http_req *r, const struct config *cfg, struct form *f,
-    const struct oauth_client *c, struct authz *a)
+get_params(struct http_req *r, const struct config *cfg, struct db *db,
+    struct form *f, const struct oauth_client *c, struct authz *a)
 {
 	const char	*rtype, *method, *scope;
 
 	if ((rtype = form_get(f, "response_type")) == NULL) {
-		authz_error(r, cfg, c, a->redirect_to, "invalid_request",
+		authz_error(r, cfg, db, c, a->redirect_to, "invalid_request",
 		    "response_type is missing.", a->state);
 		return -1;
 	}
 	if (strcmp(rtype, "code") != 0) {
-		authz_error(r, cfg, c, a->redirect_to,
+		authz_error(r, cfg, db, c, a->redirect_to,
 		    "unsupported_response_type", "Only response_type=code.", a->state);
 		return -1;
 	}
@@ -290,25 +309,25 @@ get_params(struct http_req *r, const struct config *cfg, struct form *f,
 	a->challenge = form_get(f, "code_challenge");
 	method = form_get(f, "code_challenge_method");
 	if (a->challenge == NULL) {
-		authz_error(r, cfg, c, a->redirect_to, "invalid_request",
+		authz_error(r, cfg, db, c, a->redirect_to, "invalid_request",
 		    "PKCE is required: send code_challenge with "
 		    "code_challenge_method=S256.", a->state);
 		return -1;
 	}
 	if (method == NULL || strcmp(method, "S256") != 0) {
-		authz_error(r, cfg, c, a->redirect_to, "invalid_request",
+		authz_error(r, cfg, db, c, a->redirect_to, "invalid_request",
 		    "code_challenge_method must be S256.", a->state);
 		return -1;
 	}
 	if (!oauth_pkce_challenge_valid(a->challenge)) {
-		authz_error(r, cfg, c, a->redirect_to, "invalid_request",
+		authz_error(r, cfg, db, c, a->redirect_to, "invalid_request",
 		    "code_challenge must be 43 base64url characters.", a->state);
 		return -1;
 	}
 	/* Unknown scope values are ignored (Claude sends "claudeai"). */
 	scope = form_get(f, "scope");
 	if (scope != NULL && strlen(scope) > OAUTH_MAX_SCOPE) {
-		authz_error(r, cfg, c, a->redirect_to, "invalid_scope",
+		authz_error(r, cfg, db, c, a->redirect_to, "invalid_scope",
 		    "scope is too long.", a->state);
 		return -1;
 	}
@@ -319,7 +338,7 @@ get_params(struct http_req *r, const struct config *cfg, struct form *f,
 		a->resource = cfg->mcp_url;
 	else if (strcmp(a->resource, cfg->mcp_url) != 0) {
 		log_refusal(LOG_REFUSE_RESOURCE, cfg->mcp_url, a->resource);
-		authz_error(r, cfg, c, a->redirect_to, "invalid_target",
+		authz_error(r, cfg, db, c, a->redirect_to, "invalid_target",
 		    "resource must be this server's MCP URL.", a->state);
 		return -1;
 	}
@@ -348,7 +367,8 @@ get_host(struct http_req *r, const struct config *cfg, const struct authz *a)
  */
 static void
 get_store(struct http_req *r, const struct config *cfg, struct db *db,
-    const struct oauth_client *c, const struct authz *a, long long now)
+    const struct oauth_client *c, const struct authz *a, const char *akey,
+    long long now)
 {
 	char	id[TOKEN_MAX], csrf[TOKEN_MAX], idh[CRYPTO_SHA256_HEX];
 	char	csrfh[CRYPTO_SHA256_HEX], cname[32], cookie[256];
@@ -367,7 +387,13 @@ get_store(struct http_req *r, const struct config *cfg, struct db *db,
 		signin_error(r, 500, "Server error", "The request could not be stored.");
 		goto out;
 	}
-	/* At most SANDBOX_PENDING_SIGNINS open pages: the oldest go. */
+	/*
+	 * Per address at most PENDING_PER_ADDR open pages, and overall
+	 * SANDBOX_PENDING_SIGNINS: past it the oldest of the address with the
+	 * most go, so a flood of GETs evicts its own pages, not a person's.
+	 */
+	db_exec(db, STMT_REQUEST_SET_ADDR, "tt", akey, idh);
+	db_exec(db, STMT_REQUEST_CAP_ADDR, "ti", akey, (long long)PENDING_PER_ADDR);
 	db_exec(db, STMT_REQUEST_CAP, "i", (long long)cfg->pending_max);
 	/* The form's POST must carry this cookie: a cross-site form cannot. */
 	cookie_name(idh, cname);
@@ -388,16 +414,18 @@ authorize_get(struct http_req *r, const struct config *cfg, struct db *db)
 	struct form		*f;
 	struct oauth_client	 c;
 	struct authz		 a;
+	char			 addr[CLIENTADDR_MAX], akey[CLIENTADDR_MAX];
 	long long		 now = oauth_now();
 
 	memset(&c, 0, sizeof(c));
 	memset(&a, 0, sizeof(a));
+	oauth_client_addr(r, cfg, addr, akey);
 	if ((f = get_form(r)) == NULL)
 		return;
-	if (get_client(r, cfg, db, f, &c, &a) == -1 ||
-	    get_params(r, cfg, f, &c, &a) == -1 || get_host(r, cfg, &a) == -1)
+	if (get_client(r, cfg, db, f, akey, &c, &a) == -1 ||
+	    get_params(r, cfg, db, f, &c, &a) == -1 || get_host(r, cfg, &a) == -1)
 		goto out;
-	get_store(r, cfg, db, &c, &a, now);
+	get_store(r, cfg, db, &c, &a, akey, now);
 out:
 	oauth_client_clear(&c);
 	form_free(f);
@@ -566,7 +594,7 @@ post_denied(struct post *p)
 		return false;
 	db_exec(p->db, STMT_REQUEST_DELETE, "t", p->idh);
 	post_audit(p, "denied");
-	if (p->c.approved != 0)
+	if (approved_for(p->db, &p->c, p->pend.redirect_to))
 		redirect_back(p->r, p->cfg, p->pend.redirect_to, NULL,
 		    "access_denied", "The sign-in was cancelled.", p->pend.state);
 	else
@@ -673,6 +701,8 @@ post_store_code(struct post *p, const char *codeh)
 	    p->now + OAUTH_CODE_TTL) != 1 ||
 	    db_exec(p->db, STMT_CODE_SET_OWNER, "tt", p->owner, codeh) != 1 ||
 	    db_exec(p->db, STMT_CLIENT_APPROVE, "it", p->now, q->client_id) < 0 ||
+	    db_exec(p->db, STMT_APPROVAL_ADD, "tti", q->client_id,
+	    q->redirect_to, p->now) < 0 ||
 	    db_commit(p->db) == -1) {
 		db_rollback(p->db);
 		return -1;

@@ -151,6 +151,17 @@ bool	oauth_redirect_known(const struct config *, const char *uri, char *host,
  */
 bool	oauth_cors(struct http_req *);
 
+/*
+ * A /register body (RFC 7591) parsed and checked: 0 with the metadata to
+ * store and echo in *meta (its token_endpoint_auth_method always set), the
+ * redirect URIs in *uris (both new: put them) and *refresh; or -1 with the
+ * RFC 7591 §3.2.2 error code in *error (a static string) and a
+ * description in why.
+ */
+int	oauth_register_check(const char *body, size_t len,
+	    struct json_object **meta, struct json_object **uris, bool *refresh,
+	    const char **error, char *why, size_t whysz);
+
 /* Delete what has expired (codes, requests, tokens, empty grants, throttles). */
 void	oauth_prune(struct db *);
 

@@ -146,7 +146,8 @@ owners_key_rotate(struct db *db, const char *name, char key[OWNER_KEY_MAX],
 enum lookup_result
 owners_key_revoke(struct db *db, const char *name, struct error *err)
 {
-	long n;
+	long long	now = (long long)time(NULL);
+	long		n;
 
 	if (!owners_name_valid(name)) {
 		error_set(err, "%s: not the name of a personal key", name);
@@ -156,12 +157,27 @@ owners_key_revoke(struct db *db, const char *name, struct error *err)
 		error_set(err, "the key store cannot be written");
 		return LOOKUP_ERROR;
 	}
-	if ((n = db_exec(db, STMT_OWNER_KEY_REVOKE, "it",
-	    (long long)time(NULL), name)) < 0 || end_signins(db, name) == -1 ||
+	/* Its links go with it: none serves or stores after the commit. */
+	if ((n = db_exec(db, STMT_OWNER_KEY_REVOKE, "it", now, name)) < 0 ||
+	    end_signins(db, name) == -1 ||
+	    db_exec(db, STMT_OWNER_LINKS_REVOKE, "it", now, name) < 0 ||
+	    db_exec(db, STMT_OWNER_UPLINKS_REVOKE, "it", now, name) < 0 ||
 	    db_commit(db) == -1) {
 		db_rollback(db);
 		error_set(err, "the key store cannot be written");
 		return LOOKUP_ERROR;
 	}
 	return n > 0 ? LOOKUP_FOUND : LOOKUP_NONE;
+}
+
+enum lookup_result
+owners_live(struct db *db, const char *owner)
+{
+	char id[32];
+
+	if (strcmp(owner, OWNER_OPERATOR) == 0)
+		return LOOKUP_FOUND;
+	if (!owners_name_valid(owner))
+		return LOOKUP_NONE;
+	return db_get_text(db, STMT_OWNER_KEY_LIVE, id, sizeof(id), "t", owner);
 }

@@ -52,11 +52,20 @@ int	owners_key_rotate(struct db *, const char *name,
 
 /*
  * Revoke name's key and end its sign-ins at once: its grants (so every
- * token), codes and sessions are deleted. LOOKUP_FOUND when a valid key
- * was revoked, LOOKUP_NONE when name had none, LOOKUP_ERROR with a message
+ * token), codes and sessions are deleted, and its download and upload
+ * links revoked, in one transaction. LOOKUP_FOUND when a valid key was
+ * revoked, LOOKUP_NONE when name had none, LOOKUP_ERROR with a message
  * for the operator. The caller stops its sandbox.
  */
 enum lookup_result owners_key_revoke(struct db *, const char *name,
 	    struct error *);
+
+/*
+ * Does owner still have access: "operator" always (SANDBOX_API_KEY), a
+ * personal owner while it has a valid key. Links and the start of a
+ * sandbox ask this, so nothing of a revoked owner serves or runs even if
+ * a row was missed. LOOKUP_FOUND, LOOKUP_NONE, or LOOKUP_ERROR.
+ */
+enum lookup_result owners_live(struct db *, const char *owner);
 
 #endif

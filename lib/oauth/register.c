@@ -21,8 +21,10 @@
 /* Registration bodies are read before any authentication: keep them small. */
 #define REGISTER_MAX_BODY	16384
 /*
- * Never-used registrations kept: past it the oldest go (a flood of
- * registrations cannot stop new ones; per-address rates bound each source).
+ * Never-used registrations kept: past it the oldest of the address with
+ * the most go (a flood of registrations cannot stop new ones, and evicts
+ * its own before a person's fresh client; per-address rates bound each
+ * source).
  */
 #define MAX_UNUSED_CLIENTS	10000
 
@@ -174,80 +176,71 @@ check_grants(struct json_object *req, struct json_object *meta, bool *refresh,
 	return 0;
 }
 
-/* The registration body, a JSON object; NULL having answered. */
-static struct json_object *
-register_read(struct http_req *r)
+/* The registration body in *body and *len: 0, or -1 having answered. */
+static int
+register_read(struct http_req *r, const char **body, size_t *len)
 {
-	struct json_object	*req;
-	struct error		 err;
-	const char		*body, *ctype;
-	size_t			 len;
+	const char		*ctype;
 	int			 status;
 
 	if (strcmp(http_method(r), "POST") != 0) {
 		http_header_add(r, "Allow", "POST, OPTIONS");
 		http_send_error(r, 405, "Use POST with a JSON body (RFC 7591).");
-		return NULL;
+		return -1;
 	}
 	ctype = http_header(r, "Content-Type");
 	if (ctype == NULL || strncasecmp(ctype, "application/json", 16) != 0) {
 		register_error(r, "invalid_client_metadata",
 		    "The body must be application/json.");
-		return NULL;
+		return -1;
 	}
-	if (http_body(r, REGISTER_MAX_BODY, &body, &len, &status) == -1) {
+	if (http_body(r, REGISTER_MAX_BODY, body, len, &status) == -1) {
 		http_send_error(r, status, "The registration body is too large "
 		    "or malformed.");
-		return NULL;
+		return -1;
 	}
-	if ((req = js_parse(body, len, 8, &err)) == NULL ||
-	    !json_object_is_type(req, json_type_object)) {
-		register_error(r, "invalid_client_metadata", req == NULL ? err.msg :
-		    "The body must be a JSON object.");
-		json_object_put(req);
-		return NULL;
-	}
-	return req;
+	return 0;
 }
 
 /*
  * token_endpoint_auth_method (RFC 7591 §2, default client_secret_basic)
- * into *method and meta: 0, or -1 having answered.
+ * into meta: 0, or -1 with why.
  */
 static int
-register_auth_method(struct http_req *r, struct json_object *req,
-    struct json_object *meta, const char **method)
+register_auth_method(struct json_object *req, struct json_object *meta,
+    char *why, size_t whysz)
 {
-	*method = js_str(req, "token_endpoint_auth_method");
-	if (*method == NULL && json_object_object_get_ex(req,
+	const char	*method;
+
+	method = js_str(req, "token_endpoint_auth_method");
+	if (method == NULL && json_object_object_get_ex(req,
 	    "token_endpoint_auth_method", NULL) &&
 	    !json_object_is_type(json_object_object_get(req,
 	    "token_endpoint_auth_method"), json_type_null)) {
-		register_error(r, "invalid_client_metadata",
-		    "token_endpoint_auth_method must be a string.");
+		snprintf(why, whysz, "token_endpoint_auth_method must be a string.");
 		return -1;
 	}
-	if (*method == NULL)
-		*method = "client_secret_basic";
-	if (strcmp(*method, "none") != 0 &&
-	    strcmp(*method, "client_secret_post") != 0 &&
-	    strcmp(*method, "client_secret_basic") != 0) {
-		register_error(r, "invalid_client_metadata", "token_endpoint_auth_method "
-		    "must be client_secret_post, client_secret_basic or none.");
+	if (method == NULL)
+		method = "client_secret_basic";
+	if (strcmp(method, "none") != 0 &&
+	    strcmp(method, "client_secret_post") != 0 &&
+	    strcmp(method, "client_secret_basic") != 0) {
+		snprintf(why, whysz, "token_endpoint_auth_method must be "
+		    "client_secret_post, client_secret_basic or none.");
 		return -1;
 	}
-	js_set_str(meta, "token_endpoint_auth_method", *method);
+	js_set_str(meta, "token_endpoint_auth_method", method);
 	return 0;
 }
 
 /*
  * MCP authorization 2026-07-28 and OpenID Connect Registration §2:
  * application_type is native or web (default web); stored with the
- * metadata and echoed. 0, or -1 having answered.
+ * metadata and echoed. 0, or -1 with why.
  */
 static int
-register_app_type(struct http_req *r, struct json_object *req,
-    struct json_object *meta)
+register_app_type(struct json_object *req, struct json_object *meta,
+    char *why, size_t whysz)
 {
 	const char		*at = js_str(req, "application_type");
 	struct json_object	*v;
@@ -255,14 +248,12 @@ register_app_type(struct http_req *r, struct json_object *req,
 	if (at == NULL && json_object_object_get_ex(req,
 	    "application_type", &v) && !json_object_is_type(v,
 	    json_type_null)) {
-		register_error(r, "invalid_client_metadata",
-		    "application_type must be a string.");
+		snprintf(why, whysz, "application_type must be a string.");
 		return -1;
 	}
 	if (at != NULL && strcmp(at, "native") != 0 &&
 	    strcmp(at, "web") != 0) {
-		register_error(r, "invalid_client_metadata",
-		    "application_type must be native or web.");
+		snprintf(why, whysz, "application_type must be native or web.");
 		return -1;
 	}
 	if (at != NULL)
@@ -271,27 +262,23 @@ register_app_type(struct http_req *r, struct json_object *req,
 }
 
 /*
- * The client's metadata from req, checked, into meta, *uris (a new
- * array), *method and *refresh: 0, or -1 having answered.
+ * The client's metadata from req, checked, into meta and *uris (a new
+ * array): 0, or -1 with the RFC 7591 error code in *error and why.
  */
 static int
-register_metadata(struct http_req *r, struct json_object *req,
-    struct json_object *meta, struct json_object **uris, const char **method,
-    bool *refresh)
+register_metadata(struct json_object *req, struct json_object *meta,
+    struct json_object **uris, bool *refresh, const char **error, char *why,
+    size_t whysz)
 {
-	char	why[256];
-
-	if (check_redirects(req, uris, why, sizeof(why)) == -1) {
-		register_error(r, "invalid_redirect_uri", why);
+	*error = "invalid_client_metadata";
+	if (check_redirects(req, uris, why, whysz) == -1) {
+		*error = "invalid_redirect_uri";
 		return -1;
 	}
 	js_set(meta, "redirect_uris", json_object_get(*uris));
-	if (register_auth_method(r, req, meta, method) == -1)
+	if (register_auth_method(req, meta, why, whysz) == -1 ||
+	    check_grants(req, meta, refresh, why, whysz) == -1)
 		return -1;
-	if (check_grants(req, meta, refresh, why, sizeof(why)) == -1) {
-		register_error(r, "invalid_client_metadata", why);
-		return -1;
-	}
 	if (copy_str(req, meta, "client_name", OAUTH_MAX_NAME) == -1 ||
 	    copy_str(req, meta, "scope", OAUTH_MAX_SCOPE) == -1 ||
 	    copy_str(req, meta, "software_id", 256) == -1 ||
@@ -300,12 +287,44 @@ register_metadata(struct http_req *r, struct json_object *req,
 	    copy_url(req, meta, "logo_uri") == -1 ||
 	    copy_url(req, meta, "tos_uri") == -1 ||
 	    copy_url(req, meta, "policy_uri") == -1) {
-		register_error(r, "invalid_client_metadata", "client_name, scope, "
-		    "software_id and software_version must be short strings; "
-		    "client_uri, logo_uri, tos_uri and policy_uri http(s) URLs.");
+		snprintf(why, whysz, "client_name, scope, software_id and "
+		    "software_version must be short strings; client_uri, "
+		    "logo_uri, tos_uri and policy_uri http(s) URLs.");
 		return -1;
 	}
-	return register_app_type(r, req, meta);
+	return register_app_type(req, meta, why, whysz);
+}
+
+int
+oauth_register_check(const char *body, size_t len, struct json_object **meta,
+    struct json_object **uris, bool *refresh, const char **error, char *why,
+    size_t whysz)
+{
+	struct json_object	*req;
+	struct error		 err;
+	int			 rc;
+
+	*meta = *uris = NULL;
+	*refresh = false;
+	*error = "invalid_client_metadata";
+	if ((req = js_parse(body, len, 8, &err)) == NULL) {
+		snprintf(why, whysz, "%s", err.msg);
+		return -1;
+	}
+	if (!json_object_is_type(req, json_type_object)) {
+		snprintf(why, whysz, "The body must be a JSON object.");
+		json_object_put(req);
+		return -1;
+	}
+	*meta = json_object_new_object();
+	if ((rc = register_metadata(req, *meta, uris, refresh, error, why,
+	    whysz)) == -1) {
+		json_object_put(*meta);
+		json_object_put(*uris);
+		*meta = *uris = NULL;
+	}
+	json_object_put(req);
+	return rc;
 }
 
 /* Registrations per client address and hour (a setting): 0, or -1 having answered. */
@@ -345,11 +364,14 @@ register_rate(struct http_req *r, const struct config *cfg, struct db *db)
  * answer 201 with every registered value (RFC 7591 §3.2.1).
  */
 static void
-register_store(struct http_req *r, struct db *db, struct json_object *meta,
-    struct json_object *uris, const char *method, bool refresh, long long now)
+register_store(struct http_req *r, const struct config *cfg, struct db *db,
+    struct json_object *meta, struct json_object *uris, bool refresh,
+    long long now)
 {
+	char			 addr[CLIENTADDR_MAX], akey[CLIENTADDR_MAX];
 	struct json_object	*resp = NULL;
 	const char		*name = js_str(meta, "client_name");
+	const char		*method = js_str(meta, "token_endpoint_auth_method");
 	char			 client_id[TOKEN_MAX], secret[TOKEN_MAX];
 	char			 secret_hash[CRYPTO_SHA256_HEX];
 	bool			 confidential = strcmp(method, "none") != 0;
@@ -373,6 +395,9 @@ register_store(struct http_req *r, struct db *db, struct json_object *meta,
 		http_send_error(r, 500, "The client could not be stored.");
 		goto out;
 	}
+	/* Its bucket: a flood evicts its own registrations first (sql/019). */
+	oauth_client_addr(r, cfg, addr, akey);
+	db_exec(db, STMT_CLIENT_SET_ADDR, "tt", akey, client_id);
 	resp = json_object_get(meta);
 	js_set_str(resp, "client_id", client_id);
 	js_set_int(resp, "client_id_issued_at", now);
@@ -396,22 +421,24 @@ out:
 void
 oauth_register(struct http_req *r, const struct config *cfg, struct db *db)
 {
-	struct json_object	*req, *meta = NULL, *uris = NULL;
-	const char		*method;
+	struct json_object	*meta = NULL, *uris = NULL;
+	const char		*body, *error;
+	char			 why[256];
+	size_t			 len;
 	long long		 now = oauth_now();
 	bool			 refresh;
 
 	if (oauth_cors(r))
 		return;
-	if ((req = register_read(r)) == NULL)
+	if (register_read(r, &body, &len) == -1)
 		return;
-	meta = json_object_new_object();
-	if (register_metadata(r, req, meta, &uris, &method, &refresh) == -1 ||
-	    register_rate(r, cfg, db) == -1)
-		goto out;
-	register_store(r, db, meta, uris, method, refresh, now);
-out:
+	if (oauth_register_check(body, len, &meta, &uris, &refresh, &error, why,
+	    sizeof(why)) == -1) {
+		register_error(r, error, why);
+		return;
+	}
+	if (register_rate(r, cfg, db) == 0)
+		register_store(r, cfg, db, meta, uris, refresh, now);
 	json_object_put(uris);
 	json_object_put(meta);
-	json_object_put(req);
 }

@@ -338,6 +338,7 @@ background(void *arg)
 	long long		 now = (long long)time(NULL);
 	bool			 due = false;
 
+	pthread_setname_np(pthread_self(), "cs-cleanup");
 	/* Runs whose worker is gone, about once a minute (runs.h). */
 	runs_reconcile(cfg);
 	/* Read first (no write lock in WAL): most looks find nothing due. */

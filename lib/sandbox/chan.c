@@ -234,6 +234,7 @@ reader(void *arg)
 	char		*buf;
 	long		 n;
 
+	pthread_setname_np(pthread_self(), "cs-channel");
 	if ((buf = malloc(READ_SIZE)) != NULL) {
 		for (;;) {
 			n = docker_conn_recv(c->conn, buf, READ_SIZE, 1000);
@@ -258,7 +259,7 @@ reader(void *arg)
 	pthread_cond_broadcast(&c->changed);
 	pthread_mutex_unlock(&c->lock);
 	supf_free(&c->frames);
-	guard_stale();	/* the container may have restarted */
+	guard_stale(c->container);	/* the container may have restarted */
 	return NULL;
 }
 
@@ -645,4 +646,20 @@ chan_ask(struct sandbox *sb, const char *sup, int type, const char *run_id)
 	}
 	waiter_remove(c, &w);
 	return rc;
+}
+
+void
+chan_shutdown(void)
+{
+	int	i;
+	bool	ready;
+
+	pthread_mutex_lock(&table_lock);
+	ready = table_ready;
+	pthread_mutex_unlock(&table_lock);
+	for (i = 0; ready && i < CHAN_MAX; i++) {
+		pthread_mutex_lock(&chans[i].setup);
+		teardown(&chans[i]);
+		pthread_mutex_unlock(&chans[i].setup);
+	}
 }

@@ -64,4 +64,12 @@ int	chan_run(struct sandbox *, const char *sup, const char *run_id,
 int	chan_ask(struct sandbox *, const char *sup, int type,
 	    const char *run_id);
 
+/*
+ * At exit, after the workers: end every channel and join its reader, so
+ * no reader outlives the process's clean-up (the TLS library's per-thread
+ * state of a reader still running at exit would be lost, and reported as a
+ * leak).
+ */
+void	chan_shutdown(void);
+
 #endif

@@ -116,6 +116,7 @@ cspec_fill_create(const struct cspec *cs, struct json_object *body)
 	js_set(host, "CapDrop", str_array(drop));
 	js_set(host, "CapAdd", str_array(kept_caps));
 	js_set_str(host, "NetworkMode", cs->network_mode);
+	js_set_str(host, "CgroupnsMode", "private");
 	if (cs->runtime[0] != '\0')
 		js_set_str(host, "Runtime", cs->runtime);
 }
@@ -276,6 +277,38 @@ compare_limit(struct json_object *host, const char *key, long long want,
 		diff_add(d, "%s %lld, configured %lld", key, have, want);
 }
 
+/*
+ * Confinement switched off by a security option: seccomp or AppArmor
+ * unconfined, or systempaths=unconfined (/proc and /sys unmasked). Docker
+ * spells them with '=' or, in older versions, ':'; an engine that leaves
+ * MaskedPaths out says nothing either way.
+ */
+static void
+compare_secopts(struct json_object *host, struct diff *d)
+{
+	static const char *const off[] = { "seccomp", "apparmor", "systempaths" };
+	struct json_object	*opts = js_get(host, "SecurityOpt", json_type_array);
+	const char		*o;
+	size_t			 i, j, n, len;
+
+	n = opts != NULL ? json_object_array_length(opts) : 0;
+	for (i = 0; i < n; i++) {
+		if ((o = json_object_get_string(json_object_array_get_idx(opts,
+		    i))) == NULL)
+			continue;
+		for (j = 0; j < sizeof(off) / sizeof(off[0]); j++) {
+			len = strlen(off[j]);
+			if (strncmp(o, off[j], len) == 0 && (o[len] == '=' ||
+			    o[len] == ':') && strcmp(o + len + 1, "unconfined") == 0)
+				diff_add(d, "%s unconfined", off[j]);
+		}
+	}
+	/* The engine stores systempaths=unconfined as no masked paths. */
+	if ((opts = js_get(host, "MaskedPaths", json_type_array)) != NULL &&
+	    json_object_array_length(opts) == 0)
+		diff_add(d, "systempaths unconfined (no masked paths)");
+}
+
 enum cspec_verdict
 cspec_compare(const struct cspec *cs, struct json_object *inspect,
     char *buf, size_t n)
@@ -325,6 +358,7 @@ cspec_compare(const struct cspec *cs, struct json_object *inspect,
 	    json_object_object_get(host, "SecurityOpt")),
 	    "no-new-privileges") == NULL)
 		diff_add(&d, "no-new-privileges is off");
+	compare_secopts(host, &d);
 	compare_mounts(cs, inspect, host, &d);
 	mode = short_str(host, "NetworkMode");
 	if (strcmp(mode, cs->network_mode) != 0 &&
@@ -340,6 +374,8 @@ cspec_compare(const struct cspec *cs, struct json_object *inspect,
 		diff_add(&d, "the host's UTS namespace");
 	if (strcmp(short_str(host, "UsernsMode"), "host") == 0)
 		diff_add(&d, "the host's user namespace");
+	if (strcmp(short_str(host, "CgroupnsMode"), "host") == 0)
+		diff_add(&d, "the host's cgroup namespace");
 	if ((devices = js_get(host, "Devices", json_type_array)) != NULL &&
 	    json_object_array_length(devices) > 0)
 		diff_add(&d, "host devices passed in");

@@ -25,9 +25,11 @@
  * Containers carry the label code-sandbox.version=CSPEC_VERSION. On reuse
  * (cspec_compare): an older version is recreated on the same volume;
  * changed limits are applied in place; anything weaker than wanted
- * (privileged, extra capabilities, other mounts, a Docker socket, another
- * network, host namespaces, devices, another runtime) is refused, naming
- * the difference.
+ * (privileged, extra capabilities, no-new-privileges off, seccomp,
+ * AppArmor or systempaths unconfined, other mounts, a Docker socket,
+ * another network, host namespaces (cgroup too: containers are made with
+ * a private one, which is not Docker's default on cgroup v1), devices,
+ * another runtime) is refused, naming the difference.
  */
 #ifndef CS_CONTAINER_SPEC_H
 #define CS_CONTAINER_SPEC_H
@@ -43,7 +45,7 @@ struct json_object;
 struct cspec;
 
 /* Bumped when containers made before would be weaker than new ones. */
-#define CSPEC_VERSION		2
+#define CSPEC_VERSION		3	/* 3: a private cgroup namespace */
 #define CSPEC_LABEL_VERSION	"code-sandbox.version"
 /* The capabilities kept, as Docker names them (CapAdd after CapDrop ALL). */
 #define CSPEC_CAPS	"CHOWN", "DAC_OVERRIDE", "FOWNER", "FSETID", "KILL", \

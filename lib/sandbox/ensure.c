@@ -159,6 +159,22 @@ container_start(struct sandbox *sb, bool paused, struct error *err)
 	return 0;
 }
 
+/*
+ * In person scope a container is started or created only through a
+ * handle of sandboxes_open, so every start is counted against
+ * SANDBOX_MAX_SANDBOXES and idle-stopped later (sandboxes.h): true, with
+ * err set, for any other handle.
+ */
+static bool
+unclaimed(struct sandbox *sb, struct error *err)
+{
+	if (!sb->per_person || sb->claimed)
+		return false;
+	error_kind(err, ERR_UNAVAILABLE, "the sandbox container %s is not "
+	    "running, and this request may not start it", sb->container);
+	return true;
+}
+
 static int
 ensure_once(struct sandbox *sb, struct error *err)
 {
@@ -174,7 +190,7 @@ ensure_once(struct sandbox *sb, struct error *err)
 	    "the container", err, "/containers/%s/json", sb->container)) == -1)
 		goto out;
 	if (status == 404) {
-		if (container_create(sb, err) == -1)
+		if (unclaimed(sb, err) || container_create(sb, err) == -1)
 			goto out;
 	} else {
 		/* A weaker container is never started (sandbox/guard.h). */
@@ -186,7 +202,7 @@ ensure_once(struct sandbox *sb, struct error *err)
 	}
 	if (running && !paused)
 		rc = 0;
-	else
+	else if (!unclaimed(sb, err))
 		rc = container_start(sb, paused, err);
 out:
 	json_object_put(resp);

@@ -448,7 +448,7 @@ exec_repair(struct run *r, struct error *err)
 	    capture_total(r->out) + capture_total(r->err) > 0)
 		return TRY_FAIL;
 	r->ensured = true;
-	guard_stale();
+	guard_stale(r->sb->container);
 	log_info("container %s not running (%s); ensuring it",
 	    r->sb->container, err->msg);
 	return sandbox_ensure(r->sb, err) == -1 ? TRY_FAIL : TRY_AGAIN;
@@ -569,7 +569,7 @@ exec_paths(struct run *r, struct error *err)
 		if (use == NULL && (serr.kind == ERR_NOT_FOUND ||
 		    serr.kind == ERR_CONFLICT) && !r->ensured) {
 			r->ensured = true;
-			guard_stale();
+			guard_stale(r->sb->container);
 			if (sandbox_ensure(r->sb, err) == -1)
 				return -1;
 			continue;

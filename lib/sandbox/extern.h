@@ -42,6 +42,8 @@ struct exec_stream;
 struct json_object;
 
 struct sandbox {
+	const struct config *cfg;	/* the process's settings it came from */
+	char		*owner;		/* sandbox_open's owner, or NULL */
 	struct docker	*docker;	/* the one engine client of this handle */
 	struct cspec	*spec;		/* what the container should be */
 	char		*image;
@@ -54,6 +56,12 @@ struct sandbox {
 	size_t		 max_output;
 	bool		 script_hung;	/* a script passed its deadline */
 	bool		 channel;	/* SANDBOX_CHANNEL: commands over it */
+	bool		 per_person;	/* SANDBOX_SCOPE=person */
+	/*
+	 * Opened by sandboxes_open, after sandboxes_claim: only such a handle
+	 * starts or creates a container in person scope (sandbox_ensure).
+	 */
+	bool		 claimed;
 };
 
 /* The longest timeout of a command, and the cap of a recorded duration. */
@@ -161,11 +169,20 @@ int		sandbox_refusal(const struct cspec *, const char *diff,
 
 /*
  * The guard's samples and verdicts, shared by the threads of a process
- * under guard_mu and kept for one container (key: its Id and start time);
+ * under guard_mu, one entry per container name (guard_slot), so one
+ * person's samples and verdicts never stand for another's; within it, kept
+ * for one instance of the container (key: its Id and start time).
  * guard.c keeps the spec and canary verdicts, guard_disk.c the samples.
- * Zeroed for a new container (and by guard_recreate).
+ * Zeroed for a new instance (and by guard_recreate), but for watched_id.
  */
 struct guard_cache {
+	char		 container[128];	/* the entry's container name */
+	unsigned long long used;	/* last use, for reuse of the oldest */
+	/*
+	 * The container Id last found in watchdog mode: its mounts are fixed,
+	 * so its /sandbox stays watched across restarts (which clear the rest).
+	 */
+	char		 watched_id[80];
 	char		 key[192];	/* container Id and StartedAt */
 	long long	 canary_at;	/* monotonic ms; 0: not yet */
 	bool		 canary_ok;
@@ -178,12 +195,22 @@ struct guard_cache {
 	long long	 fs_size, sandbox_used;
 	long long	 layer_at, layer_cost;
 	long long	 layer_used;
+	bool		 refreshing;	/* a refresh beside the requests runs */
 	char		 fresh[128];	/* container found as specified */
 	long long	 fresh_at;	/* monotonic ms; 0: not now */
 	char		 fresh_id[72], fresh_started[72];	/* its identity */
 };
 extern pthread_mutex_t		guard_mu;
-extern struct guard_cache	guard_cache;
+
+/*
+ * The entry of container, made (taking the least recently used one) when
+ * there is none; the caller holds guard_mu, and looks it up again after
+ * letting go of it.
+ */
+struct guard_cache *guard_slot(const char *container);
+
+/* Zero an entry for a new instance of its container; guard_mu held. */
+void		guard_slot_reset(struct guard_cache *);
 
 /*
  * The canary and a disk sample run through the container's bash, which the
@@ -202,8 +229,10 @@ int		guard_inspect(struct docker *, const struct cspec *, bool size,
 
 /*
  * Sample /sandbox: 0 with the mode and sizes, or -1 with why. *host says
- * they were measured on the host (the mode in *watch then holds even when
- * the walk failed), not by a script in the container.
+ * they were measured on the host, or by the engine for a plain local
+ * volume this host cannot read (why then says "by the engine"; the mode in
+ * *watch holds even when the measure failed), not by a script in the
+ * container.
  */
 int		guard_sample_disk(struct sandbox *, struct docker *,
 		    const struct cspec *, bool *watch, long long *fs_size,
@@ -216,6 +245,13 @@ int		guard_sample_disk(struct sandbox *, struct docker *,
 bool		guard_disk_check(struct sandbox *, struct docker *,
 		    const struct cspec *, char *why, size_t n);
 
+/*
+ * Beside the requests (guard.c's refresh): the disk samples refreshed a
+ * while before guard_disk_check would find them stale, so no request
+ * waits for one while commands keep coming.
+ */
+void		guard_disk_ahead(struct sandbox *, struct docker *,
+		    const struct cspec *);
 /* --- kill.c --- */
 
 /* Kill run_id's group, leaving marker "cancel", "timeout" or "disk". 0 or -1. */

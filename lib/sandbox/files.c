@@ -116,7 +116,7 @@ files_parse_time(const char *s, long long *out)
 
 /* HEAD: keep the stat header's value. */
 struct stat_ctx {
-	char	*value;		/* base64, malloc'd */
+	char	*value;		/* as sent, malloc'd */
 	size_t	 len;
 	bool	 too_big;
 };
@@ -131,12 +131,8 @@ stat_header(void *arg, const char *line, size_t len)
 		return 0;
 	line += n;
 	len -= n;
-	while (len > 0 && (*line == ' ' || *line == '\t'))
-		line++, len--;
-	while (len > 0 && (line[len - 1] == '\r' || line[len - 1] == '\n' ||
-	    line[len - 1] == ' '))
-		len--;
-	if (len > STAT_HEADER_MAX) {
+	/* Room for the blanks and line end around the largest value. */
+	if (len > STAT_HEADER_MAX + 64) {
 		s->too_big = true;
 		return 0;
 	}
@@ -150,17 +146,61 @@ stat_header(void *arg, const char *line, size_t len)
 }
 
 int
+files_stat_parse(const char *value, size_t len, struct file_stat *st)
+{
+	struct json_object	*obj = NULL;
+	struct error		 perr;
+	char			*json = NULL;
+	const char		*mtime, *target;
+	long long		 v;
+	long			 jlen;
+	int			 rc = -1;
+
+	memset(st, 0, sizeof(*st));
+	while (len > 0 && (*value == ' ' || *value == '\t'))
+		value++, len--;
+	while (len > 0 && (value[len - 1] == '\r' || value[len - 1] == '\n' ||
+	    value[len - 1] == ' ' || value[len - 1] == '\t'))
+		len--;
+	if (len == 0 || len > STAT_HEADER_MAX ||
+	    (json = malloc(len + 1)) == NULL ||
+	    (jlen = crypto_b64_decode(value, len, json, len)) < 0 ||
+	    (obj = js_parse(json, (size_t)jlen, 4, &perr)) == NULL ||
+	    js_int(obj, "size", &v) == -1 || v < 0)
+		goto out;
+	st->size = (unsigned long long)v;
+	if (js_int(obj, "mode", &v) == -1 || v < 0 || v > UINT32_MAX)
+		goto out;
+	st->mode = (uint32_t)v;
+	if ((mtime = js_str(obj, "mtime")) == NULL ||
+	    files_parse_time(mtime, &st->mtime) == -1)
+		st->mtime = 0;
+	if (st->mode & GO_MODE_DIR)
+		st->kind = FILE_DIRECTORY;
+	else if (st->mode & GO_MODE_SYMLINK)
+		st->kind = FILE_SYMLINK;
+	else if (st->mode & (GO_MODE_DEVICE | GO_MODE_NAMED_PIPE |
+	    GO_MODE_SOCKET | GO_MODE_CHAR_DEVICE | GO_MODE_IRREGULAR))
+		st->kind = FILE_OTHER;
+	else
+		st->kind = FILE_REGULAR;
+	if ((target = js_str_max(obj, "linkTarget", FILES_PATH_MAX)) != NULL)
+		memcpy(st->link_target, target, strlen(target) + 1);
+	rc = 0;
+out:
+	json_object_put(obj);
+	free(json);
+	return rc;
+}
+
+int
 files_stat(struct sandbox *sb, const char *path,
     struct file_stat *st, struct error *err)
 {
 	struct docker_raw_cb	 cb = { stat_header, NULL, NULL };
 	struct stat_ctx		 s = { NULL, 0, false };
-	struct json_object	*obj = NULL;
-	struct error		 perr;
-	char			*url = NULL, *json = NULL;
-	const char		*mtime, *target;
-	long long		 v;
-	long			 status, jlen;
+	char			*url = NULL;
+	long			 status;
 	bool			 stopped;
 	int			 rc = -1;
 
@@ -191,37 +231,12 @@ files_stat(struct sandbox *sb, const char *path,
 		    "file stat (HTTP %ld)", status);
 		goto out;
 	}
-	if ((json = malloc(s.len + 1)) == NULL ||
-	    (jlen = crypto_b64_decode(s.value, s.len, json, s.len)) < 0 ||
-	    (obj = js_parse(json, (size_t)jlen, 4, &perr)) == NULL ||
-	    js_int(obj, "size", &v) == -1 || v < 0) {
+	if (files_stat_parse(s.value, s.len, st) == -1) {
 		error_kind(err, ERR_UPSTREAM, "Docker engine: malformed file stat");
 		goto out;
 	}
-	st->size = (unsigned long long)v;
-	if (js_int(obj, "mode", &v) == -1 || v < 0 || v > UINT32_MAX) {
-		error_kind(err, ERR_UPSTREAM, "Docker engine: malformed file stat");
-		goto out;
-	}
-	st->mode = (uint32_t)v;
-	if ((mtime = js_str(obj, "mtime")) == NULL ||
-	    files_parse_time(mtime, &st->mtime) == -1)
-		st->mtime = 0;
-	if (st->mode & GO_MODE_DIR)
-		st->kind = FILE_DIRECTORY;
-	else if (st->mode & GO_MODE_SYMLINK)
-		st->kind = FILE_SYMLINK;
-	else if (st->mode & (GO_MODE_DEVICE | GO_MODE_NAMED_PIPE |
-	    GO_MODE_SOCKET | GO_MODE_CHAR_DEVICE | GO_MODE_IRREGULAR))
-		st->kind = FILE_OTHER;
-	else
-		st->kind = FILE_REGULAR;
-	if ((target = js_str_max(obj, "linkTarget", FILES_PATH_MAX)) != NULL)
-		memcpy(st->link_target, target, strlen(target) + 1);
 	rc = 0;
 out:
-	json_object_put(obj);
-	free(json);
 	free(s.value);
 	free(url);
 	return rc;

@@ -49,6 +49,14 @@ struct file_stat {
 int	files_stat(struct sandbox *, const char *path,
 	    struct file_stat *st, struct error *err);
 
+/*
+ * The X-Docker-Container-Path-Stat header's value as the engine sent it
+ * (len bytes, blanks and line end around it allowed): base64 of a JSON
+ * object with size, mode, mtime and linkTarget. 0 with *st, or -1 when it
+ * is malformed (files_stat's parser; its fuzz target calls it).
+ */
+int	files_stat_parse(const char *value, size_t len, struct file_stat *st);
+
 /* The file being streamed, as the archive's headers describe it. */
 struct file_entry {
 	const char		*name;	/* as found, NUL-terminated */

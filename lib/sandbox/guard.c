@@ -7,6 +7,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include <json-c/json.h>
 
@@ -14,6 +15,7 @@
 #include "base/config.h"
 #include "base/js.h"
 #include "base/log.h"
+#include "http/http.h"
 #include "engine/docker.h"
 #include "sandbox/cspec.h"
 #include "sandbox/extern.h"
@@ -23,6 +25,7 @@
 #include "sandbox/scripts.h"
 
 #define CANARY_EVERY_MS		60000	/* re-run the canary after this */
+#define AHEAD_CANARY_MS		15000	/* beside the requests, that much sooner */
 #define RECREATE_NOTICE \
 	"Note: the sandbox container was recreated for this version of the " \
 	"server. Files in /sandbox are kept; packages and files installed " \
@@ -41,16 +44,18 @@ static pthread_mutex_t	 canary_mu = PTHREAD_MUTEX_INITIALIZER; /* one canary at 
 int
 guard_identity(const char *container, char *id, char *started)
 {
-	int rc = -1;
+	struct guard_cache	*gc;
+	int			 rc = -1;
 
 	pthread_mutex_lock(&guard_mu);
-	if (guard_cache.fresh_at != 0 &&
-	    clock_ms() - guard_cache.fresh_at < FRESH_MS &&
-	    strcmp(guard_cache.fresh, container) == 0 &&
-	    guard_cache.fresh_id[0] != '\0') {
-		memcpy(id, guard_cache.fresh_id, sizeof(guard_cache.fresh_id));
-		memcpy(started, guard_cache.fresh_started,
-		    sizeof(guard_cache.fresh_started));
+	gc = guard_slot(container);
+	if (gc->fresh_at != 0 &&
+	    clock_ms() - gc->fresh_at < FRESH_MS &&
+	    strcmp(gc->fresh, container) == 0 &&
+	    gc->fresh_id[0] != '\0') {
+		memcpy(id, gc->fresh_id, sizeof(gc->fresh_id));
+		memcpy(started, gc->fresh_started,
+		    sizeof(gc->fresh_started));
 		rc = 0;
 	}
 	pthread_mutex_unlock(&guard_mu);
@@ -58,10 +63,13 @@ guard_identity(const char *container, char *id, char *started)
 }
 
 void
-guard_stale(void)
+guard_stale(const char *container)
 {
+	struct guard_cache	*gc;
+
 	pthread_mutex_lock(&guard_mu);
-	guard_cache.fresh_at = 0;
+	gc = guard_slot(container);
+	gc->fresh_at = 0;
 	pthread_mutex_unlock(&guard_mu);
 }
 
@@ -117,12 +125,12 @@ cache_key(struct json_object *c, char *key, size_t n)
 
 /* Forget samples of another container; the caller holds mu. */
 static void
-cache_use(const char *key)
+cache_use(struct guard_cache *gc, const char *key)
 {
-	if (strcmp(guard_cache.key, key) == 0)
+	if (strcmp(gc->key, key) == 0)
 		return;
-	memset(&guard_cache, 0, sizeof(guard_cache));
-	snprintf(guard_cache.key, sizeof(guard_cache.key), "%s", key);
+	guard_slot_reset(gc);
+	snprintf(gc->key, sizeof(gc->key), "%s", key);
 }
 
 /* The gateway of the policy's network, a checked IPv4 address, or "". */
@@ -142,6 +150,79 @@ gateway_of(struct json_object *c, const char *network, char *gw, size_t n)
 }
 
 /*
+ * The bridge of the internet policy's network, a checked interface name,
+ * into bridge (16 bytes): 0, or -1 with why (the network missing, or the
+ * engine not answering).
+ */
+static int
+network_bridge(struct docker *d, const struct cspec *cs, char *bridge,
+    char *why, size_t n)
+{
+	struct json_object	*net = NULL;
+	const char		*b;
+	char			 path[192];
+	long			 status;
+	struct error		 e;
+	int			 rc = -1;
+
+	bridge[0] = '\0';
+	snprintf(path, sizeof(path), "/networks/%s", cspec_network(cs));
+	if (docker_request(d, "GET", path, NULL, &status, &net, &e) == -1) {
+		snprintf(why, n, "%.150s", e.msg);
+		goto out;
+	}
+	if (status != 200) {
+		snprintf(why, n, "the network is missing: run "
+		    "containers/netpolicy.sh apply as root");
+		goto out;
+	}
+	b = js_str_max(js_get(net, "Options", json_type_object),
+	    "com.docker.network.bridge.name", 15);
+	if (b == NULL || b[0] == '\0' ||
+	    strspn(b, "abcdefghijklmnopqrstuvwxyz0123456789-") != strlen(b)) {
+		snprintf(why, n, "the network names no bridge");
+		goto out;
+	}
+	snprintf(bridge, 16, "%s", b);
+	rc = 0;
+out:
+	json_object_put(net);
+	return rc;
+}
+
+/*
+ * The internet policy's network for a status (eg): its bridge and whether
+ * the host's firewall rules for it are present.
+ */
+static void
+status_network(struct docker *d, const struct cspec *cs, struct json_object *eg)
+{
+	struct json_object	*rules;
+	char			 bridge[16], detail[300], why[200];
+	enum netpolicy_rules	 r;
+
+	js_set_str(eg, "network", cspec_network(cs));
+	js_set_str(eg, "ipv6", "off: the network has no IPv6 and the "
+	    "host rejects IPv6 from its bridge");
+	if (network_bridge(d, cs, bridge, why, sizeof(why)) == 0)
+		js_set_str(eg, "bridge", bridge);
+	else if (strncmp(why, "the network is missing", 22) == 0)
+		js_set_str(eg, "network_error", why);
+	rules = json_object_new_object();
+	js_set(eg, "rules", rules);
+	if (bridge[0] == '\0') {
+		js_set(rules, "present", NULL);
+		js_set_str(rules, "detail", "no bridge to check");
+	} else {
+		r = netpolicy_rules_present(bridge, detail,
+		    sizeof(detail));
+		js_set(rules, "present", r == NETPOLICY_RULES_UNKNOWN ? NULL :
+		    json_object_new_boolean(r == NETPOLICY_RULES_PRESENT));
+		js_set_str(rules, "detail", detail);
+	}
+}
+
+/*
  * Run the canary now: 1 when the policy holds, 0 when it does not, -1 when
  * the canary could not run (the engine's error in detail).
  */
@@ -149,7 +230,7 @@ static int
 run_canary(struct sandbox *sb, const struct cspec *cs, struct json_object *c,
     char *detail, size_t n)
 {
-	char		 gw[16], out[512];
+	char		 gw[16], out[512], bridge[16], why[200];
 	const char	*args[3];
 	struct error	 e;
 	int		 code;
@@ -170,6 +251,25 @@ run_canary(struct sandbox *sb, const struct cspec *cs, struct json_object *c,
 		snprintf(detail, n, "the canary could not run: a script in the "
 		    "sandbox did not finish (is /bin/bash intact?)");
 		return -1;
+	}
+	/*
+	 * First the host's own firewall, where this process can read it
+	 * (root): rules missing there fail the policy whatever the container
+	 * prints; the canary is the second check, and the only one otherwise.
+	 */
+	if (cspec_egress(cs) == EGRESS_INTERNET && geteuid() == 0) {
+		if (network_bridge(sb->docker, cs, bridge, why,
+		    sizeof(why)) == -1) {
+			snprintf(detail, n, "the host's firewall could not be "
+			    "checked: %s", why);
+			return 0;
+		}
+		if (netpolicy_rules_present(bridge, why, sizeof(why)) ==
+		    NETPOLICY_RULES_MISSING) {
+			snprintf(detail, n, "the host's firewall has no rules "
+			    "for bridge %s (%.150s)", bridge, why);
+			return 0;
+		}
 	}
 	if (sandbox_script(sb, SCRIPT_CANARY, args, out, sizeof(out), NULL,
 	    NULL, GUARD_SCRIPT_DEADLINE_S, &code, &e) == -1) {
@@ -261,7 +361,7 @@ guard_recreate(struct sandbox *sb, struct docker *d, const struct cspec *cs,
 		    cspec_container(cs), id);
 	}
 	pthread_mutex_lock(&guard_mu);
-	memset(&guard_cache, 0, sizeof(guard_cache));
+	guard_slot_reset(guard_slot(cspec_container(cs)));
 	pthread_mutex_unlock(&guard_mu);
 	rc = sandbox_ensure(sb, err);
 out:
@@ -278,20 +378,21 @@ out:
  */
 static int
 canary_verdict(struct sandbox *sb, const struct cspec *cs,
-    struct json_object *c, const char *key, bool *ok, char *detail, size_t n,
-    struct error *err)
+    struct json_object *c, const char *key, long long every, bool *ok,
+    char *detail, size_t n, struct error *err)
 {
+	struct guard_cache	*gc;
 	bool	due, had;
 	int	r, rc = 0;
 
 	pthread_mutex_lock(&canary_mu);
 	pthread_mutex_lock(&guard_mu);
-	cache_use(key);
-	had = guard_cache.canary_at != 0;
-	due = !had || clock_ms() - guard_cache.canary_at >= CANARY_EVERY_MS ||
-	    !guard_cache.canary_ok;
-	*ok = guard_cache.canary_ok;
-	snprintf(detail, n, "%s", guard_cache.canary_detail);
+	gc = guard_slot(cspec_container(cs));
+	cache_use(gc, key);
+	had = gc->canary_at != 0;
+	due = !had || clock_ms() - gc->canary_at >= every || !gc->canary_ok;
+	*ok = gc->canary_ok;
+	snprintf(detail, n, "%s", gc->canary_detail);
 	pthread_mutex_unlock(&guard_mu);
 	if (!due)
 		goto out;
@@ -305,7 +406,8 @@ canary_verdict(struct sandbox *sb, const struct cspec *cs,
 		    "verdict", cspec_container(cs), detail);
 		r = *ok ? 1 : 0;
 		pthread_mutex_lock(&guard_mu);
-		snprintf(detail, n, "%s", guard_cache.canary_detail);
+		gc = guard_slot(cspec_container(cs));
+		snprintf(detail, n, "%s", gc->canary_detail);
 		pthread_mutex_unlock(&guard_mu);
 	} else if (r == -1) {
 		error_kind(err, ERR_UNAVAILABLE, "%s", detail);
@@ -314,9 +416,10 @@ canary_verdict(struct sandbox *sb, const struct cspec *cs,
 	}
 	*ok = r == 1;
 	pthread_mutex_lock(&guard_mu);
-	guard_cache.canary_at = clock_ms();
-	guard_cache.canary_ok = *ok;
-	snprintf(guard_cache.canary_detail, sizeof(guard_cache.canary_detail),
+	gc = guard_slot(cspec_container(cs));
+	gc->canary_at = clock_ms();
+	gc->canary_ok = *ok;
+	snprintf(gc->canary_detail, sizeof(gc->canary_detail),
 	    "%s", detail);
 	pthread_mutex_unlock(&guard_mu);
 	if (!*ok)
@@ -394,26 +497,29 @@ static int
 egress_check(struct sandbox *sb, const struct cspec *cs,
     struct json_object *c, struct error *err)
 {
+	struct guard_cache	*gc;
 	char	 key[192], detail[200];
 	bool	 canary_due, ok;
 
 	cache_key(c, key, sizeof(key));
 	if (cspec_egress(cs) == EGRESS_OPEN) {
 		pthread_mutex_lock(&guard_mu);
-		cache_use(key);
+		gc = guard_slot(cspec_container(cs));
+		cache_use(gc, key);
 		pthread_mutex_unlock(&guard_mu);
 		return 0;
 	}
 	pthread_mutex_lock(&guard_mu);
-	cache_use(key);
-	canary_due = guard_cache.canary_at == 0 ||
-	    clock_ms() - guard_cache.canary_at >= CANARY_EVERY_MS ||
-	    !guard_cache.canary_ok;
-	ok = guard_cache.canary_ok;
-	snprintf(detail, sizeof(detail), "%s", guard_cache.canary_detail);
+	gc = guard_slot(cspec_container(cs));
+	cache_use(gc, key);
+	canary_due = gc->canary_at == 0 ||
+	    clock_ms() - gc->canary_at >= CANARY_EVERY_MS ||
+	    !gc->canary_ok;
+	ok = gc->canary_ok;
+	snprintf(detail, sizeof(detail), "%s", gc->canary_detail);
 	pthread_mutex_unlock(&guard_mu);
-	if (canary_due && canary_verdict(sb, cs, c, key, &ok, detail,
-	    sizeof(detail), err) == -1)
+	if (canary_due && canary_verdict(sb, cs, c, key, CANARY_EVERY_MS, &ok,
+	    detail, sizeof(detail), err) == -1)
 		return -1;
 	if (!ok)
 		return error_kind(err, ERR_UNAVAILABLE, "The sandbox's egress "
@@ -430,45 +536,218 @@ egress_check(struct sandbox *sb, const struct cspec *cs,
  * with its identity (guard_identity).
  */
 static void
-fresh_note(const struct cspec *cs, struct json_object *c)
+fresh_note(const struct cspec *cs, struct json_object *c, long long when)
 {
+	struct guard_cache	*gc;
 	const char *id = js_str_max(c, "Id", 64);
 	const char *at = js_str_max(js_get(c, "State", json_type_object),
 	    "StartedAt", 64);
 
 	pthread_mutex_lock(&guard_mu);
-	snprintf(guard_cache.fresh, sizeof(guard_cache.fresh), "%s",
+	gc = guard_slot(cspec_container(cs));
+	snprintf(gc->fresh, sizeof(gc->fresh), "%s",
 	    cspec_container(cs));
-	guard_cache.fresh_at = clock_ms();
-	guard_cache.fresh_id[0] = guard_cache.fresh_started[0] = '\0';
+	gc->fresh_at = when;
+	gc->fresh_id[0] = gc->fresh_started[0] = '\0';
 	if (id != NULL && at != NULL && strlen(id) == 64 &&
 	    strspn(id, "0123456789abcdef") == 64 &&
 	    strspn(at, "0123456789-:.TZ+") == strlen(at)) {
-		snprintf(guard_cache.fresh_id, sizeof(guard_cache.fresh_id),
+		snprintf(gc->fresh_id, sizeof(gc->fresh_id),
 		    "%s", id);
-		snprintf(guard_cache.fresh_started,
-		    sizeof(guard_cache.fresh_started), "%s", at);
+		snprintf(gc->fresh_started,
+		    sizeof(gc->fresh_started), "%s", at);
 	}
 	pthread_mutex_unlock(&guard_mu);
+}
+
+/*
+ * Refreshes beside the requests: a thread with its own handle (the
+ * request's is the request's) inspects the container, runs the canary
+ * when it is near due and samples the disk when near due; what it finds
+ * replaces the verdict (a failure ends the trust at once: the next request
+ * checks inline, as after any change). It never makes, starts or updates
+ * a container. Counted, so the process waits for them when it stops.
+ */
+static pthread_mutex_t	 bg_mu = PTHREAD_MUTEX_INITIALIZER;
+static pthread_cond_t	 bg_cv = PTHREAD_COND_INITIALIZER;
+static int		 bg_running;
+static bool		 bg_stop;
+static bool		 bg_enabled;	/* a serving program's (guard_beside) */
+
+struct refresh_job {
+	const struct config	*cfg;
+	char			*owner;
+	char			 container[128];
+};
+
+/* May one start now? Not in plain CGI, nor when stopping. */
+static bool
+refresh_may_start(void)
+{
+	bool ok;
+
+	if (http_serving_cgi())
+		return false;
+	pthread_mutex_lock(&bg_mu);
+	ok = bg_enabled && !bg_stop;
+	pthread_mutex_unlock(&bg_mu);
+	return ok;
+}
+
+/* One refresh of sb's container. */
+static void
+refresh(struct sandbox *sb)
+{
+	const struct cspec	*cs = sb->spec;
+	struct json_object	*c = NULL;
+	struct error		 e;
+	char			 diff[400], key[192], detail[200];
+	bool			 running = false, paused = false, ok;
+	long			 status;
+	long long		 at = clock_ms();
+
+	if (guard_inspect(sb->docker, cs, false, &status, &c, &e) == -1 ||
+	    c == NULL) {
+		guard_stale(cspec_container(cs));
+		goto out;
+	}
+	js_bool(js_get(c, "State", json_type_object), "Running", &running);
+	js_bool(js_get(c, "State", json_type_object), "Paused", &paused);
+	if (!running || paused || cspec_compare(cs, c, diff,
+	    sizeof(diff)) != CSPEC_OK) {
+		guard_stale(cspec_container(cs));
+		goto out;
+	}
+	if (cspec_egress(cs) != EGRESS_OPEN) {
+		cache_key(c, key, sizeof(key));
+		if (canary_verdict(sb, cs, c, key, CANARY_EVERY_MS -
+		    AHEAD_CANARY_MS, &ok, detail, sizeof(detail), &e) == -1 ||
+		    !ok) {
+			guard_stale(cspec_container(cs));
+			goto out;
+		}
+	}
+	fresh_note(cs, c, at);
+	guard_disk_ahead(sb, sb->docker, cs);
+out:
+	json_object_put(c);
+}
+
+static void *
+refresh_thread(void *arg)
+{
+	struct refresh_job	*j = arg;
+	struct sandbox		*sb = NULL;
+	struct error		 e;
+
+	pthread_setname_np(pthread_self(), "cs-guard");
+	if (sandbox_open(j->cfg, j->owner, &sb, &e) == 0 &&
+	    strcmp(sb->container, j->container) == 0)
+		refresh(sb);
+	sandbox_close(sb);
+	pthread_mutex_lock(&guard_mu);
+	guard_slot(j->container)->refreshing = false;
+	pthread_mutex_unlock(&guard_mu);
+	free(j->owner);
+	free(j);
+	pthread_mutex_lock(&bg_mu);
+	bg_running--;
+	pthread_cond_broadcast(&bg_cv);
+	pthread_mutex_unlock(&bg_mu);
+	return NULL;
+}
+
+/* Start a refresh of sb's container beside the request (its flag set). */
+static void
+refresh_beside(struct sandbox *sb)
+{
+	struct refresh_job	*j;
+	pthread_attr_t		 attr;
+	pthread_t		 t;
+	bool			 started = false;
+
+	if ((j = calloc(1, sizeof(*j))) != NULL &&
+	    (sb->owner == NULL || (j->owner = strdup(sb->owner)) != NULL)) {
+		j->cfg = sb->cfg;
+		snprintf(j->container, sizeof(j->container), "%s",
+		    sb->container);
+		pthread_mutex_lock(&bg_mu);
+		if (!bg_stop) {
+			pthread_attr_init(&attr);
+			pthread_attr_setdetachstate(&attr,
+			    PTHREAD_CREATE_DETACHED);
+			pthread_attr_setstacksize(&attr, 512 * 1024);
+			if (pthread_create(&t, &attr, refresh_thread, j) == 0) {
+				bg_running++;
+				started = true;
+			}
+			pthread_attr_destroy(&attr);
+		}
+		pthread_mutex_unlock(&bg_mu);
+	}
+	if (started)
+		return;
+	if (j != NULL) {
+		free(j->owner);
+		free(j);
+	}
+	pthread_mutex_lock(&guard_mu);
+	guard_slot(sb->container)->refreshing = false;
+	pthread_mutex_unlock(&guard_mu);
+}
+
+void
+guard_beside(void)
+{
+	pthread_mutex_lock(&bg_mu);
+	bg_enabled = true;
+	pthread_mutex_unlock(&bg_mu);
+}
+
+void
+guard_shutdown(void)
+{
+	pthread_mutex_lock(&bg_mu);
+	bg_stop = true;
+	while (bg_running > 0)
+		pthread_cond_wait(&bg_cv, &bg_mu);
+	pthread_mutex_unlock(&bg_mu);
 }
 
 int
 guard_before_exec(struct sandbox *sb, struct docker *d, const struct cspec *cs,
     char **notice, struct error *err)
 {
+	struct guard_cache	*gc;
 	struct json_object	*c = NULL;
 	enum cspec_verdict	 v = CSPEC_OK;
 	char			 why[300];
-	bool			 fresh;
+	bool			 fresh, ahead = false;
+	long long		 now, checked_at;
 	int			 rc = -1;
 
 	*notice = NULL;
 	pthread_mutex_lock(&guard_mu);
-	fresh = guard_cache.fresh_at != 0 &&
-	    clock_ms() - guard_cache.fresh_at < FRESH_MS &&
-	    strcmp(guard_cache.fresh, cspec_container(cs)) == 0 &&
-	    (cspec_egress(cs) == EGRESS_OPEN || (guard_cache.canary_ok &&
-	    clock_ms() - guard_cache.canary_at < CANARY_EVERY_MS));
+	gc = guard_slot(cspec_container(cs));
+	now = checked_at = clock_ms();
+	fresh = gc->fresh_at != 0 &&
+	    now - gc->fresh_at < FRESH_MS &&
+	    strcmp(gc->fresh, cspec_container(cs)) == 0 &&
+	    (cspec_egress(cs) == EGRESS_OPEN || (gc->canary_ok &&
+	    now - gc->canary_at < CANARY_EVERY_MS));
+	/*
+	 * A verdict still within its bound but past half of it (the canary's:
+	 * within AHEAD_CANARY_MS of its end) is refreshed beside this request,
+	 * which goes on with it: no request waits for a refresh while commands
+	 * keep coming, and a failing one is seen no later than before.
+	 */
+	if (fresh && !gc->refreshing && (now - gc->fresh_at >= FRESH_MS / 2 ||
+	    (cspec_egress(cs) != EGRESS_OPEN &&
+	    now - gc->canary_at >= CANARY_EVERY_MS - AHEAD_CANARY_MS)) &&
+	    refresh_may_start()) {
+		gc->refreshing = true;
+		ahead = true;
+	}
 	pthread_mutex_unlock(&guard_mu);
 	if (!fresh && (spec_check(sb, d, cs, &c, &v, notice, err) == -1 ||
 	    egress_check(sb, cs, c, err) == -1))
@@ -481,7 +760,9 @@ guard_before_exec(struct sandbox *sb, struct docker *d, const struct cspec *cs,
 		goto out;
 	}
 	if (!fresh && v == CSPEC_OK && *notice == NULL)
-		fresh_note(cs, c);
+		fresh_note(cs, c, checked_at);
+	if (ahead)
+		refresh_beside(sb);
 	rc = 0;
 out:
 	if (rc == -1) {
@@ -490,53 +771,6 @@ out:
 	}
 	json_object_put(c);
 	return rc;
-}
-
-/*
- * The internet policy's network for a status (eg): its bridge and whether
- * the host's firewall rules for it are present.
- */
-static void
-status_network(struct docker *d, const struct cspec *cs, struct json_object *eg)
-{
-	struct json_object	*net = NULL, *rules;
-	const char		*bridge = NULL;
-	char			 detail[300], path[192];
-	long			 status;
-	struct error		 e;
-	enum netpolicy_rules	 r;
-
-	js_set_str(eg, "network", cspec_network(cs));
-	js_set_str(eg, "ipv6", "off: the network has no IPv6 and the "
-	    "host rejects IPv6 from its bridge");
-	snprintf(path, sizeof(path), "/networks/%s", cspec_network(cs));
-	if (docker_request(d, "GET", path, NULL, &status, &net,
-	    &e) == 0 && status == 200) {
-		bridge = js_str_max(js_get(net, "Options",
-		    json_type_object),
-		    "com.docker.network.bridge.name", 15);
-		if (bridge != NULL && bridge[0] != '\0' &&
-		    strspn(bridge, "abcdefghijklmnopqrstuvwxyz0123456789-")
-		    == strlen(bridge))
-			js_set_str(eg, "bridge", bridge);
-		else
-			bridge = NULL;
-	} else
-		js_set_str(eg, "network_error", "the network is missing: "
-		    "run containers/netpolicy.sh apply as root");
-	rules = json_object_new_object();
-	js_set(eg, "rules", rules);
-	if (bridge == NULL) {
-		js_set(rules, "present", NULL);
-		js_set_str(rules, "detail", "no bridge to check");
-	} else {
-		r = netpolicy_rules_present(bridge, detail,
-		    sizeof(detail));
-		js_set(rules, "present", r == NETPOLICY_RULES_UNKNOWN ? NULL :
-		    json_object_new_boolean(r == NETPOLICY_RULES_PRESENT));
-		js_set_str(rules, "detail", detail);
-	}
-	json_object_put(net);
 }
 
 void
@@ -607,8 +841,10 @@ guard_status(struct sandbox *sb, struct docker *d, const struct cspec *cs,
 		js_set_int(sand, "fs_size_bytes", fs);
 	} else
 		js_set_str(sand, "error", why);
-	js_set_str(sand, "measured", host ? "on the host" : "by a script in "
-	    "the container (its root can falsify it)");
+	js_set_str(sand, "measured", host && r == 0 &&
+	    strcmp(why, "by the engine") == 0 ? "by the engine" : host ?
+	    "on the host" : "by a script in the container (its root can "
+	    "falsify it)");
 	if (cspec_egress(cs) != EGRESS_OPEN) {
 		can = json_object_new_object();
 		js_set(eg, "canary", can);

@@ -20,9 +20,9 @@
  * 3 in a row, count as over the limit.
  * The container's own writable layer (SizeRw: packages, files outside
  * /sandbox) is watched the same way against SANDBOX_LAYER_LIMIT.
- *
  * Samples and canary results are shared by the threads of a process and
- * kept per container (id and start time): a new or restarted container is
+ * kept per container (by name, then by Id and start time): one person's
+ * samples never stand for another's, and a new or restarted container is
  * checked afresh.
  */
 #ifndef CS_SANDBOX_GUARD_H
@@ -90,10 +90,25 @@ void	guard_status(struct sandbox *, struct docker *, const struct cspec *,
 
 /*
  * The container may have changed (recreated, stopped): the next
- * guard_before_exec asks the engine again instead of trusting the verdict
+ * guard_before_exec of that container asks the engine again instead of trusting the verdict
  * it reached in the last couple of seconds.
  */
-void	guard_stale(void);
+void	guard_stale(const char *container);
+
+/*
+ * A serving program (app_main_net) refreshes the verdicts beside its
+ * requests from now on: a verdict still trusted but past half its bound is
+ * refreshed by a thread of its own while the request goes on with it.
+ * Other programs (sandboxctl, plain CGI) refresh within the request.
+ */
+void	guard_beside(void);
+
+/*
+ * The process stops: no more refreshes beside the requests start, and the
+ * running ones (their engine calls end when the process stops) are waited
+ * for.
+ */
+void	guard_shutdown(void);
 
 /*
  * The Id and StartedAt (72 bytes each) of container as the check of the

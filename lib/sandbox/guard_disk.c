@@ -42,12 +42,42 @@
 
 /* Shared by the threads of the process (sandbox/extern.h). */
 pthread_mutex_t		 guard_mu = PTHREAD_MUTEX_INITIALIZER;
-struct guard_cache	 guard_cache;
-/*
- * The container Id last found in watchdog mode: its mounts are fixed, so
- * its /sandbox stays watched across restarts (which clear the cache).
- */
-static char		 watched_id[80];
+/* One entry per container, the least recently used given to a new one. */
+#define GUARD_SLOTS		64
+static struct guard_cache guard_slots[GUARD_SLOTS];
+static unsigned long long guard_tick;
+
+struct guard_cache *
+guard_slot(const char *container)
+{
+	struct guard_cache	*gc, *old = &guard_slots[0];
+	size_t			 i;
+
+	for (i = 0; i < GUARD_SLOTS; i++) {
+		gc = &guard_slots[i];
+		if (gc->used != 0 && strcmp(gc->container, container) == 0) {
+			gc->used = ++guard_tick;
+			return gc;
+		}
+		if (gc->used < old->used)
+			old = gc;
+	}
+	memset(old, 0, sizeof(*old));
+	snprintf(old->container, sizeof(old->container), "%s", container);
+	old->used = ++guard_tick;
+	return old;
+}
+
+void
+guard_slot_reset(struct guard_cache *gc)
+{
+	struct guard_cache keep = *gc;
+
+	memset(gc, 0, sizeof(*gc));
+	memcpy(gc->container, keep.container, sizeof(gc->container));
+	memcpy(gc->watched_id, keep.watched_id, sizeof(gc->watched_id));
+	gc->used = keep.used;
+}
 
 int
 guard_inspect(struct docker *d, const struct cspec *cs, bool size, long *status,
@@ -146,9 +176,71 @@ out:
 }
 
 /*
+ * A volume this host cannot read (the engine elsewhere, or its Mountpoint
+ * not readable by this user, as under the units' own user) measured by the
+ * engine itself (GET /system/df: each volume's UsageData.Size, which the
+ * engine computes as root), never by the container. Only for a plain
+ * local volume (driver local, no options): a folder on the engine's disk,
+ * so watched. 1 with *used, 0 when the volume is not such a plain one (the
+ * container's script then tells the mode), -1 with why.
+ */
+static int
+engine_volume(struct docker *d, const struct cspec *cs, long long *used,
+    char *why, size_t n)
+{
+	struct json_object	*df = NULL, *vols, *v, *opts;
+	const char		*name, *driver;
+	long			 status;
+	long long		 size;
+	struct error		 e;
+	size_t			 i, len;
+	int			 rc = -1;
+
+	if (docker_request(d, "GET", "/system/df", NULL, &status, &df,
+	    &e) == -1) {
+		snprintf(why, n, "the engine's disk usage: %.150s", e.msg);
+		return -1;
+	}
+	if (status != 200 || (vols = js_get(df, "Volumes",
+	    json_type_array)) == NULL) {
+		snprintf(why, n, "the engine's disk usage: HTTP %ld", status);
+		goto out;
+	}
+	len = json_object_array_length(vols);
+	for (i = 0; i < len; i++) {
+		v = json_object_array_get_idx(vols, i);
+		name = js_str_max(v, "Name", 256);
+		if (name == NULL || strcmp(name, cspec_volume(cs)) != 0)
+			continue;
+		driver = js_str_max(v, "Driver", 64);
+		opts = js_get(v, "Options", json_type_object);
+		if (driver == NULL || strcmp(driver, "local") != 0 ||
+		    (opts != NULL && json_object_object_length(opts) > 0)) {
+			rc = 0;
+			goto out;
+		}
+		if (js_int(js_get(v, "UsageData", json_type_object), "Size",
+		    &size) == -1 || size < 0) {
+			snprintf(why, n, "the engine gives no size of volume %s",
+			    cspec_volume(cs));
+			goto out;
+		}
+		*used = size;
+		rc = 1;
+		goto out;
+	}
+	snprintf(why, n, "the engine does not list volume %s",
+	    cspec_volume(cs));
+out:
+	json_object_put(df);
+	return rc;
+}
+
+/*
  * Sample /sandbox: 0 with the mode and sizes, or -1 with why. *host says
- * they were measured on the host (the mode in *watch then holds even when
- * the walk failed), not by a script in the container.
+ * they were measured on the host or by the engine (the mode in *watch then
+ * holds even when the measure failed; why says "by the engine" for the
+ * engine's), not by a script in the container.
  */
 int
 guard_sample_disk(struct sandbox *sb, struct docker *d, const struct cspec *cs,
@@ -161,7 +253,7 @@ guard_sample_disk(struct sandbox *sb, struct docker *d, const struct cspec *cs,
 	char		*end;
 	struct statfs	 sf;
 	struct error	 e;
-	int		 code, fd, rc;
+	int		 code, fd, rc, r;
 	long long	 lim = cspec_disk_limit(cs);
 	/* A fixed-size image of the limit shows a little less than it. */
 	long long	 most = lim + lim / 20 + (16LL << 20);
@@ -188,6 +280,15 @@ guard_sample_disk(struct sandbox *sb, struct docker *d, const struct cspec *cs,
 			    e.msg);
 		close(fd);
 		return rc;
+	}
+	/* Not readable here: the engine's measure, not the container's. */
+	if ((r = engine_volume(d, cs, used, why, n)) != 0) {
+		*host = true;
+		*watch = true;
+		*fs_size = 0;
+		if (r == 1)
+			snprintf(why, n, "by the engine");
+		return r == 1 ? 0 : -1;
 	}
 	if (sandbox_script_hung(sb)) {
 		snprintf(why, n, "a script in the sandbox did not finish (is "
@@ -266,6 +367,7 @@ mark_over(const char *path, bool over)
 static int
 disk_sample(struct sandbox *sb, struct docker *d, const struct cspec *cs)
 {
+	struct guard_cache	*gc;
 	long long	 fs = 0, used = 0, at, cost;
 	bool		 watch = false, host;
 	char		 failed[200], id[80];
@@ -276,10 +378,11 @@ disk_sample(struct sandbox *sb, struct docker *d, const struct cspec *cs)
 	    sizeof(failed));
 	cost = clock_ms() - at;
 	pthread_mutex_lock(&guard_mu);
-	snprintf(id, sizeof(id), "%.*s", (int)strcspn(guard_cache.key, "@"),
-	    guard_cache.key);
-	if (r == 0 && !host && !watch && (guard_cache.disk_watch ||
-	    (id[0] != '\0' && strcmp(id, watched_id) == 0))) {
+	gc = guard_slot(cspec_container(cs));
+	snprintf(id, sizeof(id), "%.*s", (int)strcspn(gc->key, "@"),
+	    gc->key);
+	if (r == 0 && !host && !watch && (gc->disk_watch ||
+	    (id[0] != '\0' && strcmp(id, gc->watched_id) == 0))) {
 		/* The container's word never switches the watchdog off. */
 		snprintf(failed, sizeof(failed), "the sandbox claims a "
 		    "fixed-size file system, but /sandbox is watched");
@@ -287,25 +390,26 @@ disk_sample(struct sandbox *sb, struct docker *d, const struct cspec *cs)
 		watch = true;
 	}
 	if (r == 0 || host) {
-		guard_cache.disk_watch = watch;
-		guard_cache.disk_known = true;
+		gc->disk_watch = watch;
+		gc->disk_known = true;
 		if (watch && id[0] != '\0' && strcmp(id, "?") != 0)
-			snprintf(watched_id, sizeof(watched_id), "%s", id);
+			snprintf(gc->watched_id, sizeof(gc->watched_id),
+			    "%s", id);
 	}
 	if (r == 0) {
-		guard_cache.fs_size = fs;
-		guard_cache.sandbox_used = used;
-		guard_cache.disk_cost = cost;
-		guard_cache.disk_fails = 0;
+		gc->fs_size = fs;
+		gc->sandbox_used = used;
+		gc->disk_cost = cost;
+		gc->disk_fails = 0;
 	} else {
-		if ((guard_cache.disk_watch || !guard_cache.disk_known) &&
-		    guard_cache.disk_fails < DISK_FAILS_MAX)
-			guard_cache.disk_fails++;
-		snprintf(guard_cache.disk_why, sizeof(guard_cache.disk_why),
+		if ((gc->disk_watch || !gc->disk_known) &&
+		    gc->disk_fails < DISK_FAILS_MAX)
+			gc->disk_fails++;
+		snprintf(gc->disk_why, sizeof(gc->disk_why),
 		    "%s", failed);
 		/* Its bash hangs: try again only after SLOW_FACTOR times. */
 		if (!host && sandbox_script_hung(sb))
-			guard_cache.disk_cost =
+			gc->disk_cost =
 			    GUARD_SCRIPT_DEADLINE_S * 1000LL;
 	}
 	pthread_mutex_unlock(&guard_mu);
@@ -320,6 +424,7 @@ static bool
 check_disk(struct sandbox *sb, struct docker *d, const struct cspec *cs,
     long long every, long long layer_every, char *why, size_t n)
 {
+	struct guard_cache	*gc;
 	long long	 t, layer = 0, at, cost;
 	bool		 need_disk, need_layer, shared_over, over = false;
 	char		 a[32], b[32];
@@ -328,23 +433,24 @@ check_disk(struct sandbox *sb, struct docker *d, const struct cspec *cs,
 	/* Another process saw a limit passed: its verdict holds here too. */
 	shared_over = access(cspec_over_file(cs), F_OK) == 0;
 	pthread_mutex_lock(&guard_mu);
+	gc = guard_slot(cspec_container(cs));
 	t = clock_ms();
 	/* Over a limit: sample each time, so removing files lifts it at once. */
-	need_disk = guard_cache.disk_at == 0 || t - guard_cache.disk_at >=
-	    (every > SLOW_FACTOR * guard_cache.disk_cost ? every :
-	    SLOW_FACTOR * guard_cache.disk_cost) ||
-	    (guard_cache.disk_watch &&
-	    guard_cache.sandbox_used > cspec_disk_limit(cs)) ||
-	    guard_cache.disk_fails >= DISK_FAILS_MAX || shared_over;
-	need_layer = guard_cache.layer_at == 0 || t - guard_cache.layer_at >=
-	    (layer_every > SLOW_FACTOR * guard_cache.layer_cost ? layer_every :
-	    SLOW_FACTOR * guard_cache.layer_cost) ||
-	    guard_cache.layer_used > cspec_layer_limit(cs) || shared_over;
+	need_disk = gc->disk_at == 0 || t - gc->disk_at >=
+	    (every > SLOW_FACTOR * gc->disk_cost ? every :
+	    SLOW_FACTOR * gc->disk_cost) ||
+	    (gc->disk_watch &&
+	    gc->sandbox_used > cspec_disk_limit(cs)) ||
+	    gc->disk_fails >= DISK_FAILS_MAX || shared_over;
+	need_layer = gc->layer_at == 0 || t - gc->layer_at >=
+	    (layer_every > SLOW_FACTOR * gc->layer_cost ? layer_every :
+	    SLOW_FACTOR * gc->layer_cost) ||
+	    gc->layer_used > cspec_layer_limit(cs) || shared_over;
 	/* One sampler at a time: others use what is there. */
 	if (need_disk)
-		guard_cache.disk_at = t;
+		gc->disk_at = t;
 	if (need_layer)
-		guard_cache.layer_at = t;
+		gc->layer_at = t;
 	pthread_mutex_unlock(&guard_mu);
 
 	if (need_disk)
@@ -355,29 +461,31 @@ check_disk(struct sandbox *sb, struct docker *d, const struct cspec *cs,
 			sampled++;
 			cost = clock_ms() - at;
 			pthread_mutex_lock(&guard_mu);
-			guard_cache.layer_used = layer;
-			guard_cache.layer_cost = cost;
+			gc = guard_slot(cspec_container(cs));
+			gc->layer_used = layer;
+			gc->layer_cost = cost;
 			pthread_mutex_unlock(&guard_mu);
 		}
 	}
 	pthread_mutex_lock(&guard_mu);
-	if (guard_cache.disk_watch &&
-	    guard_cache.sandbox_used > cspec_disk_limit(cs)) {
-		human(a, sizeof(a), guard_cache.sandbox_used);
+	gc = guard_slot(cspec_container(cs));
+	if (gc->disk_watch &&
+	    gc->sandbox_used > cspec_disk_limit(cs)) {
+		human(a, sizeof(a), gc->sandbox_used);
 		human(b, sizeof(b), cspec_disk_limit(cs));
 		snprintf(why, n, "/sandbox holds %s, more than its limit of %s "
 		    "(SANDBOX_DISK_LIMIT, watched)", a, b);
 		over = true;
-	} else if (guard_cache.disk_fails >= DISK_FAILS_MAX &&
-	    (guard_cache.disk_watch || !guard_cache.disk_known)) {
+	} else if (gc->disk_fails >= DISK_FAILS_MAX &&
+	    (gc->disk_watch || !gc->disk_known)) {
 		human(b, sizeof(b), cspec_disk_limit(cs));
 		snprintf(why, n, "the size of /sandbox could not be measured: "
 		    "%s (%d samples in a row), so it counts as over its limit "
-		    "of %s (SANDBOX_DISK_LIMIT, watched)", guard_cache.disk_why,
-		    guard_cache.disk_fails, b);
+		    "of %s (SANDBOX_DISK_LIMIT, watched)", gc->disk_why,
+		    gc->disk_fails, b);
 		over = true;
-	} else if (guard_cache.layer_used > cspec_layer_limit(cs)) {
-		human(a, sizeof(a), guard_cache.layer_used);
+	} else if (gc->layer_used > cspec_layer_limit(cs)) {
+		human(a, sizeof(a), gc->layer_used);
 		human(b, sizeof(b), cspec_layer_limit(cs));
 		snprintf(why, n, "the container's own layer (packages, files "
 		    "outside /sandbox) holds %s, more than its limit of %s "
@@ -399,14 +507,25 @@ guard_disk_check(struct sandbox *sb, struct docker *d, const struct cspec *cs,
 	return check_disk(sb, d, cs, DISK_EVERY_MS, LAYER_EVERY_MS, why, n);
 }
 
+void
+guard_disk_ahead(struct sandbox *sb, struct docker *d, const struct cspec *cs)
+{
+	char why[300];
+
+	(void)check_disk(sb, d, cs, DISK_EVERY_MS * 2 / 3, LAYER_EVERY_MS * 2 / 3,
+	    why, sizeof(why));
+}
+
 enum guard_verdict
 guard_during_exec(struct sandbox *sb, struct docker *d,
     const struct cspec *cs, char *why, size_t n)
 {
+	struct guard_cache	*gc;
 	bool watch;
 
 	pthread_mutex_lock(&guard_mu);
-	watch = guard_cache.disk_watch;
+	gc = guard_slot(cspec_container(cs));
+	watch = gc->disk_watch;
 	pthread_mutex_unlock(&guard_mu);
 	return check_disk(sb, d, cs, watch ? DISK_RUN_EVERY_MS : DISK_EVERY_MS,
 	    LAYER_RUN_EVERY_MS, why, n) ? GUARD_STOP : GUARD_GO_ON;
@@ -415,6 +534,7 @@ guard_during_exec(struct sandbox *sb, struct docker *d,
 char *
 guard_after_exec(const struct cspec *cs, const char *out, const char *err)
 {
+	struct guard_cache	*gc;
 	char	 note[256], b[32];
 	bool	 watch;
 
@@ -422,7 +542,8 @@ guard_after_exec(const struct cspec *cs, const char *out, const char *err)
 	    strstr(out, "No space left on device") == NULL)
 		return NULL;
 	pthread_mutex_lock(&guard_mu);
-	watch = guard_cache.disk_watch;
+	gc = guard_slot(cspec_container(cs));
+	watch = gc->disk_watch;
 	pthread_mutex_unlock(&guard_mu);
 	human(b, sizeof(b), cspec_disk_limit(cs));
 	if (watch)

@@ -16,7 +16,10 @@
  * gateway (an address of the host) must be rejected by the rule
  * (icmp-admin-prohibited: EHOSTUNREACH, "No route to host"); the host's
  * own answer (port unreachable), or none at all, means the rules are not
- * there or not ours, and the server then refuses to run commands.
+ * there or not ours, and the server then refuses to run commands. The
+ * container can forge that answer: a server that can read the host's
+ * firewall (root) checks the bridge's rules first (netpolicy_rules_present),
+ * and their absence refuses commands whatever the canary says.
  */
 #ifndef CS_NETPOLICY_H
 #define CS_NETPOLICY_H

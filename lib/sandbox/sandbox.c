@@ -101,7 +101,8 @@ sandbox_open(const struct config *cfg, const char *owner, struct sandbox **out,
 		goto out;
 	if ((sb->image = strdup(cfg->image)) == NULL ||
 	    (sb->container = strdup(container)) == NULL ||
-	    (sb->volume = strdup(volume)) == NULL) {
+	    (sb->volume = strdup(volume)) == NULL ||
+	    (owner != NULL && (sb->owner = strdup(owner)) == NULL)) {
 		error_set(err, "out of memory");
 		goto out;
 	}
@@ -111,6 +112,8 @@ sandbox_open(const struct config *cfg, const char *owner, struct sandbox **out,
 	sb->shm_bytes = cfg->shm_bytes;
 	sb->max_output = (size_t)cfg->max_output_bytes;
 	sb->channel = cfg->channel;
+	sb->per_person = cfg->per_person;
+	sb->cfg = cfg;
 	*out = sb;
 	sb = NULL;
 	rc = 0;
@@ -129,6 +132,7 @@ sandbox_close(struct sandbox *sb)
 	free(sb->image);
 	free(sb->container);
 	free(sb->volume);
+	free(sb->owner);
 	free(sb);
 }
 

@@ -127,7 +127,12 @@ int	sandbox_identity(struct sandbox *, bool may_cache, char *id,
 int	sandbox_started_at(struct sandbox *, long long *when, bool *running,
 	    struct error *);
 
-/* Volume and container exist and run. 0, or -1 with a message for a person. */
+/*
+ * Volume and container exist and run. 0, or -1 with a message for a
+ * person. In person scope only a handle of sandboxes_open (sandboxes.h)
+ * may create or start the container: another finds a stopped one refused
+ * (ERR_UNAVAILABLE), so no start escapes the cap and the idle stop.
+ */
 int	sandbox_ensure(struct sandbox *, struct error *);
 
 /*

@@ -178,6 +178,17 @@ sandboxes_claim(const struct config *cfg, struct db *db, const char *owner,
 
 	if (!cfg->per_person)
 		return 0;
+	/* A revoked owner's sandbox stays stopped, whoever asks. */
+	switch (owners_live(db, owner != NULL ? owner : OWNER_OPERATOR)) {
+	case LOOKUP_FOUND:
+		break;
+	case LOOKUP_NONE:
+		return error_set(err, "The key of %s has been revoked: its "
+		    "sandbox is not started again.", owner);
+	default:
+		return error_set(err, "The key list cannot be read now; try "
+		    "again.");
+	}
 	/* A few per call, so that no call waits on many engine stops. */
 	stop_idle(cfg, db, IDLE_PER_CALL);
 	sandboxes_names(cfg, owner, container, volume);
@@ -218,6 +229,18 @@ sandboxes_claim(const struct config *cfg, struct db *db, const char *owner,
 	}
 	if (lru[0][0] != '\0' && sandboxes_stop(cfg, db, lru[0], "cap", &e) == -1)
 		log_warn("sandboxes: %s", e.msg);
+	return 0;
+}
+
+int
+sandboxes_open(const struct config *cfg, struct db *db, const char *owner,
+    struct sandbox **out, struct error *err)
+{
+	*out = NULL;
+	if (sandboxes_claim(cfg, db, owner, err) == -1 ||
+	    sandbox_open(cfg, owner, out, err) == -1)
+		return -1;
+	(*out)->claimed = true;
 	return 0;
 }
 

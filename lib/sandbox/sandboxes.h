@@ -46,11 +46,22 @@ void	sandboxes_names(const struct config *, const char *owner,
  * stop sandboxes idle for SANDBOX_IDLE_STOP, then, if owner's sandbox is
  * not running and SANDBOX_MAX_SANDBOXES are, stop the least recently used
  * idle one; mark owner's running and used now. 0, or -1 with a message for
- * the model (every running sandbox is busy). The container itself is
- * created or started by sandbox_ensure as before.
+ * the model (every running sandbox is busy, or owner has no valid key any
+ * more: owners_live). The container itself is created or started by
+ * sandbox_ensure, through the handle of sandboxes_open.
  */
 int	sandboxes_claim(const struct config *, struct db *, const char *owner,
 	    struct error *);
+
+/*
+ * sandboxes_claim, then sandbox_open: the one handle that may start or
+ * create owner's container in person scope (sandbox_ensure). Every caller
+ * that needs the container running (tool calls, folder downloads, upload
+ * links, sandboxctl recreate) opens it so, and calls sandboxes_touch when
+ * done. 0, or -1 with a message for a person.
+ */
+int	sandboxes_open(const struct config *, struct db *, const char *owner,
+	    struct sandbox **, struct error *);
 
 /* After a tool call: owner's sandbox was used now (person scope). */
 void	sandboxes_touch(const struct config *, struct db *, const char *owner);

@@ -111,7 +111,8 @@ enum db_stmt {
 	STMT_TOKEN_PRUNE,	/* now */
 	/* links (share_file, /dl; sql/003-links.sql) */
 	STMT_LINK_INSERT,	/* id, path, size, created, expires, client_id, owner, archive */
-	STMT_LINK_GET,		/* id -> path, size, created, expires, revoked, owner, archive */
+	STMT_LINK_GET,		/* id -> path, size, created, expires, revoked, owner, archive,
+				   legacy_key */
 	STMT_LINK_COUNT,	/* now, id: one more download */
 	STMT_LINK_REVOKE,	/* now, id */
 	STMT_LINK_PRUNE,	/* min_expires: forget links expired before */
@@ -161,6 +162,8 @@ enum db_stmt {
 	STMT_OWNER_GRANTS_DELETE, /* owner: every token of its sign-ins */
 	STMT_OWNER_CODES_DELETE, /* owner */
 	STMT_OWNER_SESSIONS_DELETE, /* owner */
+	STMT_OWNER_LINKS_REVOKE, /* now, owner: its live download links */
+	STMT_OWNER_UPLINKS_REVOKE, /* now, owner: its live upload links */
 	STMT_CODE_SET_OWNER,	/* owner, code_hash */
 	STMT_GRANT_OWNER_FROM_CODE, /* code_hash, grant id */
 	STMT_RUN_GET_OWNED,	/* id, owner -> state, result */
@@ -179,8 +182,8 @@ enum db_stmt {
 	STMT_SANDBOX_DELETE,	/* owner */
 	/* sign-in hardening (sql/009-signin.sql) */
 	STMT_CLIENT_APPROVE,	/* now, client_id: first approval only */
-	STMT_CLIENT_CAP,	/* keep: all but the newest keep never-used clients go */
-	STMT_REQUEST_CAP,	/* keep: all but the newest keep pending requests go */
+	STMT_CLIENT_CAP,	/* keep: past it, never-used clients of the biggest bucket go */
+	STMT_REQUEST_CAP,	/* keep: past it, pending requests of the biggest bucket go */
 	STMT_SIGNIN_INSERT,	/* at, addr, client_id, client_name, redirect_host, result */
 	STMT_SIGNIN_THROTTLED,	/* at, addr, client_id, client_name, redirect_host */
 	STMT_SIGNIN_PRUNE,	/* min_at */
@@ -194,7 +197,8 @@ enum db_stmt {
 	STMT_UPLINK_INSERT,	/* id, dir, max_bytes, overwrite, created, expires,
 				   client_id, owner */
 	STMT_UPLINK_GET,	/* id -> dir, max_bytes, used_bytes, overwrite,
-				   created, expires, revoked, client_id, owner */
+				   created, expires, revoked, client_id, owner,
+				   legacy_key */
 	STMT_UPLINK_RESERVE,	/* bytes, id: 1 row changed when it fits the cap */
 	STMT_UPLINK_RELEASE,	/* bytes, id */
 	STMT_UPLINK_COUNT,	/* now, id: one more file stored */
@@ -202,6 +206,16 @@ enum db_stmt {
 	STMT_UPLINK_PRUNE,	/* min_expires */
 	STMT_UPLOAD_INSERT,	/* link_id, client_id, remote_addr, method, name, started */
 	STMT_UPLOAD_FINISH,	/* finished, state, stored, size, message, id */
+	/* the links' secret (sql/017-link-secret.sql) */
+	STMT_LINK_SECRET_ADD,	/* value, now: made once, never replaced */
+	STMT_LINK_SECRET_GET,	/* -> value */
+	/* approval per redirect URI (sql/018-redirect-approval.sql) */
+	STMT_APPROVAL_ADD,	/* client_id, redirect_uri, now */
+	STMT_APPROVAL_GET,	/* client_id, redirect_uri -> approved */
+	/* per-address buckets (sql/019-signin-buckets.sql) */
+	STMT_REQUEST_CAP_ADDR,	/* addr, keep: all but its newest keep go */
+	STMT_REQUEST_SET_ADDR,	/* addr, id_hash */
+	STMT_CLIENT_SET_ADDR,	/* addr, client_id */
 	STMT__MAX
 };
 

@@ -15,7 +15,8 @@ const struct db_sql db_sql_links[] = {
 	    "INSERT INTO link (id, path, size, created, expires, client_id, owner, "
 	    "archive) VALUES (?, ?, ?, ?, ?, ?, ?, ?)" },
 	{ STMT_LINK_GET,
-	    "SELECT path, size, created, expires, revoked, owner, archive FROM link "
+	    "SELECT path, size, created, expires, revoked, owner, archive, "
+	    "legacy_key FROM link "
 	    "WHERE id = ?" },
 	{ STMT_LINK_COUNT,
 	    "UPDATE link SET downloads = downloads + 1, last_download = ?1 "
@@ -32,7 +33,7 @@ const struct db_sql db_sql_links[] = {
 	    "expires, client_id, owner) VALUES (?, ?, ?, ?, ?, ?, ?, ?)" },
 	{ STMT_UPLINK_GET,
 	    "SELECT dir, max_bytes, used_bytes, overwrite, created, expires, "
-	    "revoked, client_id, owner FROM upload_link WHERE id = ?" },
+	    "revoked, client_id, owner, legacy_key FROM upload_link WHERE id = ?" },
 	{ STMT_UPLINK_RESERVE,
 	    "UPDATE upload_link SET used_bytes = used_bytes + ?1 WHERE id = ?2 "
 	    "AND used_bytes + ?1 <= max_bytes AND revoked IS NULL" },
@@ -52,6 +53,11 @@ const struct db_sql db_sql_links[] = {
 	{ STMT_UPLOAD_FINISH,
 	    "UPDATE upload SET finished = ?, state = ?, stored = ?, size = ?, "
 	    "message = ? WHERE id = ?" },
+	{ STMT_LINK_SECRET_ADD,
+	    "INSERT OR IGNORE INTO server_secret (name, value, created) "
+	    "VALUES ('links', ?, ?)" },
+	{ STMT_LINK_SECRET_GET,
+	    "SELECT value FROM server_secret WHERE name = 'links'" },
 	{ STMT__MAX, NULL }
 };
 
@@ -73,7 +79,8 @@ db_link_get(struct db *db, const char *id, struct db_link *l)
 
 	memset(l, 0, sizeof(*l));
 	q = db_query(db, STMT_LINK_GET, "t", id);
-	/* STMT_LINK_GET: path, size, created, expires, revoked, owner, archive. */
+	/* STMT_LINK_GET: path, size, created, expires, revoked, owner, archive,
+	   legacy_key. */
 	if ((rc = db_first_row(q)) != LOOKUP_FOUND)
 		goto out;
 	if (!db_col_fits(q, 0, l->path, sizeof(l->path))) {
@@ -88,6 +95,7 @@ db_link_get(struct db *db, const char *id, struct db_link *l)
 	if ((s = db_text(q, 6)) != NULL && (strcmp(s, "tar.gz") == 0 ||
 	    strcmp(s, "zip") == 0))
 		snprintf(l->archive, sizeof(l->archive), "%s", s);
+	l->legacy_key = db_int(q, 7) != 0;
 out:
 	db_done(q);
 	if (rc != LOOKUP_FOUND)
@@ -104,7 +112,7 @@ db_uplink_get(struct db *db, const char *id, struct db_uplink *u)
 	memset(u, 0, sizeof(*u));
 	q = db_query(db, STMT_UPLINK_GET, "t", id);
 	/* STMT_UPLINK_GET: dir, max_bytes, used_bytes, overwrite, created,
-	   expires, revoked, client_id, owner. */
+	   expires, revoked, client_id, owner, legacy_key. */
 	if ((rc = db_first_row(q)) != LOOKUP_FOUND)
 		goto out;
 	if (!db_col_fits(q, 0, u->dir, sizeof(u->dir)) ||
@@ -119,6 +127,7 @@ db_uplink_get(struct db *db, const char *id, struct db_uplink *u)
 	u->expires = db_int(q, 5);
 	u->revoked = !db_null(q, 6);
 	owner_col(q, 8, u->owner);
+	u->legacy_key = db_int(q, 9) != 0;
 out:
 	db_done(q);
 	if (rc != LOOKUP_FOUND)

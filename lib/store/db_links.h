@@ -19,6 +19,7 @@ struct db_link {
 	bool		revoked;		/* revoked is not NULL */
 	char		owner[DB_OWNER_MAX];	/* cut short to fit; NULL: DB_OWNER_DEFAULT */
 	char		archive[8];		/* "tar.gz" or "zip", else "" */
+	bool		legacy_key;		/* signed under the API key alone */
 };
 
 /*
@@ -38,6 +39,7 @@ struct db_uplink {
 	bool		revoked;		/* revoked is not NULL */
 	char		client_id[DB_CLIENT_MAX + 1];
 	char		owner[DB_OWNER_MAX];	/* cut short to fit; NULL: DB_OWNER_DEFAULT */
+	bool		legacy_key;		/* signed under the API key alone */
 };
 
 /*

@@ -135,6 +135,11 @@ const struct db_sql db_sql_oauth[] = {
 	    "DELETE FROM oauth_code WHERE owner = ?" },
 	{ STMT_OWNER_SESSIONS_DELETE,
 	    "DELETE FROM session WHERE owner = ?" },
+	{ STMT_OWNER_LINKS_REVOKE,
+	    "UPDATE link SET revoked = ?1 WHERE owner = ?2 AND revoked IS NULL" },
+	{ STMT_OWNER_UPLINKS_REVOKE,
+	    "UPDATE upload_link SET revoked = ?1 WHERE owner = ?2 "
+	    "AND revoked IS NULL" },
 	{ STMT_CODE_SET_OWNER,
 	    "UPDATE oauth_code SET owner = ? WHERE code_hash = ?" },
 	{ STMT_GRANT_OWNER_FROM_CODE,
@@ -143,13 +148,35 @@ const struct db_sql db_sql_oauth[] = {
 	{ STMT_CLIENT_APPROVE,
 	    "UPDATE oauth_client SET approved = ? WHERE client_id = ? "
 	    "AND approved IS NULL" },
+	{ STMT_APPROVAL_ADD,
+	    "INSERT OR IGNORE INTO oauth_approval (client_id, redirect_uri, "
+	    "approved) VALUES (?, ?, ?)" },
+	{ STMT_APPROVAL_GET,
+	    "SELECT approved FROM oauth_approval WHERE client_id = ? AND "
+	    "redirect_uri = ?" },
+	/* Past the cap, the oldest of the biggest bucket (sql/019). */
 	{ STMT_CLIENT_CAP,
-	    "DELETE FROM oauth_client WHERE client_id IN (SELECT client_id FROM "
+	    "WITH unused AS (SELECT client_id, reg_addr, created FROM "
 	    "oauth_client WHERE last_used IS NULL AND approved IS NULL AND "
-	    "cimd = 0 ORDER BY created DESC LIMIT -1 OFFSET ?)" },
+	    "cimd = 0), big AS (SELECT reg_addr FROM unused GROUP BY reg_addr "
+	    "ORDER BY count(*) DESC LIMIT 1) "
+	    "DELETE FROM oauth_client WHERE client_id IN (SELECT client_id "
+	    "FROM unused WHERE reg_addr IS (SELECT reg_addr FROM big) "
+	    "ORDER BY created LIMIT max(0, (SELECT count(*) FROM unused) - ?1))" },
 	{ STMT_REQUEST_CAP,
+	    "WITH big AS (SELECT addr FROM oauth_request GROUP BY addr "
+	    "ORDER BY count(*) DESC LIMIT 1) "
 	    "DELETE FROM oauth_request WHERE id_hash IN (SELECT id_hash FROM "
-	    "oauth_request ORDER BY expires DESC LIMIT -1 OFFSET ?)" },
+	    "oauth_request WHERE addr IS (SELECT addr FROM big) ORDER BY expires "
+	    "LIMIT max(0, (SELECT count(*) FROM oauth_request) - ?1))" },
+	{ STMT_REQUEST_CAP_ADDR,
+	    "DELETE FROM oauth_request WHERE id_hash IN (SELECT id_hash FROM "
+	    "oauth_request WHERE addr = ?1 ORDER BY expires DESC "
+	    "LIMIT -1 OFFSET ?2)" },
+	{ STMT_REQUEST_SET_ADDR,
+	    "UPDATE oauth_request SET addr = ? WHERE id_hash = ?" },
+	{ STMT_CLIENT_SET_ADDR,
+	    "UPDATE oauth_client SET reg_addr = ? WHERE client_id = ?" },
 	{ STMT_SIGNIN_INSERT,
 	    "INSERT INTO signin_attempt (at, addr, client_id, client_name, "
 	    "redirect_host, result) VALUES (?, ?, ?, ?, ?, ?)" },

@@ -131,3 +131,40 @@ describe('/sandbox on the host\'s disk: the watchdog', () => {
     assert.notEqual(res.isError, true, resultText(res));
   });
 });
+
+// Per-person volumes are plain local volumes, and the units run as a user
+// that cannot read the engine's folders: behind Apache the programs run as
+// www-data and reach the engine over TLS, so nothing is measured on the
+// host. The container's root forges df and du; the engine measures.
+describe('per-person disk limit holds against the container\'s root: a volume this host cannot read is measured by the engine', () => {
+  let srv, conn;
+
+  before(async () => {
+    srv = await startServer({ name: 'disk-engine', web: 'apache', settings: { SANDBOX_DISK_LIMIT: '16m' } });
+    conn = await connect(srv);
+  });
+  after(async () => {
+    await conn?.close().catch(() => {});
+    await srv?.stop();
+  });
+
+  it('a container that forges df and du is stopped and refused past the limit', async () => {
+    let res = await conn.execute({ command: 'printf \'#!/bin/sh\\necho "0\t/sandbox"\\n\' > /usr/bin/du && printf \'#!/bin/sh\\necho "Filesystem 1-blocks Used Available Capacity Mounted on"\\necho "fake 1048576 0 1048576 0%% /sandbox"\\n\' > /usr/bin/df && du -sx -B1 /sandbox' });
+    assert.equal(res.structuredContent.stdout, '0\t/sandbox\n', resultText(res));
+    // 1 MiB every 0.2 s: 400 MiB if never stopped.
+    res = await conn.execute({ command: 'for i in $(seq 1 400); do head -c 1M /dev/zero > /sandbox/g$i; sleep 0.2; done; echo finished' }, { timeout: 200000 });
+    assert.equal(res.isError, true, resultText(res));
+    assert.doesNotMatch(res.structuredContent.stdout, /finished/);
+    assert.match(res.structuredContent.notice, /^Stopped: \/sandbox holds .* more than its limit of 16\.0 MiB/);
+    res = await conn.execute({ command: 'echo should-not-run' });
+    assert.equal(res.isError, true, resultText(res));
+    assert.match(resultText(res), /Refused: \/sandbox holds .* more than its limit of 16\.0 MiB/);
+    const st = await status(srv);
+    assert.equal(st.disk.mode, 'watchdog');
+    assert.equal(st.disk.sandbox.measured, 'by the engine', JSON.stringify(st.disk));
+    assert.ok(st.disk.sandbox.used_bytes > 16 << 20, JSON.stringify(st.disk));
+    await docker('exec', srv.container, 'sh', '-c', 'rm -f /sandbox/g*');
+    res = await conn.execute({ command: 'echo free' });
+    assert.notEqual(res.isError, true, resultText(res));
+  });
+});

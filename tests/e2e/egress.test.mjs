@@ -137,6 +137,32 @@ describe('egress policy internet', () => {
     const sc = await ok(conn, 'echo back');
     assert.equal(sc.stdout, 'back\n');
   });
+
+  it('the egress canary\'s verdict is not the container\'s word: with the host\'s rules missing, a root that prints "blocked" still gets commands refused', async () => {
+    // The model replaces bash with one that answers every canary "blocked".
+    const liar = [
+      '#!/bin/sh',
+      'case "$2" in *"/dev/udp/"*) echo "blocked $5 UDP port 9 rejected (No route to host)"; exit 0;; esac',
+      'exec /bin/bash.real "$@"',
+    ].join('\n');
+    await ok(conn, `cp /bin/bash /bin/bash.real && printf '%s\\n' '${liar.replace(/'/g, "'\\''")}' > /bin/bash.liar && chmod 755 /bin/bash.liar && mv -f /bin/bash.liar /bin/bash && echo installed`);
+    const rm = await netpolicy(['remove', '--network', net, '--keep-network'], state);
+    assert.equal(rm.code, 0, rm.stderr);
+    try {
+      assert.equal((await docker('restart', '-t', '1', srv.container)).code, 0);
+      const res = await conn.execute({ command: 'echo should-not-run' });
+      assert.equal(res.isError, true, resultText(res));
+      assert.match(resultText(res), /egress policy \(internet\) is not in force/);
+      assert.match(resultText(res), /host's firewall has no rules/);
+      assert.doesNotMatch(resultText(res), /should-not-run\n/);
+    } finally {
+      const np = await netpolicy(['apply', '--network', net, '--policy', 'internet', '--allow', `${LL_ALLOWED}/32`], state);
+      assert.equal(np.code, 0, np.stderr);
+      await docker('exec', srv.container, '/bin/bash.real', '-c', 'mv -f /bin/bash.real /bin/bash');
+    }
+    const sc = await ok(conn, 'echo back');
+    assert.equal(sc.stdout, 'back\n');
+  });
 });
 
 describe('egress policy none', () => {

@@ -7,7 +7,7 @@
 
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
-import { createHash, randomBytes } from 'node:crypto';
+import { createHash, createHmac, randomBytes } from 'node:crypto';
 import { execFile } from 'node:child_process';
 import { readFileSync, writeFileSync } from 'node:fs';
 import { promisify } from 'node:util';
@@ -388,6 +388,36 @@ test('share_file errors say what to do', async () => {
     const r = await mcp.client.callTool({ name: 'share_file', arguments: args });
     assert.equal(r.isError, true, JSON.stringify(args).slice(0, 40));
   }
+});
+
+// What a link holder who knows (or guessed) the API key could sign under
+// the old scheme: HMAC(HMAC(key, label), "code-sandbox link v1" NUL id NUL
+// expires NUL path NUL).
+function apiKeySignature(key, id, expires, path) {
+  const k = createHmac('sha256', key).update('code-sandbox download links v1').digest();
+  return createHmac('sha256', k).update(`code-sandbox link v1\0${id}\0${expires}\0${path}\0`).digest('base64url');
+}
+
+test('link signatures are keyed from a server-side random secret, not the API key (security review item 7)', async () => {
+  const s = await shareOk('hello.txt');
+  const [id, exp, sig] = new URL(s.url).pathname.split('/').slice(2, 5);
+  assert.equal((await get(s.url)).status, 200);
+  // The API key alone neither reproduces the signature nor signs a
+  // shorter-lived twin of the link.
+  assert.notEqual(apiKeySignature(srv.key, id, exp, '/sandbox/hello.txt'), sig);
+  const shorter = Number(exp) - 60;
+  const forged = s.url.replace(`/${exp}/${sig}/`, `/${shorter}/${apiKeySignature(srv.key, id, shorter, '/sandbox/hello.txt')}/`);
+  assert.equal((await get(forged)).status, 403);
+  assert.equal(await sql("select count(*) from server_secret where name = 'links' and length(value) = 43"), '1');
+  // A link made before the secret (legacy_key = 1) keeps its API-key
+  // signature until it expires; its new-key URL is no longer valid.
+  await sql(`update link set legacy_key = 1 where id = '${id}'`);
+  assert.equal((await get(forged)).status, 200);
+  assert.equal((await get(s.url)).status, 403);
+  await sql(`update link set legacy_key = 0 where id = '${id}'`);
+  // Deleting the secret invalidates every link (a new one is made).
+  await sql("delete from server_secret where name = 'links'");
+  assert.equal((await get(s.url)).status, 403);
 });
 
 test('rotating the API key invalidates every link', async () => {

@@ -11,7 +11,8 @@ import assert from 'node:assert/strict';
 import { execFile } from 'node:child_process';
 import { promisify } from 'node:util';
 import { join } from 'node:path';
-import { startServer, SANITIZER_ENV } from './lib/server.mjs';
+import { startServer } from './lib/server.mjs';
+import { ctl as sandboxctl } from './lib/hostile.mjs';
 import {
   CLAUDE_REGISTRATION, authorizeUrl, cookiesOf, get, pkce, postSignIn, register, requestIdOf, signIn,
 } from './lib/oauth.mjs';
@@ -23,12 +24,11 @@ async function sql(srv, query) {
   return stdout.trim();
 }
 
+/* sandboxctl's output; throws unless it exits 0. */
 async function ctl(srv, args) {
-  const { stdout } = await execFileP(join(srv.bin, 'sandboxctl'), args, {
-    env: { ...process.env, ...SANITIZER_ENV, SANDBOX_ENV_FILE: srv.envFile },
-    timeout: 60000,
-  });
-  return stdout;
+  const r = await sandboxctl(srv, args, { timeout: 60000 });
+  assert.equal(r.code, 0, `sandboxctl ${args.join(' ')}: ${r.stderr}`);
+  return r.stdout;
 }
 
 /* Open a sign-in page for client (from address xff when given): {request, cookie, page}. */
@@ -49,7 +49,10 @@ describe('sign-in behind a trusted proxy', () => {
   before(async () => {
     srv = await startServer({
       name: 'signin-proxy',
-      settings: { SANDBOX_TRUSTED_PROXIES: '127.0.0.1 ::1', SANDBOX_REGISTER_PER_HOUR: 3 },
+      settings: {
+        SANDBOX_TRUSTED_PROXIES: '127.0.0.1 ::1', SANDBOX_REGISTER_PER_HOUR: 3,
+        SANDBOX_PENDING_SIGNINS: 10, SANDBOX_CIMD_FETCHES_PER_MINUTE: 5,
+      },
     });
     client = (await register(srv, LOOPBACK_CLIENT, { headers: { 'x-forwarded-for': '198.51.100.1' } })).json;
   });
@@ -112,6 +115,34 @@ describe('sign-in behind a trusted proxy', () => {
     assert.match(await ctl(srv, ['unblock', '192.0.2.78']), /wait lifted/);
     assert.equal((await postSignIn(srv, { ...p, key: srv.key, headers })).status, 303);
     assert.match(await ctl(srv, ['unblock']), /lifted \d+ wait/);
+  });
+
+  it('a flood of sign-in pages from other addresses does not flush a person\'s page (security review item 8)', async () => {
+    const mine = await openPage(srv, client, { xff: '198.51.100.50' });
+    // 25 pages from one address (its own cap, 20, then the overall one,
+    // 10, evict its own), then two each from four more.
+    for (let i = 0; i < 25; i++) await openPage(srv, client, { xff: '203.0.113.77' });
+    for (const n of [81, 82, 83, 84]) for (let i = 0; i < 2; i++) await openPage(srv, client, { xff: `203.0.113.${n}` });
+    assert.equal(await sql(srv, 'select count(*) from oauth_request'), '10');
+    const ok = await postSignIn(srv, { ...mine, key: srv.key, headers: { 'x-forwarded-for': '198.51.100.50' } });
+    assert.equal(ok.status, 303);
+    assert.ok(new URL(ok.location).searchParams.get('code'));
+  });
+
+  it('metadata document misses count per address, not against every first-time client (security review item 8)', async () => {
+    const { challenge } = pkce();
+    const u = (id) => authorizeUrl(srv, { clientId: id, redirectUri: 'http://127.0.0.1:40000/cb', challenge });
+    // More misses than the whole budget (5), from different addresses:
+    // none is a fetch made, so none spends the budget of another.
+    for (let i = 0; i < 7; i++) {
+      const r = await get(u(`https://localhost/miss-${i}.json`), { 'x-forwarded-for': `192.0.2.${10 + i}` });
+      assert.equal(r.status, 400);
+      assert.match(r.text, /could not be fetched|public address|resolve/, `miss ${i}`);
+    }
+    // One address past its own share (a fifth of the budget) is refused.
+    const again = await get(u('https://localhost/miss-again.json'), { 'x-forwarded-for': '192.0.2.10' });
+    assert.equal(again.status, 400);
+    assert.match(again.text, /Too many client metadata documents were looked up from this address/);
   });
 
   it('registrations per address and hour are capped; other addresses still register', async () => {
@@ -204,6 +235,32 @@ describe('sign-in without trusted proxies: forwarding headers are ignored', () =
     const deny = await postSignIn(srv, { ...p, action: 'deny' });
     assert.equal(deny.status, 303);
     assert.equal(new URL(deny.location).searchParams.get('iss'), as.issuer);
+  });
+
+  it('approval is per client and redirect URI, cleared when its redirect_uris change (security review item 9)', async () => {
+    const a = 'http://127.0.0.1:40000/cb';
+    const b = 'http://127.0.0.1:40001/elsewhere';
+    const client = (await register(srv, { ...LOOPBACK_CLIENT, redirect_uris: [a, b] })).json;
+    const { challenge } = pkce();
+    const ok = await signIn(srv, authorizeUrl(srv, { clientId: client.client_id, redirectUri: a, challenge }));
+    assert.ok(ok.params.code);
+    const bad = (uri) => get(authorizeUrl(srv, { clientId: client.client_id, redirectUri: uri, challenge, extra: { response_type: 'token' } }));
+    // Signed in through a: errors go back to a.
+    assert.equal((await bad(a)).status, 303);
+    // Never through b: its errors are shown on a page, not redirected.
+    const viaB = await bad(b);
+    assert.equal(viaB.status, 400);
+    assert.equal(viaB.headers.get('location'), null);
+    const p = await openPage(srv, client, { redirectUri: b });
+    const cancel = await postSignIn(srv, { ...p, action: 'deny' });
+    assert.equal(cancel.status, 200);
+    assert.equal(cancel.location, null);
+    // The client's redirect_uris change (as a metadata document fetched
+    // again would): no URI keeps its approval.
+    await sql(srv, `update oauth_client set redirect_uris = '["${a}","http://127.0.0.1:40002/new"]' where client_id = '${client.client_id}'`);
+    const after = await bad(a);
+    assert.equal(after.status, 400);
+    assert.equal(after.headers.get('location'), null);
   });
 
   it('2026-07-28: application_type is accepted, stored and echoed; other values refused', async () => {

@@ -50,6 +50,9 @@ main(void)
 		CHECK(c->file_ttl == 604800 && c->link_ttl == 86400, "TTL defaults");
 		CHECK(strncmp(c->db_path, "/tmp/", 5) == 0, "db path relative to env file");
 		CHECK(strcmp(c->docker_host, "unix:///var/run/docker.sock") == 0, "DOCKER_HOST default");
+		/* Security review item 10: one owner cannot take every place. */
+		CHECK(c->max_running_per_owner * 2 <= c->max_running,
+		    "SANDBOX_MAX_RUNNING_PER_OWNER default at most half of SANDBOX_MAX_RUNNING");
 		config_free(c);
 	}
 

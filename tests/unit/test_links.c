@@ -8,12 +8,18 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 
+#include <sqlite3.h>
+
+#include "base/crypto.h"
 #include "check.h"
 #include "links/dl.h"
 #include "links/links.h"
 #include "links/mime.h"
+#include "links/uplinks.h"
+#include "oauth/owners.h"
 #include "sandbox/files.h"
 #include "store/db.h"
 #include "store/db_links.h"
@@ -27,9 +33,9 @@ test_sign(void)
 	char	 sig[LINK_SIG_LEN + 1], bad[LINK_SIG_LEN + 1];
 	const char *id = "AAAAAAAAAAAAAAAAAAAAAA";
 
-	links_key(api_key, k1);
-	links_key(api_key, k2);
-	links_key("another key", k3);
+	links_legacy_key(api_key, k1);
+	links_legacy_key(api_key, k2);
+	links_legacy_key("another key", k3);
 	CHECK(memcmp(k1, k2, sizeof(k1)) == 0, "key derivation is deterministic");
 	CHECK(memcmp(k1, k3, sizeof(k1)) != 0, "another API key, another link key");
 
@@ -132,7 +138,7 @@ test_url(void)
 	const char	*path = "/sandbox/dir/caf\xc3\xa9 & co #1.txt";
 	const char	*pfx = "https://sandbox.example/dl/";
 
-	links_key(api_key, key);
+	links_legacy_key(api_key, key);
 	links_sign(key, "abcdefghijklmnopqrstuv", 1800000000, path, sig);
 	url = links_url("https://sandbox.example", "abcdefghijklmnopqrstuv",
 	    1800000000, sig, path);
@@ -145,6 +151,63 @@ test_url(void)
 	    "URL parses back and verifies");
 	free(url);
 	CHECK(strcmp(files_basename("/a/b/c.txt"), "c.txt") == 0, "basename");
+}
+
+/*
+ * Security review item 7: links are signed under a key with the links'
+ * secret in it, so knowing (or guessing) the API key signs nothing; a
+ * link made before the secret keeps its API-key signature until it
+ * expires; deleting the secret invalidates every link.
+ */
+static void
+set_legacy(const char *dbpath, const char *id, int v)
+{
+	sqlite3	*h = NULL;
+	char	 q[128];
+
+	snprintf(q, sizeof(q), "UPDATE link SET legacy_key = %d WHERE id = '%s'",
+	    v, id);
+	if (sqlite3_open(dbpath, &h) == SQLITE_OK)
+		sqlite3_exec(h, q, NULL, NULL, NULL);
+	sqlite3_close(h);
+}
+
+static void
+test_secret_key(struct db *db, const char *dbpath, const struct link_row *row,
+    const char *req, long long now)
+{
+	uint8_t		 legacy[LINK_KEY_LEN], k1[LINK_KEY_LEN], k2[LINK_KEY_LEN];
+	char		 sig[LINK_SIG_LEN + 1], forged[1024], name[64];
+	struct link_row	 got;
+	struct error	 err;
+
+	links_legacy_key(api_key, legacy);
+	CHECK(links_key(db, api_key, false, k1) == 0 &&
+	    links_key(db, api_key, false, k2) == 0 &&
+	    memcmp(k1, k2, sizeof(k1)) == 0 &&
+	    memcmp(k1, legacy, sizeof(k1)) != 0,
+	    "link signatures are keyed from a server-side random secret, "
+	    "not from the API key alone (security review item 7)");
+	/* What a link holder who guessed the API key could sign. */
+	links_sign(legacy, row->id, now + 50, row->path, sig);
+	snprintf(name, sizeof(name), "%s", files_basename(row->path));
+	snprintf(forged, sizeof(forged), "/dl/%s/%lld/%s/%s", row->id, now + 50,
+	    sig, name);
+	CHECK(links_check(db, api_key, forged, now, &got, &err) == -1 &&
+	    err.kind == ERR_DENIED,
+	    "a link signed with the API key alone is refused (item 7)");
+	/* A row from before the secret (sql/017): its old signature holds. */
+	set_legacy(dbpath, row->id, 1);
+	CHECK(links_check(db, api_key, forged, now, &got, &err) == 0,
+	    "a link made before the secret works until it expires (item 7)");
+	CHECK(links_check(db, api_key, forged, now + 50, &got, &err) == -1 &&
+	    err.kind == ERR_GONE, "and not after (item 7)");
+	CHECK(links_check(db, api_key, req, now, &got, &err) == -1 &&
+	    err.kind == ERR_DENIED, "a legacy row takes no new-key signature");
+	set_legacy(dbpath, row->id, 0);
+	crypto_wipe(legacy, sizeof(legacy));
+	crypto_wipe(k1, sizeof(k1));
+	crypto_wipe(k2, sizeof(k2));
 }
 
 static void
@@ -176,6 +239,14 @@ test_check(void)
 		goto out;
 	snprintf(req, sizeof(req), "%s", url + strlen("http://h"));
 
+	CHECK(links_check(db, api_key, req, now, &got, &err) == -1 &&
+	    err.kind == ERR_GONE,
+	    "an owner without a valid key: 410 (security review item 3)");
+	{
+		char k[OWNER_KEY_MAX];
+
+		CHECK(owners_key_add(db, "alice", k, &err) == 0, "alice's key");
+	}
 	CHECK(links_check(db, api_key, req, now, &got, &err) == 0 &&
 	    strcmp(got.path, "/sandbox/out/report.pdf") == 0 && got.size == 1234 &&
 	    strcmp(got.owner, "alice") == 0,
@@ -186,6 +257,7 @@ test_check(void)
 	    err.kind == ERR_GONE, "expired: 410");
 	CHECK(links_check(db, "rotated", req, now, &got, &err) == -1 &&
 	    err.kind == ERR_DENIED, "rotated API key: 403");
+	test_secret_key(db, dbpath, &row, req, now);
 
 	/* Tamper with each part, keeping its syntax. */
 	{
@@ -237,6 +309,75 @@ out:
 	unlink(req);
 	snprintf(req, sizeof(req), "%s-shm", dbpath);
 	unlink(req);
+}
+
+/*
+ * Security review item 3: revoking a key revokes its owner's download and
+ * upload links with it; the operator's links stay.
+ */
+static void
+test_revoke_owner(void)
+{
+	char		 dbpath[] = "/tmp/test_links.XXXXXX", key[OWNER_KEY_MAX];
+	char		 dl[1024], up[1024], op[1024], *url;
+	struct db	*db = NULL;
+	struct error	 err;
+	struct link_row	 row, got;
+	struct uplink_row urow, ugot;
+	struct uplink_url uurl;
+	int		 fd;
+	long long	 now = (long long)time(NULL);
+
+	if ((fd = mkstemp(dbpath)) == -1) {
+		CHECK(0, "temporary database");
+		return;
+	}
+	close(fd);
+	if (db_open(dbpath, &db, &err) == -1) {
+		CHECK(0, err.msg);
+		unlink(dbpath);
+		return;
+	}
+	CHECK(owners_key_add(db, "rita", key, &err) == 0, "rita's key");
+	dl[0] = up[0] = op[0] = '\0';
+	if ((url = links_create(db, api_key, "http://h", "/sandbox/a.txt", 1,
+	    "c", "rita", now, 100, &row, &err)) != NULL)
+		snprintf(dl, sizeof(dl), "%s", url + strlen("http://h"));
+	free(url);
+	if ((url = uplinks_create(db, api_key, "http://h", "/sandbox/in", 1000,
+	    false, "c", "rita", now, 100, &urow, &err)) != NULL)
+		snprintf(up, sizeof(up), "%sx.txt", url + strlen("http://h"));
+	free(url);
+	if ((url = links_create(db, api_key, "http://h", "/sandbox/b.txt", 1,
+	    "c", OWNER_OPERATOR, now, 100, &row, &err)) != NULL)
+		snprintf(op, sizeof(op), "%s", url + strlen("http://h"));
+	free(url);
+	CHECK(links_check(db, api_key, dl, now, &got, &err) == 0 &&
+	    uplinks_check(db, api_key, up, now, &ugot, &uurl, &err) == 0 &&
+	    links_check(db, api_key, op, now, &got, &err) == 0,
+	    "the links work while the key is valid");
+	CHECK(owners_key_revoke(db, "rita", &err) == LOOKUP_FOUND, "revoke rita");
+	CHECK(links_check(db, api_key, dl, now, &got, &err) == -1 &&
+	    err.kind == ERR_GONE, "revoked owner's download link: 410");
+	CHECK(uplinks_check(db, api_key, up, now, &ugot, &uurl, &err) == -1 &&
+	    err.kind == ERR_GONE, "revoked owner's upload link: 410");
+	CHECK(owners_live(db, "rita") == LOOKUP_NONE &&
+	    owners_live(db, OWNER_OPERATOR) == LOOKUP_FOUND,
+	    "owners_live: rita no more, the operator always");
+	CHECK(links_check(db, api_key, op, now, &got, &err) == 0,
+	    "the operator's link stays");
+	/* A new key for the name does not bring the old links back. */
+	CHECK(owners_key_add(db, "rita", key, &err) == 0 &&
+	    links_check(db, api_key, dl, now, &got, &err) == -1 &&
+	    err.kind == ERR_GONE && strstr(err.msg, "revoked") != NULL &&
+	    uplinks_check(db, api_key, up, now, &ugot, &uurl, &err) == -1 &&
+	    err.kind == ERR_GONE, "links stay revoked under a new key");
+	db_close(db);
+	unlink(dbpath);
+	snprintf(dl, sizeof(dl), "%s-wal", dbpath);
+	unlink(dl);
+	snprintf(dl, sizeof(dl), "%s-shm", dbpath);
+	unlink(dl);
 }
 
 static void
@@ -382,6 +523,7 @@ main(void)
 	test_parse();
 	test_url();
 	test_check();
+	test_revoke_owner();
 	test_range();
 	test_disposition();
 	test_etag();
