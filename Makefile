@@ -1,12 +1,14 @@
 # code-sandbox: a remote MCP server giving AI clients a persistent Linux
-# sandbox, as FastCGI programs behind lighttpd or Caddy.
+# sandbox, as FastCGI programs behind lighttpd, Caddy, nginx or Apache.
 #
 #   make            build the programs into build/bin
 #   make run        install what is missing, start Docker, build the sandbox
 #                   image, create .env, and serve through lighttpd
-#   make test       the same set-up, then every test; last line "N passed, N failed"
+#   make test       the same set-up, then every test; last line "N passed, N failed, N skipped"
 #   make bench      benchmarks, printed as ratios against the raw Docker API
-#   make fuzz       every libFuzzer target (tests/fuzz/fuzz_*.c), FUZZ_SECONDS each
+#   make fuzz       every libFuzzer target (tests/fuzz/fuzz_*.c), FUZZ_SECONDS
+#                   each (default 60; make test runs them 3 s), or those named
+#                   in FUZZ_TARGETS (e.g. FUZZ_TARGETS="register file_stat")
 #   make soak       200 clients of mixed traffic, lighttpd then Caddy, SOAK_MINUTES
 #   make install    PREFIX=/usr/local DESTDIR= (units and configs get the paths)
 #   make install-systemd   make install, then the units in UNITDIR, the user
@@ -30,7 +32,7 @@ Q	 = @
 endif
 DESTDIR	?=
 CC	?= cc
-PKGS	 = fcgi json-c libssl libcrypto sqlite3
+PKGS	 = fcgi json-c libcurl libssl libcrypto sqlite3
 
 ifeq ($(SAN),1)
 BUILD	?= build/san
@@ -52,9 +54,8 @@ CFLAGS	+= -std=c11 -D_GNU_SOURCE -Wall -Wextra -Werror -Wshadow -Wpointer-arith 
 	   -fstack-protector-strong -D_FORTIFY_SOURCE=2 $(SANFLAGS) \
 	   $(shell pkg-config --cflags $(PKGS) 2>/dev/null)
 # --as-needed: a program records only the libraries it calls, so those that
-# never reach the engine or fetch a URL do not load libssl (lib/app/app_net.c).
-# Outbound HTTP is our own small client, lib/base/httpc.c, not libcurl
-# (docs/architecture.md).
+# never reach the engine or fetch a URL load neither libcurl nor libssl
+# (lib/app/app_net.c). Outbound HTTP is libcurl's (lib/base/xfer.c).
 LDFLAGS	+= $(SANFLAGS) -pthread -Wl,--as-needed
 LDLIBS	+= $(shell pkg-config --libs $(PKGS) 2>/dev/null) -pthread -lm
 
@@ -233,7 +234,7 @@ test: test-deps
 
 fuzz: deps
 	@$(MAKE) --no-print-directory FUZZ=1 fuzzers
-	@tests/fuzz/run.sh $(FUZZ_SECONDS)
+	@tests/fuzz/run.sh $(FUZZ_SECONDS) $(FUZZ_TARGETS)
 
 # SOAK_MINUTES (default 10), SOAK_CLIENTS (default 200): tests/soak/run.sh.
 soak: setup
@@ -247,9 +248,10 @@ bench: setup
 # Endpoint programs go to lib/code-sandbox/cgi-bin (the web server runs
 # them); sandboxctl, the operator's command, to sbin with its man page,
 # and the settings' page to man5.
-# lighttpd.conf, the Caddyfile and the units get the installed paths
-# (@LIBDIR@ and friends); the units go to share/code-sandbox/systemd, and
-# install-systemd copies them to UNITDIR.
+# lighttpd.conf, the Caddyfile, the nginx server block, the Apache files
+# (apache/: .htaccess, the mod_fcgid snippet, the mod_proxy_fcgi vhost) and
+# the units get the installed paths (@LIBDIR@ and friends); the units go to
+# share/code-sandbox/systemd, and install-systemd copies them to UNITDIR.
 ENDPOINTS = $(filter-out $(BUILD)/bin/sandboxctl,$(PROGS))
 SUBST	= sed -e 's|@LIBDIR@|$(LIBDIR)|g' -e 's|@SBINDIR@|$(SBINDIR)|g' \
 	  -e 's|@DATADIR@|$(DATADIR)|g' -e 's|@SYSCONFDIR@|$(SYSCONFDIR)|g' \
@@ -262,7 +264,7 @@ install: all
 	install -d $(DESTDIR)$(LIBDIR)/code-sandbox/cgi-bin $(DESTDIR)$(SBINDIR) \
 	    $(DESTDIR)$(DATADIR)/man/man5 $(DESTDIR)$(DATADIR)/man/man8 \
 	    $(SHARE)/sql $(SHARE)/containers \
-	    $(SHARE)/caddy $(SHARE)/systemd/caddy.service.d
+	    $(SHARE)/caddy $(SHARE)/nginx $(SHARE)/systemd/caddy.service.d
 	install -m 755 $(ENDPOINTS) $(DESTDIR)$(LIBDIR)/code-sandbox/cgi-bin/
 	install -m 755 $(BUILD)/bin/sandboxctl $(DESTDIR)$(SBINDIR)/
 	install -m 644 docs/sandboxctl.8 $(DESTDIR)$(DATADIR)/man/man8/
@@ -270,7 +272,12 @@ install: all
 	install -m 644 $(SQL) $(SHARE)/sql/
 	$(SUBST) lighttpd.conf > $(SHARE)/lighttpd.conf && chmod 644 $(SHARE)/lighttpd.conf
 	$(SUBST) caddy/Caddyfile > $(SHARE)/caddy/Caddyfile && chmod 644 $(SHARE)/caddy/Caddyfile
-	install -m 755 caddy/*.sh $(SHARE)/caddy/
+	$(SUBST) nginx/code-sandbox.conf > $(SHARE)/nginx/code-sandbox.conf && \
+	    chmod 644 $(SHARE)/nginx/code-sandbox.conf
+	install -d $(SHARE)/apache
+	install -m 644 apache/.htaccess $(SHARE)/apache/
+	for f in fcgid.conf proxy-fcgi.conf; do \
+	  $(SUBST) apache/$$f > $(SHARE)/apache/$$f && chmod 644 $(SHARE)/apache/$$f || exit 1; done
 	install -m 644 containers/Dockerfile.* $(SHARE)/containers/
 	install -m 755 containers/*.sh $(SHARE)/containers/
 	for u in $(UNITS_SRC) containers/systemd/caddy.service.d/code-sandbox.conf; do \

@@ -4,9 +4,13 @@
 # "ok - ..." / "not ok - ..." lines) and the end-to-end tests (tests/e2e,
 # node's test runner, through real lighttpd and Docker), then the files that
 # test what differs between fronts (FRONT_FILES below) once more behind
-# Caddy (caddy/Caddyfile, caddy/run-programs.sh), named
-# "e2e[caddy]/FILE: ...". Prints one line per test and, last,
-# "N passed, N failed". Exits non-zero if any failed.
+# Caddy (caddy/Caddyfile, containers/run-programs.sh), named
+# "e2e[caddy]/FILE: ...", and fewer (NGINX_FILES) behind nginx
+# (nginx/code-sandbox.conf) and behind Apache with mod_fcgid (APACHE_FILES;
+# apache/). Prints one line per test ("ok - ...", "not ok - ...", and
+# "ok - ... # SKIP reason" for one that did not run), the skipped ones again
+# with their reasons, and, last, "N passed, N failed, N skipped". Exits
+# non-zero if any failed.
 #
 #   tests/run.sh               everything
 #   tests/run.sh unit          unit tests only
@@ -16,12 +20,18 @@
 #                              function) and the documentation checks
 #                              (tests/checkdocs.sh: the man pages, the links)
 #
-# CS_WEB=lighttpd or CS_WEB=caddy runs the e2e tests behind that web server
-# only. Files named config*.test.mjs check configuration files without a
-# server: they run once, in the lighttpd pass.
+# CS_WEB=lighttpd, caddy, nginx or apache runs the e2e tests behind that
+# web server only. Files named config*.test.mjs check configuration
+# files without a server: they run once, in the lighttpd pass.
 #
 # make test builds what this needs first (make SAN=1 all units, make FUZZ=1
-# fuzzers).
+# fuzzers); the unit, fuzz and e2e runs make it again (nothing to do when
+# it is up to date) so they never run stale binaries.
+#
+# The runner's own test (tests/runner.test.sh, run with the checks) points
+# it at fixtures: CS_UNIT_DIR, a folder of test_* programs to run instead
+# of build/san/tests (nothing is built); CS_E2E_FIXTURES=1, e2e FILEs
+# (absolute paths) that need no server, Docker or network set-up.
 set -u
 
 top=$(cd "$(dirname "$0")/.." && pwd)
@@ -31,6 +41,7 @@ what=${1:-all}
 
 passed=0
 failed=0
+skipped=0
 tmp=$(mktemp -d /tmp/cs-run.XXXXXX)
 trap 'rm -rf "$tmp"' EXIT INT TERM
 
@@ -39,31 +50,65 @@ ASAN_OPTIONS=${ASAN_OPTIONS:-detect_leaks=1:abort_on_error=0:halt_on_error=1:pri
 UBSAN_OPTIONS=${UBSAN_OPTIONS:-print_stacktrace=1:halt_on_error=1:print_summary=1}
 export ASAN_OPTIONS UBSAN_OPTIONS
 
+# A sanitizer report in a program's output (as tests/e2e/lib/server.mjs
+# reads one): a failure whatever the program's exit status.
+SANITIZER_REPORT='ERROR: (Address|Leak)Sanitizer|runtime error:|WARNING: ThreadSanitizer|AddressSanitizer:DEADLYSIGNAL'
+
 count() {	# count PATTERN FILE
 	grep -c "$1" "$2" 2>/dev/null || true
 }
 
+# tally FILE: its "ok - " lines (but skips), "not ok - " lines and
+# "ok - ... # SKIP" lines in p, f and s; the skips are kept for the end.
+tally() {
+	s=$(count '^ok - .*# SKIP' "$1")
+	p=$(($(count '^ok - ' "$1") - s))
+	f=$(count '^not ok - ' "$1")
+	grep '^ok - .*# SKIP' "$1" >>"$tmp/skips" 2>/dev/null
+	skipped=$((skipped + s))
+}
+
+# build WHAT...: make SAN=1 WHAT (or FUZZ=1 with fuzzers); a failure is a
+# failed line with make's last words.
+build() {
+	case "$1" in fuzzers) mode=FUZZ=1 ;; *) mode=SAN=1 ;; esac
+	if ! make --no-print-directory "$mode" "$@" >"$tmp/make.out" 2>&1; then
+		echo "not ok - build: make $mode $* failed"
+		tail -n 30 "$tmp/make.out" | sed 's/^/#   /'
+		failed=$((failed + 1))
+		return 1
+	fi
+}
+
 run_units() {
+	units=${CS_UNIT_DIR:-build/san/tests}
+	[ -n "${CS_UNIT_DIR:-}" ] || build all units || return
 	found=0
-	for t in build/san/tests/test_*; do
+	for t in "$units"/test_*; do
 		[ -f "$t" ] && [ -x "$t" ] || continue
 		case "$t" in *.o|*.d) continue ;; esac
 		found=1
 		name=$(basename "$t")
 		timeout 300 "$t" >"$tmp/unit.out" 2>&1
 		rc=$?
-		sed -n -e "s|^ok - |ok - unit/$name: |p" -e "s|^not ok - |not ok - unit/$name: |p" "$tmp/unit.out"
-		p=$(count '^ok - ' "$tmp/unit.out")
-		f=$(count '^not ok - ' "$tmp/unit.out")
-		if [ "$rc" -ne 0 ] || [ "$f" -ne 0 ]; then
+		sed -n -e "s|^ok - |ok - unit/$name: |p" -e "s|^not ok - |not ok - unit/$name: |p" \
+			"$tmp/unit.out" >"$tmp/unit.lines"
+		cat "$tmp/unit.lines"
+		tally "$tmp/unit.lines"
+		san=0
+		grep -q -E "$SANITIZER_REPORT" "$tmp/unit.out" && san=1
+		if [ "$rc" -ne 0 ] || [ "$f" -ne 0 ] || [ "$san" -eq 1 ]; then
 			# Show what the failing binary printed (sanitizer reports, asserts).
 			grep -v -e '^ok - ' -e '^not ok - ' "$tmp/unit.out" | tail -n 60 | sed 's/^/#   /'
 		fi
-		if [ "$rc" -ne 0 ] && [ "$f" -eq 0 ]; then
+		if [ "$san" -eq 1 ]; then
+			echo "not ok - unit/$name: a sanitizer report (above)"
+			f=$((f + 1))
+		elif [ "$rc" -ne 0 ] && [ "$f" -eq 0 ]; then
 			echo "not ok - unit/$name: exited with status $rc"
 			f=1
 		fi
-		if [ "$rc" -eq 0 ] && [ "$p" -eq 0 ] && [ "$f" -eq 0 ]; then
+		if [ "$rc" -eq 0 ] && [ "$p" -eq 0 ] && [ "$f" -eq 0 ] && [ "$s" -eq 0 ]; then
 			echo "not ok - unit/$name: ran no test"
 			f=1
 		fi
@@ -71,7 +116,7 @@ run_units() {
 		failed=$((failed + f))
 	done
 	if [ "$found" = 0 ]; then
-		echo "not ok - unit: no unit test binaries in build/san/tests (make SAN=1 units)"
+		echo "not ok - unit: no unit test binaries in $units (make SAN=1 units)"
 		failed=$((failed + 1))
 	fi
 }
@@ -120,11 +165,10 @@ clean_test_containers() {
 # core image while the full one builds (make test starts that build in the
 # background). Files named *.image.test.mjs need the full image: they run
 # last, once containers/build-image.sh --wait says it is there.
-image_ready() {
-	[ "$(docker image inspect -f '{{ index .Config.Labels "org.code-sandbox.toolset" }}' \
-		"${SANDBOX_IMAGE:-code-sandbox:latest}" 2>/dev/null)" = 1 ]
+image_ready() {	# the full image, built from the Dockerfiles as they are
+	SANDBOX_IMAGE=${SANDBOX_IMAGE:-code-sandbox:latest} containers/build-image.sh --check
 }
-if [ -z "${CS_TEST_IMAGE:-}" ] && command -v docker >/dev/null 2>&1 && ! image_ready &&
+if [ -z "${CS_TEST_IMAGE:-}" ] && [ "${CS_E2E_FIXTURES:-}" != 1 ] && command -v docker >/dev/null 2>&1 && ! image_ready &&
    docker image inspect code-sandbox:core >/dev/null 2>&1; then
 	CS_TEST_IMAGE=code-sandbox:core
 	export CS_TEST_IMAGE
@@ -136,20 +180,54 @@ image_files=
 # differs between fronts: sign-in and the client's address, request bodies,
 # the transport and its streams (progress, keep-alive, sessions across
 # workers), /dl and /up, a worker killed mid-command, the installed units.
-FRONT_FILES="bodies folders initialize links oauth signin signin-hardening
+FRONT_FILES="bodies body-spool folders front initialize links oauth signin signin-hardening
 streaming supervisor systemd transport uploads"
-front_files() {	# front_files FILE...: those of FRONT_FILES
+# Behind nginx, what its server block decides, in under 2 minutes: front
+# (sign-in, streams and pings, /dl, /up, a killed worker), bodies (each
+# route's cap, the body deadline), transport (headers and bodies as nginx
+# passes them: chunked, Accept, Origin, unrouted paths), signin-hardening
+# (X-Forwarded-For and SANDBOX_TRUSTED_PROXIES) and uploads (bodies that
+# stream on to the program: a made-up link refused before its body,
+# chunked, names in the URL, the page's form).
+NGINX_FILES="bodies body-spool front signin-hardening transport uploads"
+# Behind Apache (apache/): with mod_fcgid the front as a whole, and a host
+# left at mod_fcgid's defaults; with mod_proxy_fcgi its routes and streams;
+# with both, what a stranger's body makes Apache spool (body-spool).
+APACHE_FILES="front apache-defaults apache-proxy body-spool"
+front_files() {	# front_files LIST FILE...: the FILEs named in LIST
+	list=$1
+	shift
 	for f in "$@"; do
 		n=$(basename "$f" .test.mjs)
-		for k in $FRONT_FILES; do
+		for k in $list; do
 			[ "$n" = "$k" ] && echo "$f"
 		done
 	done
+}
+# The files to run behind WEB: all of them behind lighttpd or when named;
+# in a whole run, behind another front those of its list.
+web_files() {	# web_files WEB FILE...
+	w=$1
+	shift
+	case "$whole:$w" in
+	# Files named apache-* test Apache only: behind lighttpd they would
+	# only skip.
+	1:lighttpd) for f; do case "$f" in */apache-*) ;; *) echo "$f" ;; esac; done ;;
+	1:caddy) front_files "$FRONT_FILES" "$@" ;;
+	1:nginx) front_files "$NGINX_FILES" "$@" ;;
+	1:apache) front_files "$APACHE_FILES" "$@" ;;
+	*) printf '%s\n' "$@" ;;
+	esac
 }
 
 # The e2e files behind lighttpd, then behind Caddy (or CS_WEB's only; named
 # files run in full behind each).
 run_e2e() {
+	if [ "${CS_E2E_FIXTURES:-}" = 1 ]; then
+		web=${CS_WEB:-lighttpd}
+		run_e2e_batch 3 "$@"
+		return
+	fi
 	if [ ! -d tests/e2e/node_modules ]; then
 		echo "not ok - e2e: tests/e2e/node_modules is missing (tests/setup/packages.sh)"
 		failed=$((failed + 1))
@@ -160,6 +238,7 @@ run_e2e() {
 		set -- tests/e2e/*.test.mjs
 		whole=1
 	fi
+	build all || return
 	# The default egress policy's network and rules (idempotent).
 	if ! containers/netpolicy.sh apply --network code-sandbox --policy internet >"$tmp/netpolicy.out" 2>&1; then
 		echo "not ok - e2e: containers/netpolicy.sh apply failed: $(tail -n 1 "$tmp/netpolicy.out")"
@@ -175,21 +254,17 @@ run_e2e() {
 	# shellcheck disable=SC2086
 	set -- $others
 	case "${CS_WEB:-}" in
-	'') webs="lighttpd caddy" ;;
-	lighttpd|caddy) webs=$CS_WEB ;;
+	'') webs="lighttpd caddy nginx apache" ;;
+	lighttpd|caddy|nginx|apache) webs=$CS_WEB ;;
 	*)
-		echo "not ok - e2e: CS_WEB must be lighttpd or caddy, not $CS_WEB"
+		echo "not ok - e2e: CS_WEB must be lighttpd, caddy, nginx or apache, not $CS_WEB"
 		failed=$((failed + 1))
 		return
 		;;
 	esac
 	for w in $webs; do
-		if [ "$w" != lighttpd ] && [ "$whole" = 1 ]; then
-			# shellcheck disable=SC2046
-			[ $# -gt 0 ] && run_e2e_web "$w" $(front_files "$@")
-		else
-			[ $# -gt 0 ] && run_e2e_web "$w" "$@"
-		fi
+		# shellcheck disable=SC2046
+		[ $# -gt 0 ] && run_e2e_web "$w" $(web_files "$w" "$@")
 	done
 	[ -n "$image_files" ] || return 0
 	# CS_TOOLSET_IMAGE names another full image to use (the tests read it too).
@@ -200,8 +275,8 @@ run_e2e() {
 	fi
 	unset CS_TEST_IMAGE
 	for w in $webs; do
-		# shellcheck disable=SC2086
-		run_e2e_web "$w" $image_files
+		# shellcheck disable=SC2046,SC2086
+		run_e2e_web "$w" $(web_files "$w" $image_files)
 	done
 }
 
@@ -215,7 +290,7 @@ run_e2e_web() {	# run_e2e_web WEB FILE...
 	serial=
 	for f in "$@"; do
 		case "$web:$(basename "$f")" in
-		caddy:config*) ;;
+		caddy:config*|nginx:config*|apache:config*) ;;
 		*.serial.test.mjs) serial="$serial $top/$f" ;;
 		*) files="$files $top/$f" ;;
 		esac
@@ -230,6 +305,8 @@ run_e2e_batch() {	# run_e2e_batch CONCURRENCY FILE...
 	shift
 	[ $# -gt 0 ] || return 0
 	files="$*"
+	# There before tail looks (tail -f gives up on a missing file).
+	: >"$tmp/e2e.out"
 	# Most of the time is spent waiting for Docker: three files at once
 	# fits 2 cores. The whole run is capped so the suite stays bounded.
 	# shellcheck disable=SC2086
@@ -248,8 +325,11 @@ run_e2e_batch() {	# run_e2e_batch CONCURRENCY FILE...
 	else
 		p=$(echo "$summary" | sed -n 's/.*passed=\([0-9]*\).*/\1/p')
 		f=$(echo "$summary" | sed -n 's/.*failed=\([0-9]*\).*/\1/p')
+		s=$(echo "$summary" | sed -n 's/.*skipped=\([0-9]*\).*/\1/p')
 		passed=$((passed + p))
 		failed=$((failed + f))
+		skipped=$((skipped + ${s:-0}))
+		grep '^ok - .*# SKIP' "$tmp/e2e.out" >>"$tmp/skips"
 		if [ "$rc" -ne 0 ] && [ "$f" -eq 0 ]; then
 			echo "not ok - e2e($web): the test runner exited with status $rc"
 			failed=$((failed + 1))
@@ -260,21 +340,22 @@ run_e2e_batch() {	# run_e2e_batch CONCURRENCY FILE...
 # Every fuzz target for a few seconds (make fuzz runs them longer): a crash
 # found from the seeds fails its line.
 run_fuzz() {
+	build fuzzers || return
 	tests/fuzz/run.sh "${FUZZ_TEST_SECONDS:-3}" >"$tmp/fuzz.out" 2>&1
 	cat "$tmp/fuzz.out"
-	passed=$((passed + $(count '^ok - ' "$tmp/fuzz.out")))
-	failed=$((failed + $(count '^not ok - ' "$tmp/fuzz.out")))
+	tally "$tmp/fuzz.out"
+	passed=$((passed + p))
+	failed=$((failed + f))
 }
 
 # The source and documentation checks: no build or server needed but the
 # settings' man page, which make writes.
 run_checks() {
-	for c in tests/checksrc.sh tests/checkdocs.sh; do
+	for c in tests/checksrc.sh tests/checkdocs.sh tests/runner.test.sh; do
 		"$c" >"$tmp/check.out" 2>&1
 		cat "$tmp/check.out"
-		p=$(count '^ok - ' "$tmp/check.out")
-		f=$(count '^not ok - ' "$tmp/check.out")
-		if [ "$p" -eq 0 ] && [ "$f" -eq 0 ]; then
+		tally "$tmp/check.out"
+		if [ "$p" -eq 0 ] && [ "$f" -eq 0 ] && [ "$s" -eq 0 ]; then
 			echo "not ok - $c: ran no check"
 			f=1
 		fi
@@ -292,5 +373,9 @@ case "$what" in
 	*) echo "usage: $0 [all|unit|fuzz|checks|e2e [FILE...]]" >&2; exit 2 ;;
 esac
 
-echo "$passed passed, $failed failed"
+if [ "$skipped" -gt 0 ]; then
+	echo "# skipped, and why:"
+	sed 's/^ok - /#   /' "$tmp/skips"
+fi
+echo "$passed passed, $failed failed, $skipped skipped"
 [ "$failed" -eq 0 ]

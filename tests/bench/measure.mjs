@@ -2,11 +2,15 @@
 // base.mjs): medians with their spread, a process's CPU from /proc, and a
 // wrk run against /mcp with the server's CPU per request.
 
-import { execFile } from 'node:child_process';
+import { execFile, spawn } from 'node:child_process';
+import { randomBytes } from 'node:crypto';
 import { readdirSync, readFileSync, writeFileSync } from 'node:fs';
-import { join } from 'node:path';
+import { dirname, join } from 'node:path';
+import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
-import { sleep } from '../e2e/lib/server.mjs';
+import { freePort, sleep } from '../e2e/lib/server.mjs';
+
+const HERE = dirname(fileURLToPath(import.meta.url));
 
 const execFileP = promisify(execFile);
 export const TICK_MS = 10; // USER_HZ is 100 on Linux
@@ -137,4 +141,23 @@ export async function wrkLoad(target, method, { seconds, midway = null }) {
     inexact: all.inexact,
     mid,
   };
+}
+
+/*
+ * The Node reference server (reference/server.mjs) on a free loopback port,
+ * doing its work in container: { proc, token, url, key, srvLike }.
+ */
+export async function startReference(container) {
+  const port = await freePort();
+  const token = randomBytes(32).toString('base64url');
+  const proc = spawn(process.execPath, [join(HERE, 'reference/server.mjs'), String(port), container], {
+    env: { ...process.env, REF_TOKEN: token },
+    stdio: ['ignore', 'pipe', 'inherit'],
+  });
+  await new Promise((res, rej) => {
+    proc.stdout.once('data', res);
+    proc.once('exit', (c) => rej(new Error(`reference server exited ${c}`)));
+  });
+  const url = `http://127.0.0.1:${port}`;
+  return { proc, token, url: `${url}/mcp`, key: token, srvLike: { url, key: token } };
 }

@@ -9,30 +9,21 @@
 
 import { describe, it, before, after } from 'node:test';
 import assert from 'node:assert/strict';
-import { execFile, spawn } from 'node:child_process';
+import { execFile } from 'node:child_process';
 import { createServer, connect as netConnect } from 'node:net';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
-import { TOP, startServer, waitFor, SANITIZER_ENV } from './lib/server.mjs';
+import { TOP, startServer, waitFor, runProgram } from './lib/server.mjs';
+import { ctl as sandboxctl } from './lib/hostile.mjs';
 import { connect, resultText, initializeBody } from './lib/client.mjs';
 import { register, CLAUDE_REGISTRATION, authorizeUrl, get, pkce, rawFlow, requestIdOf, cookiesOf, postSignIn } from './lib/oauth.mjs';
 
 const execFileP = promisify(execFile);
 
-/* sandboxctl (the test build) with settings from env; {code, stdout, stderr}. */
-async function ctl(bin, args, env) {
-  try {
-    const { stdout, stderr } = await execFileP(join(bin, 'sandboxctl'), args, {
-      env: { PATH: process.env.PATH, ...SANITIZER_ENV, ...env },
-      timeout: 60000,
-    });
-    return { code: 0, stdout, stderr };
-  } catch (e) {
-    return { code: e.code ?? 1, stdout: e.stdout ?? '', stderr: e.stderr ?? String(e) };
-  }
-}
+/* sandboxctl (the test build) with settings from env only; {code, stdout, stderr}. */
+const ctl = (bin, args, env) => sandboxctl(bin, args, { env, clean: true, timeout: 60000 });
 
 describe('configuration refusals are logged once, with expected and arrived', () => {
   let srv;
@@ -224,11 +215,11 @@ describe('plain CGI', () => {
     const sock = netConnect(path);
     await new Promise((res) => sock.once('connect', res));
     const peer = await accepted;
-    const child = spawn(join(srv.bin, 'mcp'), [], {
-      stdio: [sock, 'pipe', 'pipe'],
+    const child = runProgram(join(srv.bin, 'mcp'), [], {
+      stdin: sock,
+      clean: true,
+      timeout: 60000,
       env: {
-        PATH: process.env.PATH,
-        ...SANITIZER_ENV,
         SANDBOX_ENV_FILE: srv.envFile,
         GATEWAY_INTERFACE: 'CGI/1.1',
         REQUEST_METHOD: 'POST',
@@ -242,12 +233,8 @@ describe('plain CGI', () => {
       },
     });
     sock.destroy();	// the child holds its own copy
-    let out = '';
-    let err = '';
-    child.stdout.on('data', (d) => (out += d));
-    child.stderr.on('data', (d) => (err += d));
     peer.end(body);
-    const code = await new Promise((res) => child.on('close', res));
+    const { code, stdout: out, stderr: err } = await child;
     peer.destroy();
     server.close();
     assert.equal(code, 0, err);

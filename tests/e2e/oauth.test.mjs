@@ -1,14 +1,20 @@
 // The OAuth 2.1 authorization server (issue 3) end to end through lighttpd:
 // the MCP SDK client doing discovery, registration, sign-in, token exchange,
 // a tool call and a refresh; claude.ai's registration and the whole flow over
-// raw HTTP; restarts; and every refusal, each checked to issue nothing.
+// raw HTTP; restarts; every refusal, each checked to issue nothing; and a
+// Client ID Metadata Document fetched from an allowed internal origin.
 
 import { describe, it, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { execFile } from 'node:child_process';
+import { chmodSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { createServer as createHttpsServer } from 'node:https';
+import { tmpdir } from 'node:os';
 import { promisify } from 'node:util';
 import { join } from 'node:path';
-import { startServer, sleep, SANITIZER_ENV } from './lib/server.mjs';
+import { startServer, sleep } from './lib/server.mjs';
+import { makeCerts } from './lib/engine.mjs';
+import { ctl as sandboxctl } from './lib/hostile.mjs';
 import { call, http, initializeBody, openSession } from './lib/client.mjs';
 import {
   CLAUDE_REGISTRATION, TestProvider, authorizeUrl, clientAuth, connectOAuth, cookiesOf, get, pkce,
@@ -227,7 +233,11 @@ describe('OAuth: claude.ai over raw HTTP', () => {
   it('every revocation path ends the token on the next request of an open session: /revoke, sandboxctl, a row deleted with sqlite3', async () => {
     // Nothing about a token is kept between requests: each request sees
     // what was committed before it, by any process.
-    const ctl = (args) => execFileP(join(srv.bin, 'sandboxctl'), args, { env: { ...process.env, ...SANITIZER_ENV, SANDBOX_ENV_FILE: srv.envFile } });
+    const ctl = async (args) => {
+      const r = await sandboxctl(srv, args);
+      assert.equal(r.code, 0, `sandboxctl ${args.join(' ')}: ${r.stderr}`);
+      return r;
+    };
     const ways = {
       '/revoke': (t) => tokenRequest(srv, { token: t.access_token, client_id: claude.client_id, client_secret: claude.client_secret }, { path: '/revoke' }),
       'sandboxctl tokens revoke': async () => ctl(['tokens', 'revoke', await sql(srv, 'select max(id) from oauth_grant')]),
@@ -610,5 +620,101 @@ describe('OAuth: the API key as a bearer token is off by default', () => {
     const tools = await sdk.client.listTools();
     assert.ok(tools.tools.some((t) => t.name === 'execute'));
     await sdk.client.close();
+  });
+});
+
+// A Client ID Metadata Document on an internal host: a local HTTPS origin
+// (127.0.0.1, its certificate from a CA the test makes with openssl) that
+// the operator allows with SANDBOX_CIMD_ALLOW_ADDRS and SANDBOX_CIMD_CA. The
+// SDK client takes the document's URL as its client_id (the server says it
+// supports them), signs in and calls a tool. Loopback addresses not named
+// stay refused, and so does a certificate from another CA.
+describe('OAuth: a Client ID Metadata Document signs in end to end', () => {
+  let srv, origin, other, dir;
+  const redirectUrl = 'http://127.0.0.1:53683/callback';
+  const docs = new Map();
+  const serve = (certs) => createHttpsServer(certs, (req, res) => {
+    const doc = docs.get(req.url);
+    res.writeHead(doc ? 200 : 404, { 'content-type': 'application/json' });
+    res.end(doc ? JSON.stringify(doc) : '{}');
+  });
+  const listen = (s) => new Promise((res) => s.listen(0, '127.0.0.1', () => res(s.address().port)));
+
+  before(async () => {
+    dir = mkdtempSync(join(tmpdir(), 'cs-e2e-cimd-'));
+    makeCerts(join(dir, 'ca'));
+    makeCerts(join(dir, 'other'));
+    // The programs may run as another user: the CA file is readable by all.
+    chmodSync(dir, 0o755);
+    chmodSync(join(dir, 'ca'), 0o755);
+    chmodSync(join(dir, 'ca/ca.pem'), 0o644);
+    const certs = (d) => ({ cert: readFileSync(join(dir, d, 'server-cert.pem')), key: readFileSync(join(dir, d, 'server-key.pem')) });
+    origin = serve(certs('ca'));
+    other = serve(certs('other'));
+    origin.port = await listen(origin);
+    other.port = await listen(other);
+    srv = await startServer({
+      name: 'oauth-cimd',
+      settings: { SANDBOX_CIMD_ALLOW_ADDRS: '127.0.0.1', SANDBOX_CIMD_CA: join(dir, 'ca/ca.pem') },
+    });
+  });
+  after(async () => {
+    await srv?.stop();
+    origin?.close();
+    other?.close();
+    if (dir) rmSync(dir, { recursive: true, force: true });
+  });
+
+  const doc = (url, extra = {}) => ({
+    client_id: url, client_name: 'internal registry client', redirect_uris: [redirectUrl],
+    grant_types: ['authorization_code', 'refresh_token'], response_types: ['code'], token_endpoint_auth_method: 'none', ...extra,
+  });
+
+  it('the SDK client signs in with the document URL as client_id and calls a tool', async () => {
+    const url = `https://127.0.0.1:${origin.port}/clients/sdk.json`;
+    docs.set('/clients/sdk.json', doc(url));
+    const provider = new TestProvider(srv, { redirectUrl, clientName: 'internal registry client' });
+    provider.clientMetadataUrl = url;
+    const sdk = await connectOAuth(srv, provider);
+    try {
+      assert.equal(provider.info.client_id, url, 'no registration: the URL is the client_id');
+      assert.ok(provider.tokenSet?.access_token, 'tokens issued');
+      const r = await sdk.client.callTool({ name: 'execute', arguments: { command: 'echo cimd-ok' } });
+      assert.equal(r.structuredContent?.stdout, 'cimd-ok\n', JSON.stringify(r).slice(0, 500));
+    } finally {
+      await sdk.client.close();
+    }
+    // Fetched from the origin and stored as a metadata-document client.
+    assert.equal(await sql(srv, `select cimd || ' ' || auth_method from oauth_client where client_id = '${url}'`), '1 none');
+    assert.equal(await sql(srv, "select count(*) from oauth_client where cimd = 0"), '0', 'nothing registered');
+  });
+
+  it('the raw flow: code, token and /mcp with the document client', async () => {
+    const url = `https://127.0.0.1:${origin.port}/clients/raw.json`;
+    docs.set('/clients/raw.json', doc(url, { client_name: 'raw' }));
+    const { tokens } = await rawFlow(srv, { client_id: url, redirect_uris: [redirectUrl], token_endpoint_auth_method: 'none' });
+    assert.equal((await mcpStatus(srv, tokens.access_token)).status, 200);
+  });
+
+  it('still refused: a loopback address not named, a certificate from another CA, a document naming another client_id', async () => {
+    const { challenge } = pkce();
+    const n0 = await issued(srv);
+    const page = async (clientId) => {
+      const r = await get(authorizeUrl(srv, { clientId, redirectUri: redirectUrl, challenge }));
+      assert.equal(r.status, 400, `${clientId}: ${r.text.slice(0, 300)}`);
+      assert.equal(r.headers.get('location'), null);
+      return r.text;
+    };
+    docs.set('/clients/x.json', doc('https://example.com/x.json'));
+    // 127.0.0.2 is loopback too, but not in SANDBOX_CIMD_ALLOW_ADDRS.
+    assert.match(await page(`https://127.0.0.2:${origin.port}/clients/sdk.json`), /not on a public address/);
+    // The page says only that the fetch failed (no relay for scanning
+    // hosts); the operator's log names the certificate.
+    const bad = await page(`https://127.0.0.1:${other.port}/clients/other.json`);
+    assert.match(bad, /could not be fetched\./);
+    assert.doesNotMatch(bad, /certificate|SSL|TLS/i);
+    assert.match(srv.programsOutput(), new RegExp(`cimd: fetching from 127\\.0\\.0\\.1 \\(127\\.0\\.0\\.1\\) failed: .*(certificate|SSL)`, 'i'));
+    assert.match(await page(`https://127.0.0.1:${origin.port}/clients/x.json`), /client_id/);
+    assert.deepEqual(await issued(srv), n0);
   });
 });

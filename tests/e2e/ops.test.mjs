@@ -8,23 +8,12 @@ import { execFile } from 'node:child_process';
 import { copyFileSync, readFileSync, statSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
-import { startServer, dockerExec, docker, waitFor, SANITIZER_ENV } from './lib/server.mjs';
+import { startServer, dockerExec, docker, waitFor, runProgram } from './lib/server.mjs';
+import { ctl } from './lib/hostile.mjs';
 import { connect, resultText } from './lib/client.mjs';
 
 const execFileP = promisify(execFile);
 
-/* Run sandboxctl (sanitizer build) with the test's settings file. */
-async function ctl(srv, args, { envFile = srv.envFile } = {}) {
-  try {
-    const { stdout, stderr } = await execFileP(join(srv.bin, 'sandboxctl'), args, {
-      env: { ...process.env, ...SANITIZER_ENV, SANDBOX_ENV_FILE: envFile },
-      timeout: 120000,
-    });
-    return { code: 0, stdout, stderr };
-  } catch (e) {
-    return { code: e.code ?? 1, stdout: e.stdout ?? '', stderr: e.stderr ?? String(e) };
-  }
-}
 
 function sql(srv, q) {
   return execFileP('sqlite3', [srv.settings.SANDBOX_DB, q]).then((r) => r.stdout.trim());
@@ -197,8 +186,6 @@ describe('operations', () => {
     const bodyFile = join(srv.dir, 'cgi-body.json');
     writeFileSync(bodyFile, body);
     const env = {
-      PATH: process.env.PATH,
-      ...SANITIZER_ENV,
       SANDBOX_ENV_FILE: srv.envFile,
       GATEWAY_INTERFACE: 'CGI/1.1',
       REQUEST_METHOD: 'POST',
@@ -210,7 +197,8 @@ describe('operations', () => {
       HTTP_AUTHORIZATION: `Bearer ${srv.key}`,
       HTTP_ACCEPT: 'application/json, text/event-stream',
     };
-    const { stdout } = await execFileP('sh', ['-c', `exec "$0" < "$1"`, join(srv.bin, 'mcp'), bodyFile], { env, timeout: 30000 });
+    const { code, stdout, stderr } = await runProgram(join(srv.bin, 'mcp'), [], { env, clean: true, input: readFileSync(bodyFile), timeout: 30000 });
+    assert.equal(code, 0, stderr);
     const [head, json] = stdout.split(/\r?\n\r?\n/);
     assert.match(head, /^Status: 200/);
     assert.match(head, /Mcp-Session-Id: \S+/i);

@@ -83,8 +83,15 @@ describe('sign-in page in headless Chromium', () => {
     assert.equal(await page.locator('.who b').count(), 0);
     assert.match(await page.locator('.who').textContent(), new RegExp(`127\\.0\\.0\\.1:${callbackPort}`));
     // The style block applied under the CSP (hash matches), and no horizontal scrolling on a phone.
-    const styled = await page.evaluate(() => getComputedStyle(document.querySelector('main')).borderRadius);
-    assert.notEqual(styled, undefined);
+    // Values a browser's defaults never give: main's max-width (26rem) and,
+    // on a phone, the narrow screen's full height.
+    const styled = await page.evaluate(() => {
+      const m = getComputedStyle(document.querySelector('main'));
+      return `${m.maxWidth} ${m.minHeight} ${window.innerHeight}px`;
+    });
+    const [maxWidth, minHeight, screen] = styled.split(' ');
+    assert.equal(maxWidth, '416px', `the style block applied: ${styled}`);
+    assert.equal(minHeight, screen, `the phone rule applied: ${styled}`);
     const fits = await page.evaluate(() => document.documentElement.scrollWidth <= window.innerWidth);
     assert.ok(fits, 'fits a 375 px wide screen');
     const bg = await page.evaluate(() => getComputedStyle(document.body).backgroundColor);

@@ -9,68 +9,12 @@
 import { describe, it, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { randomBytes } from 'node:crypto';
-import { startServer, dockerExec, waitFor, pidAlive, sleep, WEB } from './lib/server.mjs';
-import { connect, resultText, openSession, http, parseSse } from './lib/client.mjs';
+import { startServer, dockerExec, waitFor, pidAlive, sleep, WEB, containerCommands } from './lib/server.mjs';
+import { connect, resultText, openSession, http, parseSse, rawStream, execBody } from './lib/client.mjs';
 
 const PING = 1; // SANDBOX_PING_INTERVAL for this server, seconds
 
 const mark = () => `m${randomBytes(5).toString('hex')}`;
-
-/* Every process's command line in the test's container (no ps needed). */
-async function containerCommands(srv) {
-  const r = await dockerExec(srv, 'for p in /proc/[0-9]*; do [ -r $p/cmdline ] && { tr "\\0" " " < $p/cmdline; echo; }; done 2>/dev/null; true');
-  assert.equal(r.code, 0, r.stderr);
-  return r.stdout.split('\n').filter(Boolean);
-}
-
-/*
- * A raw POST whose response is read as it arrives: chunks with their
- * arrival time (ms since the request), the SSE messages so far, and a
- * promise for the end of the body. abort() drops the connection.
- */
-function rawStream(srv, sess, body) {
-  const ac = new AbortController();
-  const t0 = Date.now();
-  const out = { chunks: [], status: 0, headers: null, ended: false, error: null, t0 };
-  out.text = () => out.chunks.map((c) => c.text).join('');
-  out.messages = () => parseSse(out.text().split(/\r?\n\r?\n/).slice(0, -1).join('\n\n') + '\n\n');
-  out.abort = () => ac.abort();
-  out.ready = (async () => {
-    const res = await fetch(srv.mcpUrl, {
-      method: 'POST',
-      signal: ac.signal,
-      headers: {
-        authorization: `Bearer ${srv.key}`,
-        'content-type': 'application/json',
-        accept: 'application/json, text/event-stream',
-        'mcp-session-id': sess.session,
-        'mcp-protocol-version': sess.version,
-      },
-      body: JSON.stringify(body),
-    });
-    out.status = res.status;
-    out.headers = res.headers;
-    return res;
-  })();
-  out.done = out.ready.then(async (res) => {
-    const dec = new TextDecoder();
-    try {
-      for await (const c of res.body) out.chunks.push({ at: Date.now() - t0, text: dec.decode(c, { stream: true }) });
-      out.ended = true;
-    } catch (e) {
-      out.error = e;
-    }
-    return out;
-  });
-  return out;
-}
-
-const execBody = (id, command, extra = {}) => ({
-  jsonrpc: '2.0',
-  id,
-  method: 'tools/call',
-  params: { name: 'execute', arguments: { command }, ...extra },
-});
 
 /* The recent runs get_result() lists. */
 async function listRuns(conn) {
@@ -89,7 +33,8 @@ describe('long commands', () => {
   let conn;
 
   before(async () => {
-    srv = await startServer({ name: 'streaming', settings: { SANDBOX_PING_INTERVAL: PING, MAX_OUTPUT_BYTES: 100000 } });
+    // 32 long commands at once, all one owner's: above the default per-owner cap (28).
+    srv = await startServer({ name: 'streaming', settings: { SANDBOX_PING_INTERVAL: PING, MAX_OUTPUT_BYTES: 100000, SANDBOX_MAX_RUNNING_PER_OWNER: 40 } });
     conn = await connect(srv);
     // The container exists before any timing below.
     await conn.execute({ command: 'true' });

@@ -9,12 +9,9 @@ import { describe, it, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { randomBytes } from 'node:crypto';
 import { readFileSync } from 'node:fs';
-import { execFile } from 'node:child_process';
-import { join } from 'node:path';
-import { promisify } from 'node:util';
-import { startServer, docker, dockerExec, waitFor, sleep, SANITIZER_ENV } from './lib/server.mjs';
+import { startServer, docker, dockerExec, waitFor, sleep } from './lib/server.mjs';
+import { ctl } from './lib/hostile.mjs';
 
-const execFileP = promisify(execFile);
 import { connect, resultText } from './lib/client.mjs';
 
 const mark = () => `m${randomBytes(5).toString('hex')}`;
@@ -58,6 +55,20 @@ function mcpPeaks(srv) {
       return 0;
     }
   });
+}
+
+/*
+ * Whether a process whose command line matches the extended regular
+ * expression PATTERN runs in the test's container (pgrep -f, run directly:
+ * no shell whose own command line would match). pgrep's "none" (status 1,
+ * nothing on stderr) is the only false: a failed docker exec or pgrep
+ * throws, so "killed" never passes because nothing could be looked at.
+ */
+async function running(srv, pattern) {
+  const r = await docker('exec', srv.container, 'pgrep', '-f', pattern);
+  if (r.code === 0) return true;
+  if (r.code === 1 && !(r.stderr ?? '').trim()) return false;
+  throw new Error(`pgrep -f '${pattern}' in the container: status ${r.code}: ${r.stderr}`);
 }
 
 /* The engine's clock now, for docker events --since. */
@@ -228,11 +239,11 @@ describe('supervisor', () => {
     await c.execute({ command: 'true' });
     const ac = new AbortController();
     const p = c.execute({ command: `sh -c 'sleep 300 # ${m}-child' & setsid sh -c 'sleep 300 # ${m}-other' & sleep 300 # ${m}` }, { signal: ac.signal }).catch(() => 'aborted');
-    await waitFor(async () => (await dockerExec(srv, `pgrep -f ${m}-child`)).code === 0, { what: 'the command to start' });
+    await waitFor(async () => running(srv, `${m}-child`), { what: 'the command to start' });
     const since = await dockerTime();
     ac.abort();
     assert.equal(await p, 'aborted');
-    await waitFor(async () => (await dockerExec(srv, `pgrep -f '${m}(-child)?$'`)).code !== 0, { timeout: 10000, what: 'the group to be killed' });
+    await waitFor(async () => !(await running(srv, `${m}(-child)?$`)), { timeout: 10000, what: 'the group to be killed' });
     const runId = await runIdOf(srv, `${m}-child`);
     const g = await getResult(srv, runId, 15);
     assert.equal(g.structuredContent?.cancelled, true, resultText(g));
@@ -248,12 +259,12 @@ describe('supervisor', () => {
     const c = await connect(srv);
     const ac = new AbortController();
     const p = c.execute({ command: `yes ${m}-flood` }, { signal: ac.signal }).catch(() => 'aborted');
-    await waitFor(async () => (await dockerExec(srv, `pgrep -f '^yes ${m}-flood'`)).code === 0, { what: 'the flood to start' });
+    await waitFor(async () => running(srv, `^yes ${m}-flood`), { what: 'the flood to start' });
     await sleep(1500);
     const t0 = Date.now();
     ac.abort();
     assert.equal(await p, 'aborted');
-    await waitFor(async () => (await dockerExec(srv, `pgrep -f '^yes ${m}-flood'`)).code !== 0, { timeout: 15000, what: 'the flood to be killed' });
+    await waitFor(async () => !(await running(srv, `^yes ${m}-flood`)), { timeout: 15000, what: 'the flood to be killed' });
     assert.ok(Date.now() - t0 < 15000);
     const r = await c.execute({ command: 'echo after-flood' });
     assert.equal(r.structuredContent.stdout, 'after-flood\n', resultText(r));
@@ -305,9 +316,7 @@ describe('supervisor', () => {
       assert.ok(Date.now() - t2 < 15000, `cancelled after ${Date.now() - t2} ms`);
       // sandboxctl status reports the hang instead of waiting for it.
       const t3 = Date.now();
-      const st = await execFileP(join(srv.bin, 'sandboxctl'), ['--json', 'status'], {
-        env: { ...process.env, ...SANITIZER_ENV, SANDBOX_ENV_FILE: srv.envFile }, timeout: 60000,
-      }).catch((e) => e);
+      const st = await ctl(srv, ['--json', 'status'], { timeout: 60000 });
       assert.ok(Date.now() - t3 < 20000, `status took ${Date.now() - t3} ms`);
       assert.match(String(st.stdout), /usage_error|did not finish/, String(st.stdout).slice(0, 500));
       await c.close();

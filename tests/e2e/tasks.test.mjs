@@ -16,7 +16,8 @@ import { randomBytes } from 'node:crypto';
 import { execFile } from 'node:child_process';
 import { promisify } from 'node:util';
 import { join } from 'node:path';
-import { startServer, docker, dockerExec, waitFor, sleep, SANITIZER_ENV } from './lib/server.mjs';
+import { startServer, docker, dockerExec, waitFor, sleep, containerCommands } from './lib/server.mjs';
+import { ctl } from './lib/hostile.mjs';
 import { http } from './lib/client.mjs';
 import { register, rawFlow } from './lib/oauth.mjs';
 
@@ -63,12 +64,6 @@ function modern(srv, method, params, { id, tasks, key, headers = {}, timeout } =
 const execute = (srv, command, opts) => modern(srv, 'tools/call', { name: 'execute', arguments: { command } }, opts);
 const taskGet = (srv, taskId, opts) => modern(srv, 'tasks/get', { taskId }, opts);
 
-/* Every process's command line in the test's container (no ps needed). */
-async function containerCommands(srv) {
-  const r = await dockerExec(srv, 'for p in /proc/[0-9]*; do [ -r $p/cmdline ] && { tr "\\0" " " < $p/cmdline; echo; }; done 2>/dev/null; true');
-  assert.equal(r.code, 0, r.stderr);
-  return r.stdout.split('\n').filter(Boolean);
-}
 
 async function sql(srv, query) {
   const { stdout } = await execFileP('sqlite3', ['-cmd', '.timeout 5000', srv.settings.SANDBOX_DB, query]);
@@ -205,9 +200,8 @@ describe('MCP 2026-07-28 and Tasks over raw HTTP', () => {
     assert.ok(execs.length <= 2, `${execs.length} execs for 6 polls:\n${execs.join('\n')}`);
 
     // Another owner (a personal key, signed in through its own client): the task is not theirs to see.
-    const added = await execFileP(join(srv.bin, 'sandboxctl'), ['--json', 'keys', 'add', 'other'], {
-      env: { ...process.env, ...SANITIZER_ENV, SANDBOX_ENV_FILE: srv.envFile },
-    });
+    const added = await ctl(srv, ['--json', 'keys', 'add', 'other']);
+    assert.equal(added.code, 0, added.stderr);
     const other = await register(srv, { redirect_uris: ['http://127.0.0.1:9/cb'], token_endpoint_auth_method: 'none', client_name: 'other' });
     const { tokens } = await rawFlow(srv, other.json, { key: JSON.parse(added.stdout).key });
     for (const method of ['tasks/get', 'tasks/cancel', 'tasks/update']) {
@@ -403,6 +397,7 @@ describe('tasks hold no worker thread', () => {
     const r = await modern(srv, 'tools/call', { name: 'execute', arguments: { command: `echo t-${m}; sleep 6${m}`, timeout: 5 } }, { timeout: 20000 });
     const task = r.json.result;
     assert.equal(task.resultType, 'task', r.text);
+    await waitFor(async () => (await containerCommands(srv)).some((c) => c.includes(`sleep 6${m}`)), { timeout: 4000, what: 'the command running' });
     // Killed in the container at 5 s with no one asking; the listing of
     // recent runs then collects it.
     await waitFor(async () => (await containerCommands(srv)).filter((c) => c.includes(`sleep 6${m}`)).length === 0, {

@@ -5,27 +5,14 @@
 import { describe, it, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { createHash } from 'node:crypto';
-import { execFile } from 'node:child_process';
-import { join } from 'node:path';
-import { promisify } from 'node:util';
-import { startServer, docker, waitFor, sleep, SANITIZER_ENV } from './lib/server.mjs';
+import { startServer, docker, waitFor, sleep } from './lib/server.mjs';
+import { ctl as sandboxctl } from './lib/hostile.mjs';
 import { resultText } from './lib/client.mjs';
 import { TestProvider, connectOAuth, signIn, authorizeUrl, pkce, register, CLAUDE_REGISTRATION } from './lib/oauth.mjs';
 
-const execFileP = promisify(execFile);
 
-/* Run sandboxctl (sanitizer build) with the test's settings; env overrides. */
-async function ctl(srv, args, env = {}) {
-  try {
-    const { stdout, stderr } = await execFileP(join(srv.bin, 'sandboxctl'), args, {
-      env: { ...process.env, ...SANITIZER_ENV, SANDBOX_ENV_FILE: srv.envFile, ...env },
-      timeout: 120000,
-    });
-    return { code: 0, stdout, stderr };
-  } catch (e) {
-    return { code: e.code ?? 1, stdout: e.stdout ?? '', stderr: e.stderr ?? String(e) };
-  }
-}
+/* sandboxctl (sanitizer build) with the test's settings; env overrides. */
+const ctl = (srv, args, env = {}) => sandboxctl(srv, args, { env });
 
 async function addKey(srv, name) {
   const r = await ctl(srv, ['--json', 'keys', 'add', name]);
@@ -281,6 +268,19 @@ describe('SANDBOX_SCOPE=shared (the default)', () => {
     const st = JSON.parse((await ctl(srv, ['--json', 'status'])).stdout);
     assert.equal(st.sandboxes.length, 1);
     assert.equal(st.sandboxes[0].container, srv.container);
+  });
+
+  it('shared scope: key holders have no confidentiality from each other, and keys add says so (security review item 4)', async () => {
+    // One person's model, root in the shared container, sees another's
+    // command line (tokens included) while it runs.
+    const slow = people.dora.sh('sleep 20; true # dora-secret-token-123');
+    await waitFor(async () => /dora-secret-token-123/.test((await people.ed.sh('cat /proc/[0-9]*/cmdline 2>/dev/null | tr "\\0" " "')).stdout),
+      { timeout: 15000, what: "another person's command line" });
+    await slow;
+    const r = await ctl(srv, ['--json', 'keys', 'add', 'frank']);
+    assert.equal(r.code, 0, r.stderr);
+    assert.equal(JSON.parse(r.stdout).owner, 'frank');
+    assert.match(r.stderr, /SANDBOX_SCOPE is shared[^]*SANDBOX_SCOPE=person/);
   });
 });
 

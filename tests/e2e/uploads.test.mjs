@@ -113,7 +113,7 @@ test('upload_link is listed and makes a link', async () => {
   assert.match(ctl.stdout, new RegExp(`${s.link_id}.*upload to /sandbox/uploads`));
 });
 
-test('200 MB with curl PUT (length known) and chunked arrive exact; memory stays flat', async () => {
+test('200 MB with curl PUT (length known) and chunked arrive exact (chunked behind lighttpd: 413 past 4 MiB); memory stays flat', async () => {
   const s = await link({ folder: 'big' });
   const f = join(tmp, 'big.bin');
   const sum = bigFile(f, 200 << 20);
@@ -123,8 +123,8 @@ test('200 MB with curl PUT (length known) and chunked arrive exact; memory stays
   assert.match(r.body, /Stored \/sandbox\/big\/big\.bin \(209715200 bytes\)/);
   assert.equal(await sha256In('/sandbox/big/big.bin'), sum);
   // Chunked: curl reads stdin, so it cannot know the length.
-  r = await new Promise((res, rej) => {
-    const c = spawn('curl', ['-sS', '-o', '-', '-w', '\n%{http_code}', '-T', '-', `${s.url}chunked.bin`]);
+  const chunked = (file, name) => new Promise((res, rej) => {
+    const c = spawn('curl', ['-sS', '-o', '-', '-w', '\n%{http_code}', '-T', '-', `${s.url}${name}`]);
     let out = '';
     c.stdout.on('data', (d) => (out += d));
     c.on('error', rej);
@@ -132,16 +132,35 @@ test('200 MB with curl PUT (length known) and chunked arrive exact; memory stays
       const i = out.lastIndexOf('\n');
       res({ status: Number(out.slice(i + 1)), body: out.slice(0, i) });
     });
-    createReadStream(f).pipe(c.stdin);
+    c.stdin.on('error', () => {});
+    createReadStream(file).on('error', () => {}).pipe(c.stdin);
   });
-  assert.equal(r.status, 201, r.body);
-  assert.equal(await sha256In('/sandbox/big/chunked.bin'), sum);
+  r = await chunked(f, 'chunked.bin');
+  let stored = 2;
+  if (WEB === 'lighttpd') {
+    // lighttpd reads a chunked body whole before the program sees it: at
+    // most 4 MiB, past that 413 with a message to send a length (so that
+    // a stranger cannot make it spool a large body); smaller ones arrive.
+    assert.equal(r.status, 413, r.body);
+    assert.match(r.body, /without a length .* may be at most\s+4 MiB[^]*curl -T FILE URL/, r.body);
+    const small = join(tmp, 'small.bin');
+    const smallSum = bigFile(small, (3 << 20) + 5);
+    r = await chunked(small, 'chunked-small.bin');
+    assert.equal(r.status, 201, r.body);
+    assert.equal(await sha256In('/sandbox/big/chunked-small.bin'), smallSum);
+    assert.equal(await sh('ls -A /sandbox/big | tr "\\n" "|"'), 'big.bin|chunked-small.bin|');
+    rmSync(small);
+    stored = 1;
+  } else {
+    assert.equal(r.status, 201, r.body);
+    assert.equal(await sha256In('/sandbox/big/chunked.bin'), sum);
+  }
   const after = upPeakKiB();
   // 200 MB passed through twice; the program's peak grew by far less.
   assert.ok(after - before < 32 * 1024, `up's peak RSS grew from ${before} to ${after} KiB`);
   rmSync(f);
   const n = await sql(`select count(*) from upload where link_id = '${s.link_id}' and state = 'ok' and size = 209715200`);
-  assert.equal(n, '2');
+  assert.equal(n, String(stored));
 });
 
 test('an existing file is kept; the new one gets "name (2)"', async () => {
@@ -230,10 +249,10 @@ test('a folder that cannot be made: 409, nothing stored', async () => {
   assert.equal(await sql(`select used_bytes from upload_link where id = '${s.link_id}'`), '0');
 });
 
-// lighttpd only: Caddy passes the answer on only once it has sent the
+// Not behind Caddy: it passes the answer on only once it has sent the
 // whole body, but it never holds a body itself (it streams it to the
 // program, which reads nothing of a bad link's).
-test('a made-up link is refused before its body is read', { skip: WEB === 'caddy' }, async () => {
+test('a made-up link is refused before its body is read', { skip: WEB === 'caddy' && 'Caddy answers only once the whole body is sent' }, async () => {
   const u = new URL(`${srv.url}/up/AAAAAAAAAAAAAAAAAAAAAA/9999999999/${'A'.repeat(43)}/x.bin`);
   // 1 GB announced, 1 MB sent: the answer comes without the rest.
   const status = await new Promise((res, rej) => {

@@ -1,4 +1,7 @@
-/* JSON-RPC messages: parsed as /mcp parses them, then classified (lib/mcp/rpc.c). */
+/*
+ * JSON-RPC messages: parsed as /mcp parses them (lib/mcp/transport.c, at
+ * JS_MAX_DEPTH), then classified (lib/mcp/rpc.c).
+ */
 #include <json-c/json.h>
 
 #include "base/js.h"
@@ -11,7 +14,7 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	struct json_object	*msg, *err = NULL;
 	size_t			 i, n;
 
-	if ((msg = js_parse((const char *)data, size, 16, NULL)) == NULL)
+	if ((msg = js_parse((const char *)data, size, JS_MAX_DEPTH, NULL)) == NULL)
 		return 0;
 	if (json_object_is_type(msg, json_type_array)) {
 		for (i = 0, n = json_object_array_length(msg); i < n && i < 64; i++) {

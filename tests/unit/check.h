@@ -1,6 +1,8 @@
 /*
- * check.h: the unit tests' one macro. Each check prints "ok - name" or
- * "not ok - name"; a test's main returns check_status().
+ * check.h: the unit tests' macros. Each check prints "ok - name" or
+ * "not ok - name"; a check that cannot run here prints
+ * "ok - name # SKIP reason" (tests/run.sh counts it as skipped, not
+ * passed); a test's main returns check_status().
  */
 #ifndef CHECK_H
 #define CHECK_H
@@ -18,6 +20,9 @@ static int check_failed;
 		check_failed = 1;					\
 	}								\
 } while (0)
+
+#define SKIP(name, reason)						\
+	printf("ok - %s # SKIP %s\n", (name), (reason))
 
 static inline int
 check_status(void)

@@ -113,8 +113,9 @@ docker_stopping(void)
 }
 
 void
-guard_stale(void)
+guard_stale(const char *container)
 {
+	(void)container;
 }
 
 void

@@ -171,6 +171,37 @@ listings(struct db *db)
 	json_object_put(o);
 }
 
+/*
+ * Security review item 8: a registration flood from one address cannot
+ * evict a person's fresh, unused client: past the cap, the oldest of the
+ * address with the most never-used clients go.
+ */
+static void
+registration_buckets(struct db *db)
+{
+	char	id[32], v[8];
+	int	i;
+
+	CHECK(db_exec(db, STMT_CLIENT_INSERT, "ttttttiii", "fresh", NULL,
+	    "none", "a person", "[]", "{}", 0LL, 0LL, 100LL) == 1 &&
+	    db_exec(db, STMT_CLIENT_SET_ADDR, "tt", "198.51.100.7", "fresh") == 1,
+	    "a person's client, registered first");
+	for (i = 0; i < 12; i++) {
+		snprintf(id, sizeof(id), "flood-%d", i);
+		db_exec(db, STMT_CLIENT_CAP, "i", 9LL);
+		db_exec(db, STMT_CLIENT_INSERT, "ttttttiii", id, NULL, "none",
+		    "flood", "[]", "{}", 0LL, 0LL, 101LL + i);
+		db_exec(db, STMT_CLIENT_SET_ADDR, "tt", i < 10 ? "203.0.113.1" :
+		    "203.0.113.2", id);
+	}
+	CHECK(db_get_text(db, STMT_CLIENT_GET, v, sizeof(v), "t", "fresh") ==
+	    LOOKUP_FOUND && db_get_text(db, STMT_CLIENT_GET, v, sizeof(v), "t",
+	    "flood-0") == LOOKUP_NONE && db_get_text(db, STMT_CLIENT_GET, v,
+	    sizeof(v), "t", "flood-11") == LOOKUP_FOUND,
+	    "a registration flood cannot evict a fresh client; it evicts its "
+	    "own oldest (security review item 8)");
+}
+
 int
 main(void)
 {
@@ -208,6 +239,7 @@ main(void)
 	runs(db);
 	owner_keys(db);
 	listings(db);
+	registration_buckets(db);
 out:
 	db_close(db);
 	unlink(dbpath);

@@ -30,7 +30,7 @@ write_env(const char *text)
 static const char GOOD[] =
     "{\"Id\":\"abc123\",\"State\":{\"Running\":true},"
     "\"Config\":{\"Image\":\"code-sandbox:latest\",\"Labels\":{\"code-sandbox\":\"sandbox\","
-    "\"code-sandbox.version\":\"2\"}},"
+    "\"code-sandbox.version\":\"3\"}},"
     "\"HostConfig\":{\"Privileged\":false,\"CapDrop\":[\"ALL\"],"
     "\"CapAdd\":[\"CHOWN\",\"DAC_OVERRIDE\",\"FOWNER\",\"FSETID\",\"KILL\",\"SETGID\",\"SETUID\"],"
     "\"SecurityOpt\":[\"no-new-privileges\"],\"NetworkMode\":\"code-sandbox\","
@@ -136,11 +136,11 @@ main(void)
 	CHECK(compare(cs, "\"Memory\":536870912", "\"Memory\":314572800", d, sizeof(d)) ==
 	    CSPEC_UPDATE && strstr(d, "Memory 314572800, configured 536870912") != NULL,
 	    "another memory limit: update");
-	CHECK(compare(cs, "\"code-sandbox.version\":\"2\"", "\"x\":\"y\"", d, sizeof(d)) ==
+	CHECK(compare(cs, "\"code-sandbox.version\":\"3\"", "\"x\":\"y\"", d, sizeof(d)) ==
 	    CSPEC_RECREATE && strstr(d, "older") != NULL, "no version label: recreate");
-	CHECK(compare(cs, "\"code-sandbox.version\":\"2\"", "\"code-sandbox.version\":\"9\"", d,
+	CHECK(compare(cs, "\"code-sandbox.version\":\"3\"", "\"code-sandbox.version\":\"9\"", d,
 	    sizeof(d)) == CSPEC_REFUSE, "a newer version: refused");
-	CHECK(compare(cs, "\"code-sandbox.version\":\"2\"", "\"code-sandbox.version\":\"2x\"", d,
+	CHECK(compare(cs, "\"code-sandbox.version\":\"3\"", "\"code-sandbox.version\":\"3x\"", d,
 	    sizeof(d)) == CSPEC_REFUSE, "a bad version: refused");
 	CHECK(compare(cs, "\"Privileged\":false", "\"Privileged\":true", d, sizeof(d)) ==
 	    CSPEC_REFUSE && strstr(d, "privileged") != NULL, "privileged: refused");
@@ -164,6 +164,39 @@ main(void)
 	    "host folder: refused");
 	CHECK(compare(cs, "\"PidMode\":\"\"", "\"PidMode\":\"host\"", d, sizeof(d)) ==
 	    CSPEC_REFUSE, "host pid namespace: refused");
+	/* Security review item 12: confinement switched off by a security option. */
+	{
+		static const char *const opts[] = { "seccomp=unconfined",
+		    "seccomp:unconfined", "apparmor=unconfined",
+		    "systempaths=unconfined" };
+		char to[96], name[128];
+
+		for (size_t i = 0; i < sizeof(opts) / sizeof(opts[0]); i++) {
+			snprintf(to, sizeof(to), "\"no-new-privileges\",\"%s\"",
+			    opts[i]);
+			snprintf(name, sizeof(name), "the reuse check refuses "
+			    "%s (security review item 12)", opts[i]);
+			CHECK(compare(cs, "\"no-new-privileges\"", to, d,
+			    sizeof(d)) == CSPEC_REFUSE && strstr(d,
+			    "unconfined") != NULL, name);
+		}
+		CHECK(compare(cs, "\"PidMode\":\"\"", "\"PidMode\":\"\","
+		    "\"MaskedPaths\":[]", d, sizeof(d)) == CSPEC_REFUSE &&
+		    strstr(d, "systempaths unconfined") != NULL, "the reuse "
+		    "check refuses no masked paths (systempaths=unconfined as "
+		    "the engine stores it; security review item 12)");
+		CHECK(compare(cs, "\"PidMode\":\"\"", "\"PidMode\":\"\","
+		    "\"MaskedPaths\":[\"/proc/kcore\"]", d, sizeof(d)) ==
+		    CSPEC_OK, "masked paths: fine");
+		CHECK(compare(cs, "\"PidMode\":\"\"", "\"PidMode\":\"\","
+		    "\"CgroupnsMode\":\"host\"", d, sizeof(d)) == CSPEC_REFUSE &&
+		    strstr(d, "cgroup namespace") != NULL, "the reuse check "
+		    "refuses a host cgroup namespace (security review item 12)");
+		CHECK(compare(cs, "\"code-sandbox.version\":\"3\"",
+		    "\"code-sandbox.version\":\"2\"", d, sizeof(d)) ==
+		    CSPEC_RECREATE, "a version 2 container (the host's cgroup "
+		    "namespace on cgroup v1): recreated");
+	}
 	CHECK(compare(cs, "\"code-sandbox\":\"sandbox\"", "\"code-sandbox\":\"data\"", d,
 	    sizeof(d)) == CSPEC_REFUSE && strstr(d, "not made by") != NULL,
 	    "not ours: refused");

@@ -227,6 +227,45 @@ cimd(void)
 	CHECK(!public6("ff02::1"), "IPv6 multicast refused");
 }
 
+/* /register's bodies as the endpoint checks them (oauth_register_check). */
+static void
+registration(void)
+{
+	struct json_object	*meta, *uris;
+	const char		*error;
+	char			 why[256];
+	bool			 refresh;
+	const char		*ok = "{\"redirect_uris\":[\"http://127.0.0.1:9/cb\"],"
+	    "\"grant_types\":[\"authorization_code\",\"refresh_token\"],"
+	    "\"client_name\":\"c\"}";
+
+	CHECK(oauth_register_check(ok, strlen(ok), &meta, &uris, &refresh,
+	    &error, why, sizeof(why)) == 0 && refresh &&
+	    strcmp(js_str(meta, "token_endpoint_auth_method"),
+	    "client_secret_basic") == 0 && json_object_array_length(uris) == 1,
+	    "register: a good body, the default auth method, refresh kept");
+	json_object_put(meta);
+	json_object_put(uris);
+#define REFUSED(body, code, text, name)					\
+	CHECK(oauth_register_check(body, strlen(body), &meta, &uris,	\
+	    &refresh, &error, why, sizeof(why)) == -1 && meta == NULL &&	\
+	    uris == NULL && strcmp(error, code) == 0 &&			\
+	    strstr(why, text) != NULL, name)
+	REFUSED("{\"redirect_uris\":[\"javascript:x\"]}", "invalid_redirect_uri", "",
+	    "register: a bad redirect URI is invalid_redirect_uri");
+	REFUSED("[]", "invalid_client_metadata", "JSON object",
+	    "register: an array is not a body");
+	REFUSED("{\"redirect_uris\":[\"http://127.0.0.1/cb\"],\"application_type\":\"x\"}",
+	    "invalid_client_metadata", "native or web",
+	    "register: application_type checked");
+	REFUSED("{\"redirect_uris\":[\"http://127.0.0.1/cb\"],\"token_endpoint_auth_method\":1}",
+	    "invalid_client_metadata", "must be a string",
+	    "register: token_endpoint_auth_method must be a string");
+	REFUSED("{", "invalid_client_metadata", "",
+	    "register: malformed JSON refused");
+#undef REFUSED
+}
+
 int
 main(void)
 {
@@ -234,5 +273,6 @@ main(void)
 	pkce();
 	basic();
 	cimd();
+	registration();
 	return check_status();
 }

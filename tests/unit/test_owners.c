@@ -120,8 +120,21 @@ test_keys(void)
 	    strcmp(owner, "alice") == 0, "the new key is still alice's");
 	CHECK(owners_key_rotate(db, "bob", k1, &err) == -1,
 	    "rotating a name without a key is refused");
+	/* Security review item 3: no start of a revoked owner's sandbox. */
+	cfg.per_person = true;
+	cfg.container = "cs";
+	cfg.volume = "cs-data";
+	cfg.idle_stop = 3600;
+	CHECK(sandboxes_claim(&cfg, db, "alice", &err) == 0 &&
+	    sandboxes_claim(&cfg, db, OWNER_OPERATOR, &err) == 0,
+	    "a valid key's and the operator's sandboxes may start");
 	CHECK(owners_key_revoke(db, "alice", &err) == LOOKUP_FOUND &&
 	    owners_check_key(&cfg, db, k2, owner) == LOOKUP_NONE, "revoke");
+	CHECK(sandboxes_claim(&cfg, db, "alice", &err) == -1 &&
+	    strstr(err.msg, "revoked") != NULL &&
+	    sandboxes_claim(&cfg, db, "nobody", &err) == -1,
+	    "a revoked or unknown owner's sandbox is not claimed");
+	cfg.per_person = false;
 	CHECK(owners_key_revoke(db, "alice", &err) == LOOKUP_NONE,
 	    "revoking again finds nothing");
 	CHECK(owners_key_add(db, "alice", k1, &err) == 0 &&

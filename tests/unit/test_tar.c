@@ -539,7 +539,7 @@ test_system_tar(void)
 	FILE		*fp;
 
 	if (system("tar --version >/dev/null 2>&1") != 0) {
-		printf("ok - system tar # SKIP no tar\n");
+		SKIP("system tar", "no tar command");
 		return;
 	}
 	if (mkdtemp(dir) == NULL) {

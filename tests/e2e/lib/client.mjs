@@ -134,3 +134,54 @@ export async function call(srv, sess, method, params, { id = 7, headers } = {}) 
   if (params !== undefined) body.params = params;
   return http(srv, { body, session: sess.session, version: sess.version, headers });
 }
+
+/*
+ * A raw POST to /mcp in a session whose response is read as it arrives:
+ * chunks with their arrival time (ms since the request), the SSE messages
+ * so far, and a promise for the end of the body. abort() drops the
+ * connection.
+ */
+export function rawStream(srv, sess, body) {
+  const ac = new AbortController();
+  const t0 = Date.now();
+  const out = { chunks: [], status: 0, headers: null, ended: false, error: null, t0 };
+  out.text = () => out.chunks.map((c) => c.text).join('');
+  out.messages = () => parseSse(out.text().split(/\r?\n\r?\n/).slice(0, -1).join('\n\n') + '\n\n');
+  out.abort = () => ac.abort();
+  out.ready = (async () => {
+    const res = await fetch(srv.mcpUrl, {
+      method: 'POST',
+      signal: ac.signal,
+      headers: {
+        authorization: `Bearer ${srv.key}`,
+        'content-type': 'application/json',
+        accept: 'application/json, text/event-stream',
+        'mcp-session-id': sess.session,
+        'mcp-protocol-version': sess.version,
+      },
+      body: JSON.stringify(body),
+    });
+    out.status = res.status;
+    out.headers = res.headers;
+    return res;
+  })();
+  out.done = out.ready.then(async (res) => {
+    const dec = new TextDecoder();
+    try {
+      for await (const c of res.body) out.chunks.push({ at: Date.now() - t0, text: dec.decode(c, { stream: true }) });
+      out.ended = true;
+    } catch (e) {
+      out.error = e;
+    }
+    return out;
+  });
+  return out;
+}
+
+/* A tools/call of execute as a JSON-RPC request body. */
+export const execBody = (id, command, extra = {}) => ({
+  jsonrpc: '2.0',
+  id,
+  method: 'tools/call',
+  params: { name: 'execute', arguments: { command }, ...extra },
+});

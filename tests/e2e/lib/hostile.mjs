@@ -10,7 +10,7 @@ import { createServer } from 'node:net';
 import { networkInterfaces } from 'node:os';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
-import { TOP, RUN, TEST_PREFIX, TEST_IMAGE, SANITIZER_ENV, docker } from './server.mjs';
+import { TOP, RUN, TEST_PREFIX, TEST_IMAGE, docker, runProgram } from './server.mjs';
 
 const execFileP = promisify(execFile);
 
@@ -37,9 +37,16 @@ export function sandboxDisk(args, diskDir) {
   return run(join(TOP, 'containers/sandbox-disk.sh'), args, { env: { CS_DISK_DIR: diskDir } });
 }
 
-/* sandboxctl (the sanitizer build) with the test's settings. */
-export function ctl(srv, args) {
-  return run(join(srv.bin, 'sandboxctl'), args, { env: { ...SANITIZER_ENV, SANDBOX_ENV_FILE: srv.envFile } });
+/*
+ * sandboxctl (the sanitizer build: srv.bin, or a folder) with the test's
+ * settings (srv.envFile; opts.envFile another, opts.env more settings,
+ * opts.clean none but those): {code, stdout, stderr}. Throws on a sanitizer
+ * report in its stderr (lib/server.mjs runProgram).
+ */
+export function ctl(srv, args, { env = {}, envFile, clean = false, timeout = 120000 } = {}) {
+  const bin = typeof srv === 'string' ? srv : srv.bin;
+  const file = envFile ?? (typeof srv === 'string' ? undefined : srv.envFile);
+  return runProgram(join(bin, 'sandboxctl'), args, { env: { ...(file === undefined ? {} : { SANDBOX_ENV_FILE: file }), ...env }, clean, timeout });
 }
 
 /* sandboxctl --json status (exit 1 when something stops commands). */
@@ -111,19 +118,22 @@ export function parseProbes(stdout) {
 /*
  * Create (and start) the sandbox container by hand, as this version of the
  * server would, with changes: {memory, version, privileged, extra}; with
- * start false only created (this machine cannot start privileged ones).
+ * start false only created (this machine cannot start privileged ones);
+ * on the test's SANDBOX_RUNTIME unless runtime names another ('': the
+ * engine's default).
  */
-export async function handMade(srv, { memory = '512m', version = '2', privileged = false, network = srv.settings.SANDBOX_NETWORK ?? 'code-sandbox', extra = [], start = true } = {}) {
+export async function handMade(srv, { memory = '512m', version = '3', privileged = false, network = srv.settings.SANDBOX_NETWORK ?? 'code-sandbox', extra = [], start = true, runtime = srv.settings.SANDBOX_RUNTIME ?? '' } = {}) {
   const caps = ['CHOWN', 'DAC_OVERRIDE', 'FOWNER', 'FSETID', 'KILL', 'SETGID', 'SETUID'];
   const args = [...(start ? ['run', '-d'] : ['create']), '--name', srv.container, '--label', 'code-sandbox=sandbox'];
   if (version !== null) args.push('--label', `code-sandbox.version=${version}`);
   // runc cannot start a privileged container with every capability dropped.
   if (!privileged) args.push('--cap-drop', 'ALL', ...caps.flatMap((c) => ['--cap-add', c]));
-  args.push('--security-opt', 'no-new-privileges', '--init', '--network', network);
+  args.push('--security-opt', 'no-new-privileges', '--cgroupns', 'private', '--init', '--network', network);
   args.push('--memory', memory, '--memory-swap', memory, '--cpus', String(srv.settings.SANDBOX_CPUS ?? 1));
   args.push('--pids-limit', String(srv.settings.SANDBOX_PIDS_LIMIT ?? 1024));
   args.push('--mount', `type=volume,source=${srv.volume},target=/sandbox`, '-w', '/sandbox');
   if (privileged) args.push('--privileged');
+  if (runtime) args.push('--runtime', runtime);
   args.push(...extra, TEST_IMAGE, 'sleep', 'infinity');
   const r = await docker(...args);
   if (r.code !== 0) throw new Error(`docker run: ${r.stderr}`);

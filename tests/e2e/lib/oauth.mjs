@@ -218,6 +218,16 @@ export class TestProvider {
  * registers, "redirects" (signs in), and throws UnauthorizedError; then
  * finishAuth(code) exchanges the code and a new transport connects.
  */
+/* Claude's registration: a client with a secret (client_secret_post), redirecting to claude.ai. */
+export class ClaudeProvider extends TestProvider {
+  constructor(srv) {
+    super(srv, { redirectUrl: CLAUDE_REGISTRATION.redirect_uris[0], clientName: CLAUDE_REGISTRATION.client_name });
+  }
+  get clientMetadata() {
+    return { ...CLAUDE_REGISTRATION };
+  }
+}
+
 export async function connectOAuth(srv, provider = new TestProvider(srv), { name = 'e2e-oauth' } = {}) {
   const url = new URL(srv.mcpUrl);
   let transport = new StreamableHTTPClientTransport(url, { authProvider: provider });

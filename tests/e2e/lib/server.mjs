@@ -2,22 +2,25 @@
 // folder and settings file (fresh API key, its own SQLite file, and a
 // container and volume named with a unique test prefix, so tests never touch
 // the user's sandbox), on a free loopback port, served by real lighttpd
-// (lighttpd.conf) or Caddy (tests/setup/serve.sh caddy: caddy/Caddyfile and
-// caddy/run-programs.sh) with the sanitizer build of the programs
-// (build/san/bin, or CS_BIN). The web server is the `web` option, else
-// $CS_WEB, else lighttpd.
+// (lighttpd.conf), Caddy (tests/setup/serve.sh caddy: caddy/Caddyfile and
+// containers/run-programs.sh), nginx (tests/setup/serve.sh nginx:
+// nginx/code-sandbox.conf and containers/run-programs.sh) or Apache with
+// mod_fcgid (apache/.htaccess and apache/fcgid.conf, see apacheConf below)
+// with the sanitizer build of the programs (build/san/bin, or CS_BIN). The
+// web server is the `web` option, else $CS_WEB, else lighttpd.
 //
 // stop() fails when the programs' stderr holds a sanitizer report, and
 // removes the test's container and volume.
 
 import { spawn, execFile } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
-import { mkdtempSync, mkdirSync, writeFileSync, readFileSync, existsSync, rmSync, readdirSync, openSync, closeSync } from 'node:fs';
+import { mkdtempSync, mkdirSync, writeFileSync, readFileSync, existsSync, rmSync, readdirSync, openSync, closeSync, copyFileSync, symlinkSync, chownSync, chmodSync, readlinkSync } from 'node:fs';
 import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join, resolve, dirname } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
+import { exposeEngine } from './engine.mjs';
 
 const execFileP = promisify(execFile);
 
@@ -42,6 +45,54 @@ const SANITIZER_PATTERNS = [
   /WARNING: ThreadSanitizer/,
   /AddressSanitizer:DEADLYSIGNAL/,
 ];
+
+/* The sanitizer reports in TEXT (a program's stderr), each with the 25 lines from its first; '' if none. */
+export function sanitizerReports(text) {
+  const lines = String(text ?? '').split('\n');
+  const hits = [];
+  lines.forEach((l, i) => {
+    if (SANITIZER_PATTERNS.some((re) => re.test(l))) hits.push(lines.slice(i, i + 25).join('\n'));
+  });
+  return hits.join('\n---\n');
+}
+
+/*
+ * Run a program of the sanitizer build (FILE) with the sanitizer options:
+ * {code, signal, stdout, stderr}. opts.env adds to this process's
+ * environment, or replaces it with opts.clean (PATH kept); opts.input is
+ * written to its stdin, opts.stdin given as its stdin instead (a file
+ * descriptor or socket). Throws when its stderr holds a sanitizer report,
+ * whatever its exit status: the sanitizer's exit 1 is not the program's.
+ * Every test that runs a program of the build runs it through here.
+ */
+export function runProgram(file, args = [], { env = {}, clean = false, timeout = 120000, input, stdin } = {}) {
+  const base = clean ? { PATH: process.env.PATH } : process.env;
+  return new Promise((resolvePromise, reject) => {
+    const child = spawn(file, args, {
+      env: { ...base, ...SANITIZER_ENV, ...env },
+      stdio: [stdin ?? (input === undefined ? 'ignore' : 'pipe'), 'pipe', 'pipe'],
+    });
+    let stdout = '';
+    let stderr = '';
+    child.stdout.on('data', (d) => (stdout += d));
+    child.stderr.on('data', (d) => (stderr += d));
+    const timer = setTimeout(() => child.kill('SIGKILL'), timeout);
+    child.on('error', (e) => {
+      clearTimeout(timer);
+      reject(e);
+    });
+    if (input !== undefined && child.stdin) child.stdin.end(input);
+    child.on('close', (code, signal) => {
+      clearTimeout(timer);
+      const reports = sanitizerReports(stderr);
+      if (reports) {
+        reject(new Error(`sanitizer report from ${file} ${args.join(' ')}:\n${reports}`));
+        return;
+      }
+      resolvePromise({ code: code ?? 128, signal, stdout, stderr });
+    });
+  });
+}
 
 export const SANITIZER_ENV = {
   // Leak checking runs when a program exits (stop() sends SIGTERM).
@@ -148,22 +199,45 @@ export function cmdline(pid) {
  *   env       extra environment for the web server and the programs
  *             (overrides the file)
  *   binDir    programs folder (default $CS_BIN or build/san/bin)
- *   web       'lighttpd' or 'caddy' (default $CS_WEB, else lighttpd)
+ *   web       'lighttpd', 'caddy', 'nginx', 'apache' (mod_fcgid) or
+ *             'apache-proxy' (mod_proxy_fcgi: tests/setup/serve.sh apache)
+ *             (default $CS_WEB, else lighttpd)
+ *   apache    behind Apache: { conf: 'lines for the vhost, after the shipped
+ *             snippet', server: 'lines for the server (outside the vhost)',
+ *             defaults: true for a host at mod_fcgid's defaults (no
+ *             apache/fcgid.conf; the settings file is .env beside the
+ *             programs, as a hosting user would have it) }
  */
 export const WEB = process.env.CS_WEB || 'lighttpd';
 
 // mcpProcs: /mcp processes (CS_MCP_PROCS); the tests run two, so that a
 // session is seen to be shared between processes; null leaves the web
 // server's default (one), as the benchmarks measure it.
-export async function startServer({ name = 'test', settings = {}, env = {}, binDir, web = WEB, mcpProcs = 2 } = {}) {
-  if (web !== 'lighttpd' && web !== 'caddy') throw new Error(`unknown web server ${web}`);
+export async function startServer({ name = 'test', settings = {}, env = {}, binDir, web = WEB, mcpProcs = 2, apache = {} } = {}) {
+  if (!['lighttpd', 'caddy', 'nginx', 'apache', 'apache-proxy'].includes(web)) throw new Error(`unknown web server ${web}`);
   const bin = resolve(TOP, binDir ?? process.env.CS_BIN ?? 'build/san/bin');
   if (!existsSync(join(bin, 'mcp'))) {
     throw new Error(`${bin}/mcp is missing: build it first (make SAN=1 all)`);
   }
   const dir = mkdtempSync(join(tmpdir(), 'cs-e2e-'));
   const runDir = join(dir, 'run');
-  const envFile = join(dir, 'sandbox.env');
+  // Behind Apache the programs run as www-data, in the document root www/
+  // (the shipped .htaccess and links to the programs), and reach the engine
+  // over TCP with TLS (they may not use the Docker socket).
+  const www = join(dir, 'www');
+  const wwwUser = web === 'apache' ? userIds('www-data') : null;
+  const envFile = web === 'apache' && apache.defaults ? join(www, '.env') : join(dir, 'sandbox.env');
+  let engine = null;
+  // Behind mod_proxy_fcgi, Apache's workers (www-data) pass through to the
+  // sockets in CS_RUN (group www-data); the programs run as root.
+  if (web === 'apache-proxy') chmodSync(dir, 0o711);
+  if (web === 'apache') {
+    chownSync(dir, wwwUser.uid, wwwUser.gid);
+    mkdirSync(www);
+    if (!('DOCKER_HOST' in settings)) {
+      engine = await exposeEngine({ tls: true, dir: join(dir, 'engine'), ...wwwUser });
+    }
+  }
   const prefix = `${TEST_PREFIX}${RUN}-${name.replace(/[^a-zA-Z0-9-]/g, '-')}-${randomBytes(4).toString('hex')}`;
   const key = randomBytes(32).toString('base64url');
   const port = await freePort();
@@ -182,10 +256,11 @@ export async function startServer({ name = 'test', settings = {}, env = {}, binD
   // tests/run.sh names the image that is ready (CS_TEST_IMAGE: the core
   // image while the full one still builds); the default otherwise.
   if (process.env.CS_TEST_IMAGE) base.SANDBOX_IMAGE = TEST_IMAGE;
-  const all = { ...base, ...settings };
+  const all = { ...base, ...(engine ? engine.env : {}), ...settings };
   let text = '# code-sandbox e2e test settings (temporary)\n';
   for (const [k, v] of Object.entries(all)) if (v !== null && v !== undefined) text += envLine(k, v);
   writeFileSync(envFile, text, { mode: 0o600 });
+  if (wwwUser) chownSync(envFile, wwwUser.uid, wwwUser.gid);
 
   const srv = {
     dir,
@@ -202,18 +277,21 @@ export async function startServer({ name = 'test', settings = {}, env = {}, binD
     env,
     web,
     runDir,
+    www,
     proc: null,
     stopped: false,
   };
 
-  srv.programsLog = join(runDir, 'programs.log');
+  // Behind Apache the programs' stderr is Apache's error log (mod_fcgid
+  // gives them its descriptor).
+  srv.programsLog = join(runDir, web === 'apache' ? 'error.log' : 'programs.log');
   srv.lighttpdLog = join(runDir, 'lighttpd.log');
-  // Caddy's and tests/setup/serve.sh's output (Caddy only).
+  // tests/setup/serve.sh's output, Caddy's or nginx's with it (not lighttpd).
   srv.serveLog = join(dir, 'serve.log');
 
   srv.logs = () => {
     let s = '';
-    for (const f of [srv.lighttpdLog, srv.serveLog, srv.programsLog]) {
+    for (const f of [srv.lighttpdLog, srv.serveLog, join(runDir, 'apache/error.log'), srv.programsLog]) {
       if (existsSync(f)) s += `==> ${f} <==\n` + readFileSync(f, 'utf8');
     }
     return s;
@@ -223,26 +301,22 @@ export async function startServer({ name = 'test', settings = {}, env = {}, binD
   srv.programsOutput = () => (existsSync(srv.programsLog) ? readFileSync(srv.programsLog, 'utf8') : '');
 
   /* The sanitizer reports found so far ('' if none). */
-  srv.sanitizerReports = () => {
-    const out = srv.programsOutput();
-    const lines = out.split('\n');
-    const hits = [];
-    lines.forEach((l, i) => {
-      if (SANITIZER_PATTERNS.some((re) => re.test(l))) hits.push(lines.slice(i, i + 25).join('\n'));
-    });
-    return hits.join('\n---\n');
-  };
+  srv.sanitizerReports = () => sanitizerReports(srv.programsOutput());
 
   /*
    * PIDs of the running FastCGI processes of one program (default mcp), or
-   * of all programs (prog null). lighttpd's children; for Caddy, the PIDs
-   * caddy/run-programs.sh keeps in CS_RUN/NAME.pids.
+   * of all programs (prog null). lighttpd's children; for Caddy and nginx,
+   * the PIDs containers/run-programs.sh keeps in CS_RUN/NAME.pids; behind
+   * Apache the children of mod_fcgid's process manager (a child of
+   * Apache's), named by their path in the document root.
    */
   srv.programPids = (prog = 'mcp') => {
     if (!srv.proc) return [];
     let pids;
     if (web === 'lighttpd') {
       pids = childPids(srv.proc.pid);
+    } else if (web === 'apache') {
+      pids = childPids(srv.proc.pid).flatMap(childPids);
     } else {
       pids = [];
       try {
@@ -254,7 +328,8 @@ export async function startServer({ name = 'test', settings = {}, env = {}, binD
         /* not started yet */
       }
     }
-    const want = prog === null ? `${srv.bin}/` : join(srv.bin, prog);
+    const home = web === 'apache' ? www : srv.bin;
+    const want = prog === null ? `${home}/` : join(home, prog);
     return pids.filter((p) => pidAlive(p) && (cmdline(p) + ' ').startsWith(prog === null ? want : want + ' '));
   };
 
@@ -273,11 +348,18 @@ export async function startServer({ name = 'test', settings = {}, env = {}, binD
     };
     let p;
     let early = '';
-    if (web === 'lighttpd') {
-      p = spawn('lighttpd', ['-D', '-f', join(TOP, 'lighttpd.conf')], {
-        env: procEnv,
-        stdio: ['ignore', 'pipe', 'pipe'],
-      });
+    if (web === 'lighttpd' || web === 'apache') {
+      p = web === 'lighttpd'
+        ? spawn('lighttpd', ['-D', '-f', join(TOP, 'lighttpd.conf')], {
+          env: procEnv,
+          stdio: ['ignore', 'pipe', 'pipe'],
+        })
+        : spawn('apache2', ['-f', apacheConf(srv, { ...SANITIZER_ENV, ...env }, apache), '-DFOREGROUND'], {
+          // mod_fcgid passes PATH on to the programs, and FcgidInitialEnv;
+          // TMPDIR (the test's env) is where Apache spools request bodies.
+          env: { PATH: process.env.PATH, LANG: 'C', ...(env.TMPDIR ? { TMPDIR: env.TMPDIR } : {}) },
+          stdio: ['ignore', 'pipe', 'pipe'],
+        });
       p.stdout.on('data', (d) => (early += d));
       p.stderr.on('data', (d) => (early += d));
     } else {
@@ -286,7 +368,7 @@ export async function startServer({ name = 'test', settings = {}, env = {}, binD
       mkdirSync(home, { recursive: true });
       const out = openSync(srv.serveLog, 'a');
       try {
-        p = spawn('/bin/sh', [join(TOP, 'tests/setup/serve.sh'), 'caddy'], {
+        p = spawn('/bin/sh', [join(TOP, 'tests/setup/serve.sh'), web === 'apache-proxy' ? 'apache' : web], {
           env: { HOME: home, XDG_DATA_HOME: home, XDG_CONFIG_HOME: home, ...procEnv },
           stdio: ['ignore', out, out],
         });
@@ -317,19 +399,26 @@ export async function startServer({ name = 'test', settings = {}, env = {}, binD
 
   /*
    * Stop the web server and the programs; throws on sanitizer reports.
-   * lighttpd sends its programs SIGTERM; for Caddy, serve.sh stops the
-   * programs (run-programs.sh: SIGTERM, SIGKILL after 20 s), then Caddy.
+   * lighttpd sends its programs SIGTERM, and so does mod_fcgid's process
+   * manager when Apache stops; for Caddy and nginx, serve.sh stops the
+   * programs (run-programs.sh: SIGTERM, SIGKILL after 20 s), then the web
+   * server.
    */
   srv.shutdown = async () => {
     const p = srv.proc;
     if (!p || srv.stopped) return;
     srv.stopped = true;
     const kids = web === 'lighttpd' ? childPids(p.pid) : srv.programPids(null);
-    const helpers = web === 'lighttpd' ? [] : childPids(p.pid); // run-programs.sh, caddy
+    // run-programs.sh, caddy or nginx; Apache's children (mod_fcgid's process manager).
+    const helpers = web === 'lighttpd' ? [] : childPids(p.pid);
     if (p.exitCode === null && p.signalCode === null) {
       const gone = new Promise((r) => p.once('exit', r));
       p.kill('SIGTERM');
-      await Promise.race([gone, sleep(web === 'lighttpd' ? 15000 : 40000)]);
+      // A timer that is cleared: left running, it would keep the test
+      // file's process alive that long after its last test.
+      let timer;
+      await Promise.race([gone, new Promise((r) => (timer = setTimeout(r, web === 'lighttpd' ? 15000 : 40000)))]);
+      clearTimeout(timer);
       if (p.exitCode === null && p.signalCode === null) {
         p.kill('SIGKILL');
         await gone;
@@ -340,7 +429,7 @@ export async function startServer({ name = 'test', settings = {}, env = {}, binD
     // Caddy) and must exit by themselves, writing any leak report on the way
     // out. run-programs.sh kills those that do not, and says so.
     let stuck = [];
-    if (web === 'caddy') {
+    if (web !== 'lighttpd') {
       const killed = /run-programs: still running after .*/.exec(existsSync(srv.serveLog) ? readFileSync(srv.serveLog, 'utf8') : '');
       if (killed) stuck.push(killed[0]);
     }
@@ -367,6 +456,7 @@ export async function startServer({ name = 'test', settings = {}, env = {}, binD
   srv.cleanup = async () => {
     await docker('rm', '-f', srv.container);
     await docker('volume', 'rm', '-f', srv.volume);
+    await engine?.stop();
   };
 
   srv.stop = async ({ keepDir = false } = {}) => {
@@ -387,6 +477,7 @@ export async function startServer({ name = 'test', settings = {}, env = {}, binD
       srv.stopped = true;
       if (srv.proc) {
         const pids = [...srv.programPids(null), ...(web === 'lighttpd' ? [] : childPids(srv.proc.pid))];
+        if (web === 'apache') for (const k of childPids(srv.proc.pid)) pids.push(...childPids(k));
         if (srv.proc.exitCode === null) srv.proc.kill('SIGKILL');
         killAll(pids);
       }
@@ -406,7 +497,105 @@ export async function startServer({ name = 'test', settings = {}, env = {}, binD
   return srv;
 }
 
+/* uid and gid of a user, from /etc/passwd. */
+export function userIds(user) {
+  const line = readFileSync('/etc/passwd', 'utf8').split('\n').find((l) => l.startsWith(`${user}:`));
+  if (!line) throw new Error(`no user ${user} on this machine`);
+  const f = line.split(':');
+  return { uid: Number(f[2]), gid: Number(f[3]) };
+}
+
+/* A value in Apache's configuration: quoted, never expanded. */
+function apacheQuote(v) {
+  const s = String(v);
+  if (/[\r\n]/.test(s) || s.includes('${')) throw new Error(`cannot pass ${s} in Apache's configuration`);
+  return `"${s.replace(/\\/g, '\\\\').replace(/"/g, '\\"')}"`;
+}
+
+/*
+ * The test's Apache: its own configuration in CS_RUN (port, pid and log
+ * files, mod_fcgid's sockets and table), started as root in the
+ * foreground, workers and programs as www-data. The document root www/
+ * holds the shipped apache/.htaccess and links to the programs, in a
+ * <Directory> that allows the overrides it needs; the shipped
+ * apache/fcgid.conf is included in the vhost (unless opts.defaults).
+ * Returns the configuration file's path.
+ */
+function apacheConf(srv, progEnv, opts) {
+  const run = srv.runDir;
+  const www = srv.www;
+  copyFileSync(join(TOP, 'apache/.htaccess'), join(www, '.htaccess'));
+  for (const f of readdirSync(srv.bin)) {
+    if (f === 'sandboxctl') continue;
+    const l = join(www, f);
+    let have = null;
+    try {
+      have = readlinkSync(l);
+    } catch {
+      /* none yet */
+    }
+    if (have === null) symlinkSync(join(srv.bin, f), l);
+  }
+  const mod = (m, f) => `LoadModule ${m}_module /usr/lib/apache2/modules/${f ?? `mod_${m}`}.so`;
+  const lines = [
+    `ServerRoot ${run}`,
+    'ServerName 127.0.0.1',
+    `Listen ${srv.host}:${srv.port}`,
+    `PidFile ${run}/httpd.pid`,
+    `DefaultRuntimeDir ${run}`,
+    `Mutex file:${run} default`,
+    'User www-data',
+    'Group www-data',
+    `ErrorLog ${srv.programsLog}`,
+    'LogLevel warn fcgid:info',
+    mod('mpm_event'),
+    mod('authz_core'),
+    mod('rewrite'),
+    mod('fcgid'),
+    // Small: a test needs few workers (and each long stream holds one).
+    'StartServers 1',
+    'ServerLimit 4',
+    'ThreadsPerChild 32',
+    'MaxRequestWorkers 128',
+    'MinSpareThreads 8',
+    'MaxSpareThreads 64',
+    `FcgidIPCDir ${run}/fcgid`,
+    `FcgidProcessTableFile ${run}/fcgid_shm`,
+    ...(opts.server ? opts.server.split('\n') : []),
+    `<VirtualHost ${srv.host}:${srv.port}>`,
+    `	DocumentRoot ${www}`,
+    `	<Directory ${www}>`,
+    '		AllowOverride FileInfo AuthConfig Options=ExecCGI,SymLinksIfOwnerMatch',
+    '		Require all granted',
+    '	</Directory>',
+  ];
+  if (!opts.defaults) {
+    lines.push(`	Define CS_SETTINGS ${srv.envFile}`, `	Include ${join(TOP, 'apache/fcgid.conf')}`);
+  }
+  // The sanitizer options and the test's own environment.
+  for (const [k, v] of Object.entries(progEnv)) lines.push(`	FcgidInitialEnv ${k} ${apacheQuote(v)}`);
+  if (opts.conf) lines.push(...opts.conf.split('\n').map((l) => `\t${l}`));
+  lines.push('</VirtualHost>', '');
+  const conf = join(run, 'httpd.conf');
+  writeFileSync(conf, lines.join('\n'));
+  return conf;
+}
+
 /* Run a command in the test's container with the docker CLI. */
 export async function dockerExec(srv, command) {
   return docker('exec', srv.container, 'bash', '-c', command);
+}
+
+/*
+ * Every process's command line in the test's container (no ps needed). The
+ * list must show the listing shell itself, or this throws: a list that is
+ * empty because the container is gone or /proc unreadable never passes
+ * for "nothing of the command left".
+ */
+export async function containerCommands(srv) {
+  const r = await dockerExec(srv, 'for p in /proc/[0-9]*; do [ -r $p/cmdline ] && { tr "\\0" " " < $p/cmdline; echo; }; done 2>/dev/null; true');
+  if (r.code !== 0) throw new Error(`listing the container's processes: ${r.stderr}`);
+  const cmds = r.stdout.split('\n').filter(Boolean);
+  if (!cmds.some((c) => c.startsWith('bash -c for p in /proc/'))) throw new Error(`the container's process list misses the listing itself:\n${r.stdout}`);
+  return cmds;
 }
