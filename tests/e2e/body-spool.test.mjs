@@ -153,6 +153,13 @@ function sendAndSample(srv, dirs, { path, method = 'PUT', total = SENT, length =
   });
 }
 
+// The answers that mean refused. Caddy's FastCGI transport sends the whole
+// body before it reads the answer: when the program has answered 403 and
+// its lingering close (2 s, lib/http/out.c) ends before Caddy is done
+// sending 64 MiB (a loaded host), Caddy answers 502 instead. Either way
+// nothing was stored.
+const refused = (web) => (web === 'caddy' ? [403, 411, 413, 500, 502] : [403, 411, 413, 500]);
+
 const fronts = WEB === 'apache' ? ['apache', 'apache-proxy'] : [WEB];
 
 for (const web of fronts) {
@@ -190,7 +197,7 @@ for (const web of fronts) {
       // Refused, never stored: the link's 403, or the front's 411/413 (a
       // body without a length), or 500 (mod_fcgid past FcgidMaxRequestLen),
       // or the connection ended by the front.
-      if (r.status !== null) assert.ok([403, 411, 413, 500].includes(r.status), `status ${r.status}: ${r.text}`);
+      if (r.status !== null) assert.ok(refused(web).includes(r.status), `status ${r.status}: ${r.text}`);
       if (r.status === 411 || r.status === 413) {
         if (web === 'lighttpd') assert.match(r.text, /Content-Length|length/i, r.text);
       }
@@ -207,7 +214,7 @@ for (const web of fronts) {
       const r = await sendAndSample(srv, dirs, { path: FAKE, length: true });
       const grew = r.peak - base;
       assert.ok(grew <= BOUND, `${(grew / MIB).toFixed(1)} MiB spooled at the peak (${r.sent / MIB} MiB sent, ${r.why}, status ${r.status})`);
-      if (r.status !== null) assert.ok([403, 413, 500].includes(r.status), `status ${r.status}: ${r.text}`);
+      if (r.status !== null) assert.ok(refused(web).filter((s) => s !== 411).includes(r.status), `status ${r.status}: ${r.text}`);
     });
 
     it('a stranger\'s /mcp bodies (1 MiB each, 16 at once, with a length, the last byte held back) spool at most 8 MiB', { skip: web === 'apache' && 'mod_fcgid reads each body (up to the /mcp cap, 1088 KiB) before the program: docs/operating.md' }, async () => {
