@@ -63,6 +63,20 @@
  *        record: 0 finished, 3 running, 4 ended without a record, 5 none).
  * The channel carries the fast path only: every run still keeps its
  * record, so a run survives the channel, and the channel the run.
+ *
+ * Terminals (term.c): "supervisor term-start", "term-send" and
+ * "term-close" each write one frame on stdout, 'X' (a message) or:
+ *   'W'  a terminal's screen, SUPF_SCREEN_HEAD bytes, big-endian:
+ *          0  u8   version (1)
+ *          1  u8   state: 0 the program runs, 1 it exited (code = its
+ *                  status), 2 a signal ended it (code = the signal)
+ *          2  u8   code
+ *          3  u8   0
+ *          4  u16  rows        6  u16  columns
+ *          8  u16  cursor row 10  u16  cursor column (0-based)
+ *         12  u32  lines of scrollback that follow
+ *        then UTF-8 text: the scrollback lines (oldest first), then one
+ *        line per row, each ended by '\n' (no other control character).
  */
 #ifndef CS_SUPERVISOR_FRAMES_H
 #define CS_SUPERVISOR_FRAMES_H
@@ -79,6 +93,14 @@
 #define SUPF_ID_MAX		64
 #define SUPF_COMMAND_MAX	(1024u * 1024)
 #define SUPF_CHAN_VERSION	1
+/* Terminals: the bounds of a screen frame and of a request. */
+#define SUPF_SCREEN_HEAD	16
+#define SUPF_SCREEN_MAX		(4u * 1024 * 1024)
+#define SUPF_TERM_ROWS_MAX	200
+#define SUPF_TERM_COLS_MAX	500
+#define SUPF_TERM_INPUT_MAX	16384
+#define SUPF_TERM_WAIT_MAX	60000	/* ms */
+#define SUPF_TERM_SB_MAX	1000	/* scrollback lines in a frame */
 /* Largest channel payloads: server to supervisor, supervisor to server. */
 #define SUPF_CHAN_IN_MAX	(1 + SUPF_ID_MAX + 8 + SUPF_COMMAND_MAX)
 #define SUPF_CHAN_OUT_MAX	(1 + SUPF_ID_MAX + SUPF_LIVE_MAX)
@@ -147,6 +169,23 @@ size_t	supf_tag_header(int type, const char *id, size_t body_len,
 	    unsigned char *out);
 uint32_t supf_get32(const unsigned char *);
 void	supf_put32(unsigned char *, uint32_t);
+
+/* A decoded 'W' payload; text points into it. */
+struct supf_screen {
+	int		 state;		/* 0 running, 1 exited, 2 signalled */
+	int		 code;
+	int		 rows, cols, cursor_row, cursor_col;
+	unsigned	 scrollback;	/* lines of text before the screen's */
+	const char	*text;		/* scrollback + rows lines, each '\n'-ended */
+	size_t		 text_len;
+};
+
+/*
+ * Decode a 'W' payload, checking every bound (frames.h). 0, or -1 when
+ * invalid. The text may still hold invalid UTF-8: the caller repairs it.
+ */
+int	supf_screen_decode(const unsigned char *p, size_t len,
+	    struct supf_screen *);
 
 /* Decode an 'R' payload of SUPF_RESULT_LEN bytes. 0, or -1 when invalid. */
 int	supf_result_decode(const unsigned char *p, size_t len,

@@ -49,6 +49,7 @@
 #include "base/clock.h"
 #include "base/output.h"
 #include "supervisor/frames.h"
+#include "supervisor/term.h"
 
 #define RUNS		"/run/code-sandbox/runs"
 #define KEEP_S		(2 * 86400)
@@ -827,7 +828,10 @@ main(int argc, char **argv)
 		return collect(argv[2]);
 	if (argc == 2 && strcmp(argv[1], "channel") == 0)
 		return channel();
+	if (argc >= 3 && strncmp(argv[1], "term-", 5) == 0)
+		return term_main(argc, argv);
 	die(125, "usage: supervisor run ID TIMEOUT MAX CHUNK... | kill ID | "
-	    "collect ID | channel");
+	    "collect ID | channel | term-start ... | term-send ... | "
+	    "term-close ID");
 	return 125;
 }

@@ -216,6 +216,12 @@ enum db_stmt {
 	STMT_REQUEST_CAP_ADDR,	/* addr, keep: all but its newest keep go */
 	STMT_REQUEST_SET_ADDR,	/* addr, id_hash */
 	STMT_CLIENT_SET_ADDR,	/* addr, client_id */
+	/* terminals (db_terms.c) */
+	STMT_TERM_INSERT,	/* id, owner, client_id, command, cols, rows, now, now */
+	STMT_TERM_GET,		/* id -> owner, created, last_used, closed */
+	STMT_TERM_TOUCH,	/* now, id */
+	STMT_TERM_CLOSE,	/* now, exit_code, id */
+	STMT_TERM_OPEN_COUNT,	/* owner, min_last_used -> count */
 	STMT__MAX
 };
 
