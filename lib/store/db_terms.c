@@ -25,7 +25,35 @@ const struct db_sql db_sql_terms[] = {
 	{ STMT_TERM_OPEN_COUNT,
 	    "SELECT count(*) FROM terminal WHERE owner = ? AND closed IS NULL "
 	    "AND last_used >= ?" },
+	{ STMT_TERM_LIST,
+	    "SELECT id, CASE WHEN closed IS NOT NULL THEN 'closed' "
+	    "WHEN last_used < ?1 THEN 'idle' ELSE 'open' END, owner, "
+	    "client_id, created, last_used, exit_code, "
+	    "substr(replace(command, char(10), ' '), 1, 200) FROM terminal "
+	    "ORDER BY created DESC, id LIMIT ?2" },
+	{ STMT_COUNT_TERMINALS,
+	    "SELECT count(*), coalesce(sum(closed IS NULL AND last_used >= ?), "
+	    "0) FROM terminal" },
+	{ STMT_TERM_OWNER,
+	    "SELECT owner FROM terminal WHERE id = ? AND closed IS NULL" },
 	{ STMT__MAX, NULL },
+};
+
+static const struct db_col term_list_cols[] = {
+	{ "id", DB_COL_TEXT }, { "state", DB_COL_TEXT },
+	{ "owner", DB_COL_TEXT }, { "client_id", DB_COL_TEXT },
+	{ "created", DB_COL_INT }, { "last_used", DB_COL_INT },
+	{ "exit_code", DB_COL_INT }, { "command", DB_COL_TEXT },
+	{ NULL, 0 }
+};
+static const struct db_col count_terms_cols[] = {
+	{ "total", DB_COL_INT }, { "open", DB_COL_INT }, { NULL, 0 }
+};
+
+const struct db_shape db_shape_terms[] = {
+	{ STMT_TERM_LIST, term_list_cols },
+	{ STMT_COUNT_TERMINALS, count_terms_cols },
+	{ STMT__MAX, NULL }
 };
 
 enum lookup_result

@@ -55,6 +55,7 @@ struct db_shape {
 
 extern const struct db_shape db_shape_oauth[];
 extern const struct db_shape db_shape_ops[];
+extern const struct db_shape db_shape_terms[];
 
 /*
  * The number of columns the row shape of statement id names, or -1 when

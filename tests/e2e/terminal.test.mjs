@@ -6,7 +6,7 @@
 import { describe, it, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { startServer, containerCommands, dockerExec, waitFor } from './lib/server.mjs';
-import { connect, resultText } from './lib/client.mjs';
+import { connect, resultText, http } from './lib/client.mjs';
 import { ctl } from './lib/hostile.mjs';
 import { TestProvider, connectOAuth } from './lib/oauth.mjs';
 
@@ -18,6 +18,32 @@ async function ok(conn, name, args) {
   assert.notEqual(r.isError, true, `${name}: ${resultText(r)}`);
   assert.ok(r.structuredContent, `${name}: structuredContent`);
   return r.structuredContent;
+}
+
+/* A 2026-07-28 tools/call over raw HTTP (no session). */
+async function modernCall(srv, name, args) {
+  const V = '2026-07-28';
+  const r = await http(srv, {
+    body: {
+      jsonrpc: '2.0',
+      id: 1,
+      method: 'tools/call',
+      params: {
+        name,
+        arguments: args,
+        _meta: {
+          'io.modelcontextprotocol/protocolVersion': V,
+          'io.modelcontextprotocol/clientCapabilities': {},
+          'io.modelcontextprotocol/clientInfo': { name: 'raw-2026', version: '1.0.0' },
+        },
+      },
+    },
+    headers: { 'mcp-protocol-version': V, 'mcp-method': 'tools/call', 'mcp-name': name },
+  });
+  assert.equal(r.status, 200, r.text);
+  const m = r.json ?? JSON.parse(r.text.split('\n').filter((l) => l.startsWith('data:')).pop().slice(5));
+  assert.ok(m.result, r.text);
+  return m.result;
 }
 
 function reconnect(srv) {
@@ -177,5 +203,34 @@ describe('terminals', () => {
     const r = await ok(conn, 'terminal_read', { terminal_id: s.terminal_id });
     assert.doesNotMatch(r.screen, /stolen/);
     await ok(conn, 'terminal_close', { terminal_id: s.terminal_id });
+  });
+
+  it('the 2026-07-28 era: a terminal driven without a session', async () => {
+    const s = (await modernCall(srv, 'terminal_start', { command: 'bash', cols: 60, rows: 10 })).structuredContent;
+    assert.match(s.terminal_id, /^t-/);
+    const r = (await modernCall(srv, 'terminal_send', { terminal_id: s.terminal_id, input: 'echo $((6*7))\n' })).structuredContent;
+    assert.match(r.screen, /^42$/m, r.screen);
+    const c = (await modernCall(srv, 'terminal_close', { terminal_id: s.terminal_id })).structuredContent;
+    assert.equal(c.closed, true);
+  });
+
+  it('sandboxctl lists and closes terminals; status counts them', async () => {
+    const s = await ok(conn, 'terminal_start', { command: 'bash' });
+    await ok(conn, 'terminal_send', { terminal_id: s.terminal_id, input: 'sleep 303\n', wait_ms: 300 });
+    const list = JSON.parse((await ctl(srv, ['--json', 'terminals', 'list'])).stdout);
+    const row = list.find((t) => t.id === s.terminal_id);
+    assert.ok(row, JSON.stringify(list));
+    assert.equal(row.state, 'open');
+    assert.equal(row.owner, 'operator');
+    const st = JSON.parse((await ctl(srv, ['--json', 'status'])).stdout);
+    assert.ok(st.database.terminals.open >= 1, JSON.stringify(st.database.terminals));
+    const text = await ctl(srv, ['status']);
+    assert.match(text.stdout, /terminals \d+ open of \d+/);
+    const r = await ctl(srv, ['terminals', 'close', s.terminal_id]);
+    assert.equal(r.code, 0, r.stderr);
+    await waitFor(async () => !(await containerCommands(srv)).some((x) => /^sleep 303 ?$/.test(x)), { timeout: 3000, what: 'the terminal ended' });
+    const after = await tool(conn, 'terminal_read', { terminal_id: s.terminal_id });
+    assert.equal(after.isError, true);
+    assert.equal((await ctl(srv, ['terminals', 'close', s.terminal_id])).code, 1, 'closing twice says so');
   });
 });
