@@ -54,6 +54,8 @@ static const struct setting settings[] = {
 	  "Terminals (terminal_start) one owner may have open at once; 0 turns the terminal tools off." },
 	{ "TERMINAL_IDLE", K_LONG, "3600", 10, 2592000, OFF(terminal_idle),
 	  "Seconds without input or output after which a terminal closes itself." },
+	{ "TERMINAL_LINK_TTL", K_LONG, "900", 10, 86400, OFF(terminal_link_ttl),
+	  "Seconds a terminal_link (a person typing into a terminal from a browser) stays valid." },
 	{ "SANDBOX_IMAGE", K_STR, "code-sandbox:latest", 1, 255, OFF(image),
 	  "Docker image of the sandbox container." },
 	{ "SANDBOX_CONTAINER", K_NAME, "code-sandbox", 1, 128, OFF(container),

@@ -81,6 +81,7 @@ struct config {
 	long long	 shm_bytes;	/* SANDBOX_SHM_SIZE: the container's /dev/shm */
 	long		 terminal_max;	/* TERMINAL_MAX: open terminals per owner */
 	long		 terminal_idle;	/* TERMINAL_IDLE, seconds */
+	long		 terminal_link_ttl; /* TERMINAL_LINK_TTL, seconds */
 };
 
 /*

@@ -29,6 +29,7 @@ static const struct tool *const tools[] = {
 	&tool_terminal_send,
 	&tool_terminal_read,
 	&tool_terminal_close,
+	&tool_terminal_link,
 };
 
 #define NTOOLS (sizeof(tools) / sizeof(tools[0]))

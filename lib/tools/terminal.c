@@ -19,6 +19,7 @@
 #include "base/crypto.h"
 #include "base/js.h"
 #include "base/log.h"
+#include "links/links.h"
 #include "oauth/auth.h"
 #include "runs/result.h"
 #include "sandbox/term.h"
@@ -550,6 +551,97 @@ call_close(struct tool_ctx *tc, struct json_object *args)
 	term_screen_free(&s);
 	return res;
 }
+
+static const char link_limits[] =
+    "What it does not protect against: the model is root in the sandbox "
+    "and could run a program that captures what the person types (on this "
+    "terminal or by reading the PTY); the promise is only that a secret "
+    "typed on the page never passes through the chat or the model's "
+    "transcript by this route. Anyone holding the URL can type into the "
+    "terminal until it expires or is revoked (sandboxctl links revoke).";
+
+static struct json_object *
+describe_link(const struct config *cfg, const struct tool_mode *mode)
+{
+	struct json_object	*t, *props;
+	char			 desc[1400];
+
+	(void)mode;
+	snprintf(desc, sizeof(desc),
+	    "A link for the user to open the terminal in their browser and type "
+	    "into it themselves, for what they should not paste into the chat "
+	    "(a password, a login code). Both see the same screen; what the "
+	    "user types is never returned to you: call terminal_read to see the "
+	    "screen after they typed (a program that does not echo, like a "
+	    "password prompt, shows nothing of it). Valid %ld s. %s",
+	    cfg->terminal_link_ttl, link_limits);
+	t = tool_new("terminal_link", "A terminal link for the user", desc);
+	props = json_object_new_object();
+	js_set(props, "terminal_id", id_prop());
+	js_set(t, "inputSchema", tool_object(props, true, "terminal_id", NULL));
+	props = json_object_new_object();
+	js_set(props, "url", tool_prop("string", "The link to give the user."));
+	js_set(props, "terminal_id", tool_prop("string", "The terminal."));
+	js_set(props, "expires", tool_prop("string", "When the link stops "
+	    "working (ISO 8601, UTC)."));
+	js_set(t, "outputSchema", tool_object(props, false, "url",
+	    "terminal_id", "expires", NULL));
+	tool_annotate(t, false, false, false, true);
+	return t;
+}
+
+static struct json_object *
+call_link(struct tool_ctx *tc, struct json_object *args)
+{
+	static const char *const allowed[] = { "terminal_id", NULL };
+	struct json_object	*res, *sc;
+	struct link_row		 row;
+	struct error		 err;
+	const char		*id;
+	char			*url, expires[32], *text;
+	struct tm		 tm;
+	time_t			 exp;
+	size_t			 n;
+
+	if ((res = check_args(args, "terminal_link", allowed)) != NULL ||
+	    (res = own_terminal(tc, args, &id)) != NULL)
+		return res;
+	if ((url = links_create_terminal(tc->db, tc->cfg->api_key,
+	    tc->cfg->public_url, id, tc->who != NULL &&
+	    tc->who->client_id[0] != '\0' ? tc->who->client_id : "unknown",
+	    auth_owner(tc->who), (long long)time(NULL),
+	    tc->cfg->terminal_link_ttl, &row, &err)) == NULL)
+		return result_error("Cannot make the link: %s", err.msg);
+	log_info("terminal link %s to terminal %s made by %s", row.id, id,
+	    auth_owner(tc->who));
+	exp = (time_t)row.expires;
+	gmtime_r(&exp, &tm);
+	strftime(expires, sizeof(expires), "%Y-%m-%dT%H:%M:%SZ", &tm);
+	n = strlen(url) + 600;
+	if ((text = malloc(n)) == NULL) {
+		free(url);
+		return result_error("Internal error: out of memory.");
+	}
+	snprintf(text, n, "Terminal link for %s, valid until %s (%ld "
+	    "seconds):\n%s\n\nGive the user this URL as it is: opening it "
+	    "shows the terminal and lets them type into it. Their keystrokes "
+	    "are not returned to you; read the screen with terminal_read "
+	    "afterwards.", id, expires, tc->cfg->terminal_link_ttl, url);
+	sc = json_object_new_object();
+	js_set_str(sc, "url", url);
+	js_set_str(sc, "terminal_id", id);
+	js_set_str(sc, "expires", expires);
+	res = result_new(text, sc, false);
+	free(text);
+	free(url);
+	return res;
+}
+
+const struct tool tool_terminal_link = {
+	.name = "terminal_link",
+	.describe = describe_link,
+	.call = call_link,
+};
 
 const struct tool tool_terminal_start = {
 	.name = "terminal_start",

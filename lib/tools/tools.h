@@ -100,6 +100,7 @@ extern const struct tool tool_terminal_start;
 extern const struct tool tool_terminal_send;
 extern const struct tool tool_terminal_read;
 extern const struct tool tool_terminal_close;
+extern const struct tool tool_terminal_link;
 
 /* Building tools/list entries (spec: server/tools "Tool"). */
 /* A new entry with name, title and description. */
