@@ -89,6 +89,8 @@ length_ok(const struct supf *f, int type, uint32_t len)
 		return len >= 3 && len <= 2 + SUPF_ID_MAX;
 	case 'k': case 'q':
 		return len >= 2 && len <= 1 + SUPF_ID_MAX;
+	case 'p':
+		return len >= 3 && len <= f->max && len <= SUPF_CHAN_IN_MAX;
 	case 'W':
 		return len >= SUPF_SCREEN_HEAD && len <= f->max &&
 		    len <= SUPF_SCREEN_MAX;

@@ -52,6 +52,10 @@
  *        bytes, then the command (1..SUPF_COMMAND_MAX bytes, no NUL).
  *   'k'  kill a run's process group: tag only.
  *   'q'  ask how a run stands: tag only.
+ *   'p'  a terminal request: tag (a request id), then the arguments of
+ *        "supervisor term-start", "term-send" or "term-close" (term.c),
+ *        each ended by NUL; answered like a run, its stdout (one 'W' or
+ *        'X' frame) in 'M' frames, then 'E'.
  * Supervisor to server (stdout):
  *   'V'  ready: u32 channel version (1); the first frame.
  *   'M'  tag, then 1..SUPF_LIVE_MAX bytes of that run's live stream (the

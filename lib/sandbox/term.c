@@ -17,6 +17,8 @@
 #include "base/log.h"
 #include "base/output.h"
 #include "engine/docker.h"
+#include "base/crypto.h"
+#include "sandbox/chan.h"
 #include "sandbox/extern.h"
 #include "sandbox/sandbox.h"
 #include "sandbox/sup.h"
@@ -112,6 +114,41 @@ term_frame(void *arg, int type, const unsigned char *p, size_t len)
 	return 0;
 }
 
+static void
+chan_out(void *arg, const char *buf, size_t len)
+{
+	term_output(arg, 1, buf, len);
+}
+
+/*
+ * Over the channel (frames.h 'p'): the same arguments, NUL-joined. One of
+ * enum chan_end; *code the request's exit status.
+ */
+static int
+term_chan(struct sandbox *sb, const char *sup, const char *const args[],
+    struct term_out *o, int *code, struct error *err)
+{
+	struct chan_cb	 cb = { chan_out, term_tick, o };
+	char		 rid[32], *buf;
+	size_t		 len = 0, n;
+	int		 i, rc;
+
+	for (i = 0; args[i] != NULL; i++)
+		len += strlen(args[i]) + 1;
+	if (crypto_token(rid + 2, sizeof(rid) - 2, 12) == -1 ||
+	    (buf = malloc(len)) == NULL)
+		return CHAN_NONE;
+	memcpy(rid, "p-", 2);
+	for (len = 0, i = 0; args[i] != NULL; i++) {
+		n = strlen(args[i]) + 1;
+		memcpy(buf + len, args[i], n);
+		len += n;
+	}
+	rc = chan_term(sb, sup, rid, buf, len, &cb, code, err);
+	free(buf);
+	return rc;
+}
+
 /* One exec of the supervisor with args after its path; its frame. */
 static int
 term_call(struct sandbox *sb, const char *const args[], long wait_ms,
@@ -130,20 +167,37 @@ term_call(struct sandbox *sb, const char *const args[], long wait_ms,
 	if (sup_ensure(sb, sup, err) == -1)
 		return error_kind(err, ERR_UNAVAILABLE, "terminals need the "
 		    "supervisor in the sandbox: %s", err->msg);
+	memset(&o, 0, sizeof(o));
+	o.deadline_ms = clock_ms() + wait_ms + TERM_SLACK_MS;
+	cb.arg = &o;
+	stopped = false;
+	/* The channel first: no engine call per request. */
+	switch (sb->channel ? term_chan(sb, sup, args, &o, &code, err) :
+	    CHAN_NONE) {
+	case CHAN_ENDED:
+		goto parse;
+	case CHAN_NONE:
+		break;
+	case CHAN_STOPPED:
+		stopped = true;
+		goto parse;
+	default:
+		free(o.buf);
+		return error_kind(err, ERR_UPSTREAM, "the supervisor's channel "
+		    "closed before the terminal answered");
+	}
 	if ((cmd = json_object_new_array()) == NULL)
 		return error_kind(err, ERR_INTERNAL, "out of memory");
 	json_object_array_add(cmd, json_object_new_string(sup));
 	for (i = 0; args[i] != NULL; i++)
 		json_object_array_add(cmd, json_object_new_string(args[i]));
-	memset(&o, 0, sizeof(o));
-	o.deadline_ms = clock_ms() + wait_ms + TERM_SLACK_MS;
-	cb.arg = &o;
 	rc = sandbox_run_cmd(sb, cmd, &cb, &stopped, &code, err);
 	json_object_put(cmd);
 	if (rc == -1) {
 		free(o.buf);
 		return -1;
 	}
+parse:
 	if (stopped) {
 		free(o.buf);
 		return error_kind(err, ERR_TIMEOUT, "the terminal did not answer "

@@ -13,11 +13,21 @@ import { TestProvider, connectOAuth } from './lib/oauth.mjs';
 const tool = (conn, name, args, timeout = 90000) =>
   conn.client.callTool({ name, arguments: args }, undefined, { timeout });
 
+const open = new Map(); // terminals started and not closed: conn by id
+
 async function ok(conn, name, args) {
   const r = await tool(conn, name, args);
   assert.notEqual(r.isError, true, `${name}: ${resultText(r)}`);
   assert.ok(r.structuredContent, `${name}: structuredContent`);
+  if (name === 'terminal_start') open.set(r.structuredContent.terminal_id, conn);
+  if (name === 'terminal_close') open.delete(args.terminal_id);
   return r.structuredContent;
+}
+
+/* What a failed test left open, closed, so the per-owner cap starts afresh. */
+async function closeLeft(conn) {
+  for (const id of open.keys()) await tool(conn, 'terminal_close', { terminal_id: id }).catch(() => {});
+  open.clear();
 }
 
 /* A 2026-07-28 tools/call over raw HTTP (no session). */
@@ -117,8 +127,9 @@ describe('terminals', () => {
 
   it('top renders a screen of readable lines', async () => {
     const s = await ok(conn, 'terminal_start', { command: 'top -d 1', cols: 100, rows: 30, wait_ms: 3000 });
-    const r = await ok(conn, 'terminal_read', { terminal_id: s.terminal_id, scrollback: 0 });
-    assert.match(r.screen, /^top - .*load average/m, r.screen);
+    let r;
+    await waitFor(async () => /^top - .*load average/m.test((r = await ok(conn, 'terminal_read', { terminal_id: s.terminal_id, scrollback: 0 })).screen),
+      { timeout: 5000, interval: 200, what: "top's screen" }).catch((e) => assert.fail(`${e.message}: ${JSON.stringify(r?.screen)}`));
     assert.match(r.screen, /PID\s+USER/);
     assert.doesNotMatch(r.screen, /\x1b|\[\d+;\d+H/, 'no escape codes');
     await ok(conn, 'terminal_close', { terminal_id: s.terminal_id });
@@ -162,6 +173,7 @@ describe('terminals', () => {
   });
 
   it('bad arguments get clear errors; the per-owner cap holds', async () => {
+    await closeLeft(conn);
     for (const [name, args, re] of [
       ['terminal_send', { terminal_id: 't-nosuch', input: 'x' }, /No terminal/],
       ['terminal_send', { terminal_id: '../x' }, /not a terminal id/],
@@ -186,6 +198,7 @@ describe('terminals', () => {
   });
 
   it("another owner's terminal id is refused", async () => {
+    await closeLeft(conn);
     const s = await ok(conn, 'terminal_start', { command: 'bash' });
     const key = JSON.parse((await ctl(srv, ['--json', 'keys', 'add', 'mallory'])).stdout).key;
     const provider = new TestProvider(srv, { key, clientName: 'other client' });
@@ -215,6 +228,7 @@ describe('terminals', () => {
   });
 
   it('sandboxctl lists and closes terminals; status counts them', async () => {
+    await closeLeft(conn);
     const s = await ok(conn, 'terminal_start', { command: 'bash' });
     await ok(conn, 'terminal_send', { terminal_id: s.terminal_id, input: 'sleep 303\n', wait_ms: 300 });
     const list = JSON.parse((await ctl(srv, ['--json', 'terminals', 'list'])).stdout);
@@ -232,5 +246,27 @@ describe('terminals', () => {
     const after = await tool(conn, 'terminal_read', { terminal_id: s.terminal_id });
     assert.equal(after.isError, true);
     assert.equal((await ctl(srv, ['terminals', 'close', s.terminal_id])).code, 1, 'closing twice says so');
+  });
+});
+
+describe('terminals without the channel (SANDBOX_CHANNEL=0: one engine exec per call)', () => {
+  let srv;
+  let conn;
+
+  before(async () => {
+    srv = await startServer({ name: 'terminal-nochan', settings: { SANDBOX_CHANNEL: 0 } });
+    conn = await connect(srv);
+  });
+  after(async () => {
+    await conn?.close().catch(() => {});
+    await srv?.stop();
+  });
+
+  it('start, type, read and close', async () => {
+    const s = await ok(conn, 'terminal_start', { command: 'bash', cols: 60, rows: 10 });
+    const r = await ok(conn, 'terminal_send', { terminal_id: s.terminal_id, input: 'echo $((6*7))\n' });
+    assert.match(r.screen, /^42$/m, r.screen);
+    const c = await ok(conn, 'terminal_close', { terminal_id: s.terminal_id });
+    assert.equal(c.closed, true);
   });
 });
