@@ -25,7 +25,7 @@
 
 #define PREFIX		"/dl/t/"
 #define COOKIE		"cs_term"
-#define POLL_MS		100	/* the screen read this often while streaming */
+#define POLL_MS		50	/* the screen read this often while streaming */
 #define CHECK_MS	1000	/* the link and the terminal checked this often */
 #define PING_MS		10000
 #define KEYS_MAX	4096	/* bytes of keystrokes in one POST */
