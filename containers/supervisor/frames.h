@@ -81,6 +81,11 @@
  *         12  u32  lines of scrollback that follow
  *        then UTF-8 text: the scrollback lines (oldest first), then one
  *        line per row, each ended by '\n' (no other control character).
+ *   'A'  after a 'W' when asked ("term-send ... attrs"): the screen's
+ *        colours and attributes: u16 rows, then per row u16 n and n runs
+ *        of SUPF_RUN_LEN bytes: u16 column, u16 length, u32 foreground,
+ *        u32 background (0xRRGGBB, or SUPF_COLOR_DEFAULT), u8 attributes
+ *        (SUPF_ATTR_*); runs in order, apart, within the row's columns.
  */
 #ifndef CS_SUPERVISOR_FRAMES_H
 #define CS_SUPERVISOR_FRAMES_H
@@ -105,6 +110,14 @@
 #define SUPF_TERM_INPUT_MAX	16384
 #define SUPF_TERM_WAIT_MAX	60000	/* ms */
 #define SUPF_TERM_SB_MAX	1000	/* scrollback lines in a frame */
+#define SUPF_RUN_LEN		13
+#define SUPF_ATTRS_MAX		(2 + SUPF_TERM_ROWS_MAX * (2 + \
+				    SUPF_TERM_COLS_MAX * SUPF_RUN_LEN))
+#define SUPF_COLOR_DEFAULT	0x01000000u
+#define SUPF_ATTR_BOLD		1
+#define SUPF_ATTR_UNDERLINE	2
+#define SUPF_ATTR_ITALIC	4
+#define SUPF_ATTR_REVERSE	8
 /* Largest channel payloads: server to supervisor, supervisor to server. */
 #define SUPF_CHAN_IN_MAX	(1 + SUPF_ID_MAX + 8 + SUPF_COMMAND_MAX)
 #define SUPF_CHAN_OUT_MAX	(1 + SUPF_ID_MAX + SUPF_LIVE_MAX)
@@ -183,6 +196,20 @@ struct supf_screen {
 	const char	*text;		/* scrollback + rows lines, each '\n'-ended */
 	size_t		 text_len;
 };
+
+/* One run of an 'A' payload. */
+struct supf_run {
+	int		row, col, len;
+	uint32_t	fg, bg;
+	int		attrs;
+};
+
+/*
+ * Decode an 'A' payload for a screen of rows x cols: *runs (malloc'd, the
+ * caller frees; NULL when none) and *nruns. 0, or -1 when invalid.
+ */
+int	supf_attrs_decode(const unsigned char *p, size_t len, int rows,
+	    int cols, struct supf_run **runs, size_t *nruns);
 
 /*
  * Decode a 'W' payload, checking every bound (frames.h). 0, or -1 when

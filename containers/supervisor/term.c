@@ -9,11 +9,12 @@
  *
  *   supervisor term-start ID COLS ROWS IDLE_S QUIET_MS WAIT_MS COMMAND
  *	Start the daemon, then answer as term-send with no input.
- *   supervisor term-send ID QUIET_MS WAIT_MS SCROLLBACK HEXINPUT KEYS
+ *   supervisor term-send ID QUIET_MS WAIT_MS SCROLLBACK HEXINPUT KEYS [attrs]
  *	Type the input (hex; "\n" is sent as Enter, "\r"), then the keys
  *	(KEYS: names joined by commas, or "-"), and write the screen ('W',
  *	frames.h) on stdout once the program has been quiet QUIET_MS, or at
- *	WAIT_MS. SCROLLBACK: how many lines that scrolled off to add.
+ *	WAIT_MS. SCROLLBACK: how many lines that scrolled off to add. With
+ *	"attrs", an 'A' frame (the colours) follows the screen.
  *   supervisor term-close ID
  *	Kill every process of the terminal's session, write its last
  *	screen, and end the daemon.
@@ -58,6 +59,7 @@
 /* A request on the socket: REQ_HEAD bytes, then input, then keys. */
 struct req {
 	int		op;		/* 'I' type and wait, 'C' close */
+	bool		attrs;		/* add the colours ('A') */
 	uint32_t	quiet_ms, wait_ms, scrollback;
 	char		*in;
 	uint32_t	 inlen;
@@ -81,6 +83,7 @@ struct term {
 	long long	 last_activity, last_output;
 	int		 client;	/* the request waiting for quiet, or -1 */
 	uint32_t	 client_sb;
+	bool		 client_attrs;
 	long long	 quiet_ms, deadline, asked;
 	bool		 fresh;		/* output since the request */
 };
@@ -351,8 +354,90 @@ screen_payload(struct term *t, uint32_t scrollback, struct buf *b)
 	free(line);
 }
 
+/* A cell's colour: SUPF_COLOR_DEFAULT, else 0xRRGGBB. */
+static uint32_t
+cell_color(const VTermScreen *scr, VTermColor c, bool fg)
+{
+	if (fg ? VTERM_COLOR_IS_DEFAULT_FG(&c) : VTERM_COLOR_IS_DEFAULT_BG(&c))
+		return SUPF_COLOR_DEFAULT;
+	vterm_screen_convert_color_to_rgb(scr, &c);
+	return (uint32_t)c.rgb.red << 16 | (uint32_t)c.rgb.green << 8 |
+	    c.rgb.blue;
+}
+
+static int
+cell_flags(const VTermScreenCell *c)
+{
+	return (c->attrs.bold ? SUPF_ATTR_BOLD : 0) |
+	    (c->attrs.underline ? SUPF_ATTR_UNDERLINE : 0) |
+	    (c->attrs.italic ? SUPF_ATTR_ITALIC : 0) |
+	    (c->attrs.reverse ? SUPF_ATTR_REVERSE : 0);
+}
+
 static void
-reply_screen(struct term *t, int fd, uint32_t scrollback)
+put16(unsigned char *p, int v)
+{
+	p[0] = (unsigned char)(v >> 8);
+	p[1] = (unsigned char)v;
+}
+
+/*
+ * The screen's colours and attributes as an 'A' payload (frames.h): per
+ * row, the runs of cells that are not all default.
+ */
+static void
+attrs_payload(struct term *t, struct buf *b)
+{
+	VTermScreenCell	 c;
+	VTermPos	 pos;
+	unsigned char	 run[SUPF_RUN_LEN], h[2];
+	uint32_t	 fg = 0, bg = 0, rfg = 0, rbg = 0;
+	size_t		 count_at;
+	int		 r, col, start, flags = 0, rflags = 0, nruns;
+
+	put16(h, t->rows);
+	buf_add(b, h, 2);
+	for (r = 0; r < t->rows; r++) {
+		count_at = b->len;
+		buf_add(b, "\0\0", 2);
+		nruns = 0;
+		start = -1;
+		pos.row = r;
+		for (col = 0; col <= t->cols; col++) {
+			if (col < t->cols) {
+				pos.col = col;
+				vterm_screen_get_cell(t->scr, pos, &c);
+				fg = cell_color(t->scr, c.fg, true);
+				bg = cell_color(t->scr, c.bg, false);
+				flags = cell_flags(&c);
+				if (start >= 0 && fg == rfg && bg == rbg &&
+				    flags == rflags)
+					continue;
+			}
+			if (start >= 0 && (rfg != SUPF_COLOR_DEFAULT ||
+			    rbg != SUPF_COLOR_DEFAULT || rflags != 0)) {
+				put16(run, start);
+				put16(run + 2, col - start);
+				supf_put32(run + 4, rfg);
+				supf_put32(run + 8, rbg);
+				run[12] = (unsigned char)rflags;
+				buf_add(b, run, sizeof(run));
+				nruns++;
+			}
+			if (col < t->cols) {
+				start = col;
+				rfg = fg;
+				rbg = bg;
+				rflags = flags;
+			}
+		}
+		if (!b->bad)
+			put16((unsigned char *)b->p + count_at, nruns);
+	}
+}
+
+static void
+reply_screen(struct term *t, int fd, uint32_t scrollback, bool attrs)
 {
 	struct buf	b = { NULL, 0, 0, false };
 	unsigned char	hdr[SUPF_HEADER];
@@ -368,6 +453,15 @@ reply_screen(struct term *t, int fd, uint32_t scrollback)
 		supf_header('W', (uint32_t)b.len, hdr);
 		if (write_full(fd, hdr, sizeof(hdr)) == 0)
 			(void)!write_full(fd, b.p, b.len);
+		b.len = 0;
+		if (attrs) {
+			attrs_payload(t, &b);
+			if (!b.bad && b.len <= SUPF_ATTRS_MAX) {
+				supf_header('A', (uint32_t)b.len, hdr);
+				if (write_full(fd, hdr, sizeof(hdr)) == 0)
+					(void)!write_full(fd, b.p, b.len);
+			}
+		}
 	}
 	free(b.p);
 }
@@ -521,6 +615,7 @@ read_req(int fd, struct req *q)
 	if (read_full(fd, h, sizeof(h)) == -1)
 		return -1;
 	q->op = h[0];
+	q->attrs = (h[1] & 1) != 0;
 	q->quiet_ms = supf_get32(h + 4);
 	q->wait_ms = supf_get32(h + 8);
 	q->scrollback = supf_get32(h + 12);
@@ -553,7 +648,7 @@ on_request(struct term *t, int fd, const char *dir)
 	if (q.op == 'C') {
 		term_end(t, dir);
 		/* The last output, then the screen. */
-		reply_screen(t, fd, q.scrollback);
+		reply_screen(t, fd, q.scrollback, false);
 		close(fd);
 		exit(0);
 	}
@@ -568,6 +663,7 @@ on_request(struct term *t, int fd, const char *dir)
 	} else {
 		t->client = fd;
 		t->client_sb = q.scrollback;
+		t->client_attrs = q.attrs;
 		t->quiet_ms = q.quiet_ms;
 		t->deadline = now + q.wait_ms;
 		t->last_output = t->asked = now;
@@ -644,7 +740,8 @@ term_serve(struct term *t, int lsock, const char *dir, long idle_s)
 		if (t->client >= 0 && ((now - t->last_output >= quiet(t) &&
 		    t->out_len == 0) || now >= t->deadline ||
 		    (t->exited && t->eof))) {
-			reply_screen(t, t->client, t->client_sb);
+			reply_screen(t, t->client, t->client_sb,
+			    t->client_attrs);
 			close(t->client);
 			t->client = -1;
 		}
@@ -774,7 +871,7 @@ term_daemon(const char *id, const char *dir, int cols, int rows, long idle_s,
 
 /* Connect to terminal id's daemon, send a request, copy its answer. */
 static int
-term_ask(const char *id, int op, uint32_t quiet, uint32_t wait,
+term_ask(const char *id, int op, bool attrs, uint32_t quiet, uint32_t wait,
     uint32_t scrollback, const char *in, size_t inlen, const char *keys)
 {
 	struct sockaddr_un	 sa;
@@ -796,6 +893,7 @@ term_ask(const char *id, int op, uint32_t quiet, uint32_t wait,
 	setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv));
 	memset(h, 0, sizeof(h));
 	h[0] = (unsigned char)op;
+	h[1] = attrs ? 1 : 0;
 	supf_put32(h + 4, quiet);
 	supf_put32(h + 8, wait);
 	supf_put32(h + 12, scrollback);
@@ -904,20 +1002,22 @@ term_main(int argc, char **argv)
 		if (n > 1 || msg[0] != '\0')
 			term_die(125, msg);
 		close(p[0]);
-		return term_ask(id, 'I', (uint32_t)num(argv[6], 0, 60000),
+		return term_ask(id, 'I', false, (uint32_t)num(argv[6], 0, 60000),
 		    (uint32_t)num(argv[7], 0, SUPF_TERM_WAIT_MAX), 0, "", 0,
 		    "");
 	}
-	if (strcmp(argv[1], "term-send") == 0 && argc == 8) {
+	if (strcmp(argv[1], "term-send") == 0 && (argc == 8 || (argc == 9 &&
+	    strcmp(argv[8], "attrs") == 0))) {
 		if (unhex(argv[6], &in, &inlen) == -1)
 			term_die(125, "bad input");
-		return term_ask(id, 'I', (uint32_t)num(argv[3], 0, 60000),
+		return term_ask(id, 'I', argc == 9,
+		    (uint32_t)num(argv[3], 0, 60000),
 		    (uint32_t)num(argv[4], 0, SUPF_TERM_WAIT_MAX),
 		    (uint32_t)num(argv[5], 0, SB_LINES), in, inlen,
 		    strcmp(argv[7], "-") == 0 ? "" : argv[7]);
 	}
 	if (strcmp(argv[1], "term-close") == 0 && argc == 3)
-		return term_ask(id, 'C', 0, 0, 0, "", 0, "");
+		return term_ask(id, 'C', false, 0, 0, 0, "", 0, "");
 	term_die(125, "usage: supervisor term-start ID COLS ROWS IDLE QUIET "
 	    "WAIT COMMAND | term-send ID QUIET WAIT SCROLLBACK HEX KEYS | "
 	    "term-close ID");

@@ -76,19 +76,48 @@ static const char page_js[] =
     "    send(t.replace(/\\r?\\n/g, '\\r'));\n"
     "  }\n"
     "});\n"
+    "const hex = (c) => '#' + c.toString(16).padStart(6, '0');\n"
+    "/* One row: its text, in spans where its colours or attributes are not the default. */\n"
+    "function row(l, runs, cursor) {\n"
+    "  const ch = Array.from(l);\n"
+    "  const width = Math.max(ch.length, cursor >= 0 ? cursor + 1 : 0, ...runs.map((r) => r[1] + r[2]));\n"
+    "  while (ch.length < width) ch.push(' ');\n"
+    "  const cells = ch.map(() => null);\n"
+    "  for (const r of runs) for (let i = r[1]; i < r[1] + r[2]; i++) cells[i] = r;\n"
+    "  const out = [];\n"
+    "  let i = 0;\n"
+    "  while (i < ch.length) {\n"
+    "    const r = cells[i];\n"
+    "    let j = i + 1;\n"
+    "    while (j < ch.length && cells[j] === r && j !== cursor && i !== cursor) j++;\n"
+    "    const text = ch.slice(i, j).join('');\n"
+    "    if (r === null && i !== cursor) out.push(text);\n"
+    "    else {\n"
+    "      const sp = document.createElement('span');\n"
+    "      sp.textContent = text;\n"
+    "      if (r !== null) {\n"
+    "        let fg = r[3] === null ? null : hex(r[3]);\n"
+    "        let bg = r[4] === null ? null : hex(r[4]);\n"
+    "        if (r[5] & 8) [fg, bg] = [bg ?? '#111111', fg ?? '#dddddd'];\n"
+    "        if (fg !== null) sp.style.color = fg;\n"
+    "        if (bg !== null) sp.style.backgroundColor = bg;\n"
+    "        if (r[5] & 1) sp.style.fontWeight = 'bold';\n"
+    "        if (r[5] & 2) sp.style.textDecoration = 'underline';\n"
+    "        if (r[5] & 4) sp.style.fontStyle = 'italic';\n"
+    "      }\n"
+    "      if (i === cursor) sp.className = 'c';\n"
+    "      out.push(sp);\n"
+    "    }\n"
+    "    i = j;\n"
+    "  }\n"
+    "  out.push('\\n');\n"
+    "  return out;\n"
+    "}\n"
     "function draw(s) {\n"
     "  scr.replaceChildren();\n"
     "  s.lines.forEach((l, i) => {\n"
-    "    if (i === s.cursor_row && !s.exited) {\n"
-    "      const ch = Array.from(l);\n"
-    "      while (ch.length <= s.cursor_col) ch.push(' ');\n"
-    "      scr.append(ch.slice(0, s.cursor_col).join(''));\n"
-    "      const c = document.createElement('span');\n"
-    "      c.className = 'c';\n"
-    "      c.textContent = ch[s.cursor_col];\n"
-    "      scr.append(c);\n"
-    "      scr.append(ch.slice(s.cursor_col + 1).join('') + '\\n');\n"
-    "    } else scr.append(l + '\\n');\n"
+    "    const runs = (s.runs || []).filter((r) => r[0] === i);\n"
+    "    scr.append(...row(l, runs, i === s.cursor_row && !s.exited ? s.cursor_col : -1));\n"
     "  });\n"
     "  st.textContent = s.exited ? 'The program exited with code ' + s.exit_code + '.' :\n"
     "    'Connected: type here. The model sees this screen, never your keystrokes.';\n"
@@ -219,7 +248,8 @@ page(struct http_req *r)
 static char *
 screen_json(const struct term_screen *s)
 {
-	struct json_object	*o = json_object_new_object(), *lines;
+	struct json_object	*o = json_object_new_object(), *lines, *runs;
+	size_t			 i;
 	const char		*p = s->text, *nl, *end = s->text + s->text_len;
 	char			*out;
 
@@ -233,6 +263,21 @@ screen_json(const struct term_screen *s)
 	json_object_object_add(o, "cursor_row", json_object_new_int(s->cursor_row));
 	json_object_object_add(o, "cursor_col", json_object_new_int(s->cursor_col));
 	json_object_object_add(o, "lines", lines);
+	runs = json_object_new_array();
+	for (i = 0; i < s->nruns; i++) {
+		struct json_object *a = json_object_new_array();
+
+		json_object_array_add(a, json_object_new_int(s->runs[i].row));
+		json_object_array_add(a, json_object_new_int(s->runs[i].col));
+		json_object_array_add(a, json_object_new_int(s->runs[i].len));
+		json_object_array_add(a, s->runs[i].fg == TERM_COLOR_DEFAULT ?
+		    NULL : json_object_new_int64((int64_t)s->runs[i].fg));
+		json_object_array_add(a, s->runs[i].bg == TERM_COLOR_DEFAULT ?
+		    NULL : json_object_new_int64((int64_t)s->runs[i].bg));
+		json_object_array_add(a, json_object_new_int(s->runs[i].attrs));
+		json_object_array_add(runs, a);
+	}
+	json_object_object_add(o, "runs", runs);
 	json_object_object_add(o, "exited", json_object_new_boolean(s->state != 0));
 	json_object_object_add(o, "exit_code", s->state == 0 ? NULL :
 	    json_object_new_int(s->state == 1 ? s->code : 128 + s->code));
@@ -283,7 +328,8 @@ events(struct http_req *r, const struct config *cfg, struct db *db,
 				break;
 			}
 		}
-		if (term_send(sb, tid, "", 0, NULL, 0, 0, 0, &s, &err) == -1) {
+		if (term_send(sb, tid, "", 0, NULL, 0, 0, 0, true, &s,
+		    &err) == -1) {
 			if (err.kind == ERR_NOT_FOUND || ++fails >= FAILS_MAX)
 				why = "the terminal has ended";
 			pause_ms(POLL_MS * 5);
@@ -353,7 +399,8 @@ keys(struct http_req *r, const struct config *cfg, const struct link_row *row,
 		http_send_error(r, 503, err.msg);
 		return;
 	}
-	if (term_send(sb, tid, body, len, NULL, 0, 0, 0, &s, &err) == -1)
+	if (term_send(sb, tid, body, len, NULL, 0, 0, 0, false, &s,
+	    &err) == -1)
 		http_send_error(r, err.kind == ERR_NOT_FOUND ? 410 : 502,
 		    err.kind == ERR_NOT_FOUND ? "The terminal has ended." :
 		    "The terminal could not be reached.");

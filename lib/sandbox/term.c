@@ -30,6 +30,9 @@
     TERM_SB_MAX != SUPF_TERM_SB_MAX
 #error "sandbox/term.h and supervisor/frames.h disagree"
 #endif
+#if TERM_COLOR_DEFAULT != SUPF_COLOR_DEFAULT || TERM_ATTR_REVERSE != SUPF_ATTR_REVERSE
+#error "sandbox/term.h and supervisor/frames.h disagree on colours"
+#endif
 
 #define TERM_SLACK_MS	10000	/* beyond the wait: the exec's own time */
 
@@ -84,14 +87,44 @@ struct term_parse {
 };
 
 static int
+term_attrs(struct term_parse *tp, const unsigned char *p, size_t len)
+{
+	struct supf_run	*r;
+	size_t		 n, i;
+
+	if (supf_attrs_decode(p, len, tp->out->rows, tp->out->cols, &r,
+	    &n) == -1)
+		return -1;
+	if (n > 0 && (tp->out->runs = calloc(n, sizeof(*tp->out->runs))) ==
+	    NULL) {
+		free(r);
+		return -1;
+	}
+	for (i = 0; i < n; i++) {
+		tp->out->runs[i].row = r[i].row;
+		tp->out->runs[i].col = r[i].col;
+		tp->out->runs[i].len = r[i].len;
+		tp->out->runs[i].fg = r[i].fg;
+		tp->out->runs[i].bg = r[i].bg;
+		tp->out->runs[i].attrs = r[i].attrs;
+	}
+	tp->out->nruns = n;
+	free(r);
+	return 0;
+}
+
+static int
 term_frame(void *arg, int type, const unsigned char *p, size_t len)
 {
 	struct term_parse	*tp = arg;
 	struct supf_screen	 s;
 	size_t			 n;
 
-	if (++tp->frames > 1)
+	if (++tp->frames > 2 || (tp->frames == 2 && (type != 'A' ||
+	    !tp->screen)))
 		return -1;
+	if (type == 'A')
+		return term_attrs(tp, p, len);
 	if (type == 'X') {
 		n = len < sizeof(tp->msg) - 1 ? len : sizeof(tp->msg) - 1;
 		memcpy(tp->msg, p, n);
@@ -259,11 +292,11 @@ term_start(struct sandbox *sb, const char *id, int cols, int rows,
 int
 term_send(struct sandbox *sb, const char *id, const char *input, size_t len,
     const char *keys, long quiet_ms, long wait_ms, unsigned scrollback,
-    struct term_screen *out, struct error *err)
+    bool attrs, struct term_screen *out, struct error *err)
 {
 	static const char	 hex[] = "0123456789abcdef";
 	char			 q[32], w[32], s[32], *h;
-	const char		*args[8];
+	const char		*args[9];
 	size_t			 i;
 	int			 rc;
 
@@ -291,7 +324,8 @@ term_send(struct sandbox *sb, const char *id, const char *input, size_t len,
 	args[4] = s;
 	args[5] = h;
 	args[6] = keys != NULL && keys[0] != '\0' ? keys : "-";
-	args[7] = NULL;
+	args[7] = attrs ? "attrs" : NULL;
+	args[8] = NULL;
 	rc = term_call(sb, args, wait_ms, out, err);
 	free(h);
 	return rc;
@@ -313,4 +347,7 @@ term_screen_free(struct term_screen *s)
 {
 	free(s->text);
 	s->text = NULL;
+	free(s->runs);
+	s->runs = NULL;
+	s->nruns = 0;
 }

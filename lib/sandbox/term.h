@@ -8,6 +8,7 @@
 #ifndef CS_SANDBOX_TERM_H
 #define CS_SANDBOX_TERM_H
 
+#include <stdbool.h>
 #include <stddef.h>
 
 #include "base/error.h"
@@ -21,6 +22,17 @@ struct sandbox;
 #define TERM_WAIT_MAX	60000	/* ms */
 #define TERM_SB_MAX	1000	/* scrollback lines */
 
+struct term_run {
+	int		 row, col, len;
+	unsigned long	 fg, bg;	/* 0xRRGGBB, or TERM_COLOR_DEFAULT */
+	int		 attrs;		/* TERM_ATTR_* */
+};
+#define TERM_COLOR_DEFAULT	0x01000000ul
+#define TERM_ATTR_BOLD		1
+#define TERM_ATTR_UNDERLINE	2
+#define TERM_ATTR_ITALIC	4
+#define TERM_ATTR_REVERSE	8
+
 struct term_screen {
 	int		 state;		/* 0 runs, 1 exited, 2 ended by a signal */
 	int		 code;		/* exit status or signal */
@@ -28,6 +40,10 @@ struct term_screen {
 	unsigned	 scrollback;	/* lines of text before the screen's */
 	char		*text;		/* valid UTF-8, NUL-terminated */
 	size_t		 text_len;
+	/* Colours and attributes, when asked (term_send's attrs): runs of
+	 * cells that are not all default (supervisor/frames.h 'A'). */
+	struct term_run	*runs;
+	size_t		 nruns;
 };
 
 /* A terminal id: letters, digits, '-', '_', 1 to 64 bytes. */
@@ -44,11 +60,13 @@ int	term_start(struct sandbox *, const char *id, int cols, int rows,
 /*
  * Type input (len bytes; "\n" is Enter) and then keys (names joined by
  * commas, or NULL), and read the screen with up to scrollback lines of
- * what scrolled off. ERR_NOT_FOUND when the terminal is gone.
+ * what scrolled off, and with attrs its colours. ERR_NOT_FOUND when the
+ * terminal is gone.
  */
 int	term_send(struct sandbox *, const char *id, const char *input,
 	    size_t len, const char *keys, long quiet_ms, long wait_ms,
-	    unsigned scrollback, struct term_screen *out, struct error *);
+	    unsigned scrollback, bool attrs, struct term_screen *out,
+	    struct error *);
 /* End the terminal and every process of its session. */
 int	term_close(struct sandbox *, const char *id, struct term_screen *out,
 	    struct error *);

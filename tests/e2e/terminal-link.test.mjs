@@ -49,8 +49,8 @@ describe('terminal_link', () => {
   });
 
   it('a password typed on the page reaches the program, never the model', async () => {
-    const t = await ok('terminal_start', { command: 'bash', cols: 80, rows: 20 });
-    await ok('terminal_send', { terminal_id: t.terminal_id, input: 'read -s P; echo "len=${#P}"\n', wait_ms: 500 });
+    const t = await ok('terminal_start', { command: 'bash', cols: 200, rows: 20 });
+    await ok('terminal_send', { terminal_id: t.terminal_id, input: 'printf "\\e[31mRED\\e[0m \\e[1;44mBLUE\\e[0m\\n"; read -s P; echo "len=${#P}"\n', wait_ms: 500 });
     const l = await ok('terminal_link', { terminal_id: t.terminal_id });
     assert.ok(l.url.startsWith(`${srv.url}/dl/`), l.url);
     assert.match(l.expires, /^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\dZ$/);
@@ -77,6 +77,16 @@ describe('terminal_link', () => {
       assert.doesNotMatch(csp, /https?:/, 'no other host allowed');
       assert.equal(resp.headers()['cache-control'], 'no-store');
       await page.waitForFunction(() => /read -s P/.test(document.getElementById('s').textContent), null, { timeout: 15000 });
+      // Colours as the supervisor's emulator renders them.
+      const styles = await page.evaluate(() => Object.fromEntries([...document.querySelectorAll('#s span')]
+        .filter((x) => /^(RED|BLUE)$/.test(x.textContent))
+        .map((x) => [x.textContent, { color: getComputedStyle(x).color, bg: getComputedStyle(x).backgroundColor, weight: getComputedStyle(x).fontWeight }])));
+      const rgb = (c) => (c ?? '').match(/\d+/g)?.map(Number) ?? [];
+      const [r, g, b] = rgb(styles.RED?.color);
+      assert.ok(r > 150 && g < 100 && b < 100, `RED is drawn red: ${JSON.stringify(styles)}`);
+      const [br, bgr, bb] = rgb(styles.BLUE?.bg);
+      assert.ok(bb > 150 && br < 100 && bgr < 100, `BLUE has a blue background: ${JSON.stringify(styles)}`);
+      assert.ok(Number(styles.BLUE.weight) >= 600, 'and is bold');
       await page.locator('#s').click();
       await page.keyboard.type(PASSWORD, { delay: 5 });
       await page.keyboard.press('Enter');

@@ -75,6 +75,38 @@ main(void)
 	CHECK(supf_screen_decode(p, n, &s) == -1, "another version is refused");
 	CHECK(supf_screen_decode(p, SUPF_SCREEN_HEAD - 1, &s) == -1, "a short head is refused");
 
+	{
+		static const unsigned char good[] = {
+		    0, 2,				/* rows */
+		    0, 1,  0, 0, 0, 3,  0, 0xe0, 0, 0,	/* row 0: RED */
+		    1, 0, 0, 0,  0,
+		    0, 0,				/* row 1: none */
+		};
+		unsigned char	 bad[sizeof(good)];
+		struct supf_run	*runs;
+		size_t		 nruns;
+
+		CHECK(supf_attrs_decode(good, sizeof(good), 2, 20, &runs,
+		    &nruns) == 0 && nruns == 1 && runs[0].col == 0 &&
+		    runs[0].len == 3 && runs[0].fg == 0xe00000 &&
+		    runs[0].bg == SUPF_COLOR_DEFAULT, "colours decode");
+		free(runs);
+		CHECK(supf_attrs_decode(good, sizeof(good), 2, 2, &runs,
+		    &nruns) == -1, "a run past the row's columns is refused");
+		CHECK(supf_attrs_decode(good, sizeof(good), 3, 20, &runs,
+		    &nruns) == -1, "another row count is refused");
+		CHECK(supf_attrs_decode(good, sizeof(good) - 1, 2, 20, &runs,
+		    &nruns) == -1, "a cut payload is refused");
+		memcpy(bad, good, sizeof(bad));
+		bad[8] = 2;	/* a foreground over 0xffffff, not the default */
+		CHECK(supf_attrs_decode(bad, sizeof(bad), 2, 20, &runs,
+		    &nruns) == -1, "a colour out of range is refused");
+		memcpy(bad, good, sizeof(bad));
+		bad[7] = 0;	/* length 0 */
+		CHECK(supf_attrs_decode(bad, sizeof(bad), 2, 20, &runs,
+		    &nruns) == -1, "an empty run is refused");
+	}
+
 	n = crypto_b64_encode("\x00\xff\xfe", 3, b64);
 	CHECK(n == 4 && strcmp(b64, "AP/+") == 0, "base64: + and / of the standard alphabet");
 	n = crypto_b64_encode("ab", 2, b64);
