@@ -1,11 +1,12 @@
 /*
  * sandbox/term.c: terminals under the supervisor; see sandbox/term.h and
- * containers/supervisor/term.c. Each call is one exec of the supervisor
- * (term-start, term-send, term-close) whose stdout is one frame: 'W' (a
- * screen) or 'X' (why not). Those bytes come from a container whose root
- * may be hostile: at most SUPF_SCREEN_MAX bytes are kept, the frame is
- * parsed by supf_feed and supf_screen_decode, and every call has a
- * deadline.
+ * containers/supervisor/term.c. Each call runs the supervisor's term-start,
+ * term-send or term-close, over the channel (a 'p' frame) or, without one,
+ * in an engine exec of its own; its stdout is one frame, 'W' (a screen,
+ * then 'A', its colours, when asked) or 'X' (why not). Those bytes come
+ * from a container whose root may be hostile: at most TERM_OUT_MAX bytes
+ * are kept, the frames are parsed by supf_feed, supf_screen_decode and
+ * supf_attrs_decode, and every call has a deadline.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -35,6 +36,8 @@
 #endif
 
 #define TERM_SLACK_MS	10000	/* beyond the wait: the exec's own time */
+/* The most a request's stdout may hold: a screen, then its colours. */
+#define TERM_OUT_MAX	(2 * SUPF_HEADER + SUPF_SCREEN_MAX + SUPF_ATTRS_MAX)
 
 struct term_out {
 	unsigned char	*buf;
@@ -52,14 +55,14 @@ term_output(void *arg, int stream, const char *p, size_t len)
 
 	if (stream != 1 || o->over)
 		return;
-	if (o->len + len > SUPF_HEADER + SUPF_SCREEN_MAX) {
+	if (o->len + len > TERM_OUT_MAX) {
 		o->over = true;
 		return;
 	}
 	if (o->len + len > o->cap) {
 		cap = o->cap * 2 + len + 4096;
-		if (cap > SUPF_HEADER + SUPF_SCREEN_MAX)
-			cap = SUPF_HEADER + SUPF_SCREEN_MAX;
+		if (cap > TERM_OUT_MAX)
+			cap = TERM_OUT_MAX;
 		if ((n = realloc(o->buf, cap)) == NULL) {
 			o->over = true;
 			return;
