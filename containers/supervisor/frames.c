@@ -89,6 +89,13 @@ length_ok(const struct supf *f, int type, uint32_t len)
 		return len >= 3 && len <= 2 + SUPF_ID_MAX;
 	case 'k': case 'q':
 		return len >= 2 && len <= 1 + SUPF_ID_MAX;
+	case 'A':
+		return len >= 2 && len <= f->max && len <= SUPF_ATTRS_MAX;
+	case 'p':
+		return len >= 3 && len <= f->max && len <= SUPF_CHAN_IN_MAX;
+	case 'W':
+		return len >= SUPF_SCREEN_HEAD && len <= f->max &&
+		    len <= SUPF_SCREEN_MAX;
 	case 'r':
 		return len >= 11 && len <= f->max && len <= SUPF_CHAN_IN_MAX;
 	default:
@@ -249,4 +256,102 @@ supf_result_encode(const struct supf_result *r, unsigned char *out)
 	put64(out + 24, r->err_total);
 	put64(out + 32, r->oom_before);
 	put64(out + 40, r->oom_after);
+}
+
+int
+supf_screen_decode(const unsigned char *p, size_t len, struct supf_screen *s)
+{
+	const unsigned char	*t, *end;
+	size_t			 lines = 0;
+
+	if (len < SUPF_SCREEN_HEAD || len > SUPF_SCREEN_MAX || p[0] != 1 ||
+	    p[1] > 2 || p[3] != 0)
+		return -1;
+	memset(s, 0, sizeof(*s));
+	s->state = p[1];
+	s->code = p[2];
+	s->rows = p[4] << 8 | p[5];
+	s->cols = p[6] << 8 | p[7];
+	s->cursor_row = p[8] << 8 | p[9];
+	s->cursor_col = p[10] << 8 | p[11];
+	if (get32(p + 12) > SUPF_TERM_SB_MAX)
+		return -1;
+	s->scrollback = get32(p + 12);
+	if (s->rows < 1 || s->rows > SUPF_TERM_ROWS_MAX || s->cols < 1 ||
+	    s->cols > SUPF_TERM_COLS_MAX || s->cursor_row >= s->rows ||
+	    s->cursor_col > s->cols || (s->state == 0 && s->code != 0))
+		return -1;
+	t = p + SUPF_SCREEN_HEAD;
+	end = p + len;
+	s->text = (const char *)t;
+	s->text_len = (size_t)(end - t);
+	for (; t < end; t++) {
+		if (*t == '\n')
+			lines++;
+		else if (*t < 0x20 || *t == 0x7f)
+			return -1;
+	}
+	if (lines != s->scrollback + (size_t)s->rows ||
+	    (s->text_len > 0 && end[-1] != '\n'))
+		return -1;
+	return 0;
+}
+
+int
+supf_attrs_decode(const unsigned char *p, size_t len, int rows, int cols,
+    struct supf_run **runs, size_t *nruns)
+{
+	struct supf_run	*out = NULL;
+	size_t		 o = 2, n, i, cap = 0, count = 0;
+	int		 r, end;
+	uint32_t	 fg, bg;
+
+	*runs = NULL;
+	*nruns = 0;
+	if (len < 2 || len > SUPF_ATTRS_MAX || rows < 1 ||
+	    rows > SUPF_TERM_ROWS_MAX || cols < 1 || cols > SUPF_TERM_COLS_MAX ||
+	    (p[0] << 8 | p[1]) != rows)
+		return -1;
+	for (r = 0; r < rows; r++) {
+		if (len - o < 2)
+			goto bad;
+		n = (size_t)(p[o] << 8 | p[o + 1]);
+		o += 2;
+		if (n > (size_t)cols || (len - o) / SUPF_RUN_LEN < n)
+			goto bad;
+		if (count + n > cap) {
+			struct supf_run *nr;
+
+			cap = (count + n) * 2 + 16;
+			if ((nr = realloc(out, cap * sizeof(*out))) == NULL)
+				goto bad;
+			out = nr;
+		}
+		for (end = 0, i = 0; i < n; i++, o += SUPF_RUN_LEN) {
+			struct supf_run *x = &out[count++];
+
+			x->row = r;
+			x->col = p[o] << 8 | p[o + 1];
+			x->len = p[o + 2] << 8 | p[o + 3];
+			fg = get32(p + o + 4);
+			bg = get32(p + o + 8);
+			x->attrs = p[o + 12];
+			if (x->col < end || x->len < 1 || x->col + x->len > cols ||
+			    (fg > 0xffffff && fg != SUPF_COLOR_DEFAULT) ||
+			    (bg > 0xffffff && bg != SUPF_COLOR_DEFAULT) ||
+			    x->attrs > 15)
+				goto bad;
+			x->fg = fg;
+			x->bg = bg;
+			end = x->col + x->len;
+		}
+	}
+	if (o != len)
+		goto bad;
+	*runs = out;
+	*nruns = count;
+	return 0;
+bad:
+	free(out);
+	return -1;
 }

@@ -52,6 +52,10 @@
  *        bytes, then the command (1..SUPF_COMMAND_MAX bytes, no NUL).
  *   'k'  kill a run's process group: tag only.
  *   'q'  ask how a run stands: tag only.
+ *   'p'  a terminal request: tag (a request id), then the arguments of
+ *        "supervisor term-start", "term-send" or "term-close" (term.c),
+ *        each ended by NUL; answered like a run, its stdout (one 'W' or
+ *        'X' frame) in 'M' frames, then 'E'.
  * Supervisor to server (stdout):
  *   'V'  ready: u32 channel version (1); the first frame.
  *   'M'  tag, then 1..SUPF_LIVE_MAX bytes of that run's live stream (the
@@ -63,6 +67,25 @@
  *        record: 0 finished, 3 running, 4 ended without a record, 5 none).
  * The channel carries the fast path only: every run still keeps its
  * record, so a run survives the channel, and the channel the run.
+ *
+ * Terminals (term.c): "supervisor term-start", "term-send" and
+ * "term-close" each write one frame on stdout, 'X' (a message) or:
+ *   'W'  a terminal's screen, SUPF_SCREEN_HEAD bytes, big-endian:
+ *          0  u8   version (1)
+ *          1  u8   state: 0 the program runs, 1 it exited (code = its
+ *                  status), 2 a signal ended it (code = the signal)
+ *          2  u8   code
+ *          3  u8   0
+ *          4  u16  rows        6  u16  columns
+ *          8  u16  cursor row 10  u16  cursor column (0-based)
+ *         12  u32  lines of scrollback that follow
+ *        then UTF-8 text: the scrollback lines (oldest first), then one
+ *        line per row, each ended by '\n' (no other control character).
+ *   'A'  after a 'W' when asked ("term-send ... attrs"): the screen's
+ *        colours and attributes: u16 rows, then per row u16 n and n runs
+ *        of SUPF_RUN_LEN bytes: u16 column, u16 length, u32 foreground,
+ *        u32 background (0xRRGGBB, or SUPF_COLOR_DEFAULT), u8 attributes
+ *        (SUPF_ATTR_*); runs in order, apart, within the row's columns.
  */
 #ifndef CS_SUPERVISOR_FRAMES_H
 #define CS_SUPERVISOR_FRAMES_H
@@ -79,6 +102,22 @@
 #define SUPF_ID_MAX		64
 #define SUPF_COMMAND_MAX	(1024u * 1024)
 #define SUPF_CHAN_VERSION	1
+/* Terminals: the bounds of a screen frame and of a request. */
+#define SUPF_SCREEN_HEAD	16
+#define SUPF_SCREEN_MAX		(4u * 1024 * 1024)
+#define SUPF_TERM_ROWS_MAX	200
+#define SUPF_TERM_COLS_MAX	500
+#define SUPF_TERM_INPUT_MAX	16384
+#define SUPF_TERM_WAIT_MAX	60000	/* ms */
+#define SUPF_TERM_SB_MAX	1000	/* scrollback lines in a frame */
+#define SUPF_RUN_LEN		13
+#define SUPF_ATTRS_MAX		(2 + SUPF_TERM_ROWS_MAX * (2 + \
+				    SUPF_TERM_COLS_MAX * SUPF_RUN_LEN))
+#define SUPF_COLOR_DEFAULT	0x01000000u
+#define SUPF_ATTR_BOLD		1
+#define SUPF_ATTR_UNDERLINE	2
+#define SUPF_ATTR_ITALIC	4
+#define SUPF_ATTR_REVERSE	8
 /* Largest channel payloads: server to supervisor, supervisor to server. */
 #define SUPF_CHAN_IN_MAX	(1 + SUPF_ID_MAX + 8 + SUPF_COMMAND_MAX)
 #define SUPF_CHAN_OUT_MAX	(1 + SUPF_ID_MAX + SUPF_LIVE_MAX)
@@ -147,6 +186,37 @@ size_t	supf_tag_header(int type, const char *id, size_t body_len,
 	    unsigned char *out);
 uint32_t supf_get32(const unsigned char *);
 void	supf_put32(unsigned char *, uint32_t);
+
+/* A decoded 'W' payload; text points into it. */
+struct supf_screen {
+	int		 state;		/* 0 running, 1 exited, 2 signalled */
+	int		 code;
+	int		 rows, cols, cursor_row, cursor_col;
+	unsigned	 scrollback;	/* lines of text before the screen's */
+	const char	*text;		/* scrollback + rows lines, each '\n'-ended */
+	size_t		 text_len;
+};
+
+/* One run of an 'A' payload. */
+struct supf_run {
+	int		row, col, len;
+	uint32_t	fg, bg;
+	int		attrs;
+};
+
+/*
+ * Decode an 'A' payload for a screen of rows x cols: *runs (malloc'd, the
+ * caller frees; NULL when none) and *nruns. 0, or -1 when invalid.
+ */
+int	supf_attrs_decode(const unsigned char *p, size_t len, int rows,
+	    int cols, struct supf_run **runs, size_t *nruns);
+
+/*
+ * Decode a 'W' payload, checking every bound (frames.h). 0, or -1 when
+ * invalid. The text may still hold invalid UTF-8: the caller repairs it.
+ */
+int	supf_screen_decode(const unsigned char *p, size_t len,
+	    struct supf_screen *);
 
 /* Decode an 'R' payload of SUPF_RESULT_LEN bytes. 0, or -1 when invalid. */
 int	supf_result_decode(const unsigned char *p, size_t len,

@@ -49,6 +49,7 @@
 #include "base/clock.h"
 #include "base/output.h"
 #include "supervisor/frames.h"
+#include "supervisor/term.h"
 
 #define RUNS		"/run/code-sandbox/runs"
 #define KEEP_S		(2 * 86400)
@@ -710,6 +711,64 @@ chan_start(const char *id, const unsigned char *p, size_t len)
 	return 0;
 }
 
+/*
+ * A terminal request ('p'): its argv (frames.h) run as "supervisor term-*"
+ * in a child whose stdout comes back as the request's 'M' frames, like a
+ * run's.
+ */
+#define TERM_ARGS	10
+
+static int
+chan_term(const char *id, const unsigned char *p, size_t len)
+{
+	char	*buf, *argv[TERM_ARGS + 2];
+	size_t	 o;
+	pid_t	 pid;
+	int	 pfd[2], i, argc, null;
+
+	for (i = 0; i < CHAN_RUNS && slots[i].fd >= 0; i++)
+		;
+	if (i == CHAN_RUNS || len < 1 || p[len - 1] != '\0' ||
+	    pipe2(pfd, O_CLOEXEC) == -1)
+		return reply('E', id, 125);
+	if ((pid = fork()) == -1) {
+		close(pfd[0]);
+		close(pfd[1]);
+		return reply('E', id, 125);
+	}
+	if (pid == 0) {
+		for (i = 0; i < CHAN_RUNS; i++)
+			if (slots[i].fd >= 0)
+				close(slots[i].fd);
+		if ((null = open("/dev/null", O_RDWR)) == -1 ||
+		    dup2(null, 0) == -1 || dup2(pfd[1], 1) == -1 ||
+		    dup2(null, 2) == -1)
+			_exit(125);
+		close(pfd[0]);
+		close(pfd[1]);
+		if (null > 2)
+			close(null);
+		if ((buf = malloc(len)) == NULL)
+			_exit(125);
+		memcpy(buf, p, len);
+		argv[0] = "supervisor";
+		for (argc = 1, o = 0; o < len && argc <= TERM_ARGS; argc++) {
+			argv[argc] = buf + o;
+			o += strlen(buf + o) + 1;
+		}
+		argv[argc] = NULL;
+		if (o != len || argc < 3 || strncmp(argv[1], "term-", 5) != 0 ||
+		    !valid_id(argv[2]))
+			die(125, "bad terminal request");
+		exit(term_main(argc, argv));
+	}
+	close(pfd[1]);
+	slots[i].pid = pid;
+	slots[i].fd = pfd[0];
+	memcpy(slots[i].id, id, strlen(id) + 1);
+	return 0;
+}
+
 static int
 chan_frame(void *arg, int type, const unsigned char *p, size_t len)
 {
@@ -724,6 +783,8 @@ chan_frame(void *arg, int type, const unsigned char *p, size_t len)
 	switch (type) {
 	case 'r':
 		return n < 8 ? -1 : chan_start(id, rest, n);
+	case 'p':
+		return chan_term(id, rest, n);
 	case 'k':
 		return n != 0 ? -1 : reply('K', id, kill_run(id));
 	case 'q':
@@ -827,7 +888,10 @@ main(int argc, char **argv)
 		return collect(argv[2]);
 	if (argc == 2 && strcmp(argv[1], "channel") == 0)
 		return channel();
+	if (argc >= 3 && strncmp(argv[1], "term-", 5) == 0)
+		return term_main(argc, argv);
 	die(125, "usage: supervisor run ID TIMEOUT MAX CHUNK... | kill ID | "
-	    "collect ID | channel");
+	    "collect ID | channel | term-start ... | term-send ... | "
+	    "term-close ID");
 	return 125;
 }

@@ -79,6 +79,9 @@ struct config {
 	long long	 image_max_bytes; /* SANDBOX_IMAGE_MAX_BYTES: images to the model */
 	long		 image_max_pixels; /* SANDBOX_IMAGE_MAX_DIM: longest side */
 	long long	 shm_bytes;	/* SANDBOX_SHM_SIZE: the container's /dev/shm */
+	long		 terminal_max;	/* TERMINAL_MAX: open terminals per owner */
+	long		 terminal_idle;	/* TERMINAL_IDLE, seconds */
+	long		 terminal_link_ttl; /* TERMINAL_LINK_TTL, seconds */
 };
 
 /*

@@ -148,6 +148,28 @@ crypto_b64url_encode(const void *in, size_t n, char *out)
 	return o;
 }
 
+size_t
+crypto_b64_len(size_t n)
+{
+	return (n + 2) / 3 * 4;
+}
+
+size_t
+crypto_b64_encode(const void *in, size_t n, char *out)
+{
+	size_t	o = crypto_b64url_encode(in, n, out), i;
+
+	for (i = 0; i < o; i++)
+		if (out[i] == '-')
+			out[i] = '+';
+		else if (out[i] == '_')
+			out[i] = '/';
+	while (o % 4 != 0)
+		out[o++] = '=';
+	out[o] = '\0';
+	return o;
+}
+
 static long
 b64_decode(const char *alpha, const char *in, size_t len, void *out,
     size_t outsz, int padded)

@@ -47,6 +47,10 @@ size_t	crypto_b64url_encode(const void *in, size_t n, char *out);
  * Returns the decoded length, or -1 on bad input or short buffer.
  */
 long	crypto_b64url_decode(const char *in, size_t len, void *out, size_t outsz);
+/* Standard base64 (with padding): its length, and the encoder (out holds
+ * crypto_b64_len(n) + 1 bytes). */
+size_t	crypto_b64_len(size_t n);
+size_t	crypto_b64_encode(const void *in, size_t n, char *out);
 /* Decode standard base64 (with padding). Same returns. */
 long	crypto_b64_decode(const char *in, size_t len, void *out, size_t outsz);
 

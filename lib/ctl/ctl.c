@@ -20,6 +20,7 @@
 
 /*
  * The commands. Those with list and revoke take "list" or "revoke ..."
+ * ("close ..." for terminals)
  * after their name; the others take no words unless options says so.
  */
 static const struct command {
@@ -54,6 +55,8 @@ static const struct command {
 	    ctl_signins_list, NULL, NULL },
 	{ "unblock", "oauth_throttle", "sign-in throttle", true, false,
 	    ctl_signins_unblock, NULL, NULL },
+	{ "terminals", "terminal", "terminals", false, false, NULL,
+	    ctl_terminals_list, ctl_terminals_close },
 	{ NULL, NULL, NULL, false, false, NULL, NULL, NULL }
 };
 
@@ -76,6 +79,7 @@ ctl_usage(FILE *f)
 	    "  recreate [OWNER]             make the container again (keeps /sandbox)\n"
 	    "  signins [--limit N]          sign-in attempts, newest first\n"
 	    "  unblock [ADDRESS]            lift the wrong-key wait (all, or one address)\n"
+	    "  terminals list [--limit N] | terminals close TERMINAL_ID\n"
 	    "settings: -e FILE, else $SANDBOX_ENV_FILE, else " SYSCONF_ENV_FILE "\n"
 	    "when installed (run from an sbin folder), else ./.env\n"
 	    "status exits 1 when the engine, the image or the database is not "
@@ -133,7 +137,9 @@ dispatch(struct ctl *c, const struct command *cmd)
 		return 1;
 	if (cmd->list == NULL)
 		return cmd->run(c);
-	if (c->argc >= 2 && strcmp(c->argv[0], "revoke") == 0)
+	/* Terminals are closed, the rest revoked. */
+	if (c->argc >= 2 && strcmp(c->argv[0],
+	    cmd->revoke == ctl_terminals_close ? "close" : "revoke") == 0)
 		return cmd->revoke(c);
 	if (c->argc == 1 && strcmp(c->argv[0], "list") == 0)
 		return cmd->list(c);

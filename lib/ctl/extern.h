@@ -118,6 +118,8 @@ int	ctl_tokens_list(struct ctl *);		/* tokens.c */
 int	ctl_tokens_revoke(struct ctl *);
 int	ctl_links_list(struct ctl *);		/* links.c */
 int	ctl_links_revoke(struct ctl *);
+int	ctl_terminals_list(struct ctl *);	/* terminals.c */
+int	ctl_terminals_close(struct ctl *);
 int	ctl_rotate_key(struct ctl *);		/* rotate.c */
 int	ctl_keys(struct ctl *);			/* keys.c */
 int	ctl_sandboxes(struct ctl *);		/* sandboxes.c */

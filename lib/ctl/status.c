@@ -52,6 +52,12 @@ status_database(struct ctl *c, struct json_object *st)
 		ctl_rows_one(c->db, STMT_COUNT_LINKS, "i", now, o);
 		js_set(dbo, "links", o);
 	}
+	if (ctl_rows_have(c->db, "terminal")) {
+		o = json_object_new_object();
+		ctl_rows_one(c->db, STMT_COUNT_TERMINALS, "i",
+		    now - c->cfg->terminal_idle, o);
+		js_set(dbo, "terminals", o);
+	}
 	if (ctl_rows_have(c->db, "oauth_client")) {
 		o = json_object_new_object();
 		ctl_rows_one(c->db, STMT_COUNT_CLIENTS, "", 0, o);
@@ -273,6 +279,9 @@ show_database(struct ctl *c, struct json_object *dbo)
 	if ((o = js_get(dbo, "links", json_type_object)) != NULL)
 		printf("  links    %lld active of %lld\n",
 		    ctl_show_int(o, "active"), ctl_show_int(o, "total"));
+	if ((o = js_get(dbo, "terminals", json_type_object)) != NULL)
+		printf("  terminals %lld open of %lld\n",
+		    ctl_show_int(o, "open"), ctl_show_int(o, "total"));
 	if ((o = js_get(dbo, "oauth_clients", json_type_object)) != NULL)
 		printf("  oauth    %lld clients, %lld grants with live tokens\n",
 		    ctl_show_int(o, "total"), ctl_show_int(o, "live"));

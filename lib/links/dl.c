@@ -28,6 +28,7 @@
 #include "links/dl.h"
 #include "links/links.h"
 #include "links/mime.h"
+#include "links/termlink.h"
 #include "sandbox/files.h"
 #include "sandbox/sandbox.h"
 #include "sandbox/sandboxes.h"
@@ -398,6 +399,9 @@ dl_handle(struct http_req *r, const struct config *cfg, struct db *db)
 	d.head = strcmp(method, "HEAD") == 0;
 	sink.arg = &d;
 
+	/* The pages of a terminal link (termlink.h). */
+	if (termlink_route(r, cfg, db))
+		return;
 	if (!d.head && strcmp(method, "GET") != 0) {
 		http_header_add(r, "Allow", "GET, HEAD");
 		http_send_error(r, 405, "Only GET and HEAD are allowed here.");
@@ -406,6 +410,10 @@ dl_handle(struct http_req *r, const struct config *cfg, struct db *db)
 	if (links_check(d.db, d.cfg->api_key, http_path(r), (long long)time(NULL),
 	    &d.row, &err) == -1) {
 		http_send_error(r, error_http_status(err.kind), err.msg);
+		return;
+	}
+	if (strcmp(d.row.archive, LINK_KIND_TERMINAL) == 0) {
+		termlink_open(r, cfg, &d.row, http_path(r));
 		return;
 	}
 	if (d.row.archive[0] != '\0') {

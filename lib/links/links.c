@@ -365,6 +365,19 @@ links_create_archive(struct db *db, const char *api_key,
 	    owner, now, ttl, row, err);
 }
 
+char *
+links_create_terminal(struct db *db, const char *api_key,
+    const char *public_url, const char *terminal_id, const char *client_id,
+    const char *owner, long long now, long ttl, struct link_row *row,
+    struct error *err)
+{
+	char path[LINK_PATH_MAX];
+
+	snprintf(path, sizeof(path), "/terminal/%s", terminal_id);
+	return create_kind(db, api_key, public_url, path, LINK_KIND_TERMINAL, 0,
+	    client_id, owner, now, ttl, row, err);
+}
+
 int
 links_owner_live(struct db *db, const char *owner, struct error *err)
 {

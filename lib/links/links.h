@@ -148,6 +148,17 @@ char	*links_create_archive(struct db *, const char *api_key,
 	    struct link_row *row, struct error *err);
 
 /*
+ * A terminal link (terminal_link, links/termlink.h): a link of kind
+ * LINK_KIND_TERMINAL (in the archive column, signed like a folder's kind)
+ * to the path "/terminal/ID", so its signature never serves a file.
+ */
+#define LINK_KIND_TERMINAL	"term"
+char	*links_create_terminal(struct db *, const char *api_key,
+	    const char *public_url, const char *terminal_id,
+	    const char *client_id, const char *owner, long long now, long ttl,
+	    struct link_row *row, struct error *err);
+
+/*
  * Decide whether the request path names a live link, from the URL and the
  * database alone (the order is above). Returns 0 with *row filled, or -1
  * with err->kind (ERR_INVALID, ERR_DENIED, ERR_NOT_FOUND, ERR_GONE or ERR_INTERNAL) and a short message for the

@@ -25,6 +25,11 @@ static const struct tool *const tools[] = {
 	&tool_share_file,
 	&tool_upload_link,
 	&tool_view_image,
+	&tool_terminal_start,
+	&tool_terminal_send,
+	&tool_terminal_read,
+	&tool_terminal_close,
+	&tool_terminal_link,
 };
 
 #define NTOOLS (sizeof(tools) / sizeof(tools[0]))

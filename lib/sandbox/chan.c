@@ -512,9 +512,14 @@ send_frame(struct chan *c, const unsigned char *head, size_t hlen,
 	return rc;
 }
 
-int
-chan_run(struct sandbox *sb, const char *sup, const char *run_id,
-    long timeout_s, size_t max_output, const char *command,
+/*
+ * Send a frame of type ('r' a run, 'p' a terminal request) for run_id,
+ * pre (prelen <= 8 bytes) and body after its tag, and wait for the run's
+ * stream to end as chan_run does.
+ */
+static int
+run_frame(struct sandbox *sb, const char *sup, int type, const char *run_id,
+    const unsigned char *pre, size_t prelen, const void *body, size_t blen,
     const struct chan_cb *cb, int *exit_code, struct error *err)
 {
 	unsigned char	 head[SUPF_HEADER + 1 + SUPF_ID_MAX + 8];
@@ -522,20 +527,19 @@ chan_run(struct sandbox *sb, const char *sup, const char *run_id,
 	size_t		 tcap = 0, c2;
 	struct waiter	 w;
 	struct chan	*c;
-	size_t		 hlen, clen = strlen(command), tlen;
+	size_t		 hlen, tlen;
 	long long	 tick_at;
 	int		 rc = CHAN_NONE;
 
 	*exit_code = -1;
-	if (clen < 1 || clen > SUPF_COMMAND_MAX || max_output > 0xffffffffu ||
-	    (c = chan_get(sb, sup)) == NULL)
+	if (prelen > 8 || (c = chan_get(sb, sup)) == NULL)
 		return CHAN_NONE;
-	if ((hlen = supf_tag_header('r', run_id, 8 + clen, head)) == 0 ||
+	if ((hlen = supf_tag_header(type, run_id, prelen + blen, head)) == 0 ||
 	    waiter_add(c, sb, &w, run_id, 'r') == -1)
 		return CHAN_NONE;
-	supf_put32(head + hlen, (uint32_t)timeout_s);
-	supf_put32(head + hlen + 4, (uint32_t)max_output);
-	if (send_frame(c, head, hlen + 8, command, clen, err) == -1) {
+	if (prelen > 0)
+		memcpy(head + hlen, pre, prelen);
+	if (send_frame(c, head, hlen + prelen, body, blen, err) == -1) {
 		waiter_remove(c, &w);
 		return CHAN_NONE;
 	}
@@ -607,6 +611,35 @@ chan_run(struct sandbox *sb, const char *sup, const char *run_id,
 	free(take);
 	waiter_remove(c, &w);
 	return rc;
+}
+
+int
+chan_run(struct sandbox *sb, const char *sup, const char *run_id,
+    long timeout_s, size_t max_output, const char *command,
+    const struct chan_cb *cb, int *exit_code, struct error *err)
+{
+	unsigned char	pre[8];
+	size_t		clen = strlen(command);
+
+	*exit_code = -1;
+	if (clen < 1 || clen > SUPF_COMMAND_MAX || max_output > 0xffffffffu)
+		return CHAN_NONE;
+	supf_put32(pre, (uint32_t)timeout_s);
+	supf_put32(pre + 4, (uint32_t)max_output);
+	return run_frame(sb, sup, 'r', run_id, pre, sizeof(pre), command, clen,
+	    cb, exit_code, err);
+}
+
+int
+chan_term(struct sandbox *sb, const char *sup, const char *req_id,
+    const void *args, size_t len, const struct chan_cb *cb, int *exit_code,
+    struct error *err)
+{
+	*exit_code = -1;
+	if (len < 3 || len > SUPF_CHAN_IN_MAX - 1 - SUPF_ID_MAX)
+		return CHAN_NONE;
+	return run_frame(sb, sup, 'p', req_id, NULL, 0, args, len, cb,
+	    exit_code, err);
 }
 
 int

@@ -57,6 +57,16 @@ int	chan_run(struct sandbox *, const char *sup, const char *run_id,
 	    const struct chan_cb *, int *exit_code, struct error *);
 
 /*
+ * A terminal request (frames.h 'p'): args, len bytes, is the NUL-ended
+ * arguments of "supervisor term-*"; its stdout comes to cb->bytes as a
+ * run's stream does, and the wait ends as chan_run's (req_id: a fresh id
+ * of run id syntax, for this request alone).
+ */
+int	chan_term(struct sandbox *, const char *sup, const char *req_id,
+	    const void *args, size_t len, const struct chan_cb *,
+	    int *exit_code, struct error *);
+
+/*
  * Ask the supervisor over the channel: type 'k' (kill run_id's group) or
  * 'q' (how it stands). The answer code (frames.h: 'K', 'Q'), or -1 when
  * there is no channel or it did not answer within a few seconds.

@@ -216,6 +216,15 @@ enum db_stmt {
 	STMT_REQUEST_CAP_ADDR,	/* addr, keep: all but its newest keep go */
 	STMT_REQUEST_SET_ADDR,	/* addr, id_hash */
 	STMT_CLIENT_SET_ADDR,	/* addr, client_id */
+	/* terminals (db_terms.c) */
+	STMT_TERM_INSERT,	/* id, owner, client_id, command, cols, rows, now, now */
+	STMT_TERM_GET,		/* id -> owner, created, last_used, closed */
+	STMT_TERM_TOUCH,	/* now, id */
+	STMT_TERM_CLOSE,	/* now, exit_code, id */
+	STMT_TERM_OPEN_COUNT,	/* owner, min_last_used -> count */
+	STMT_TERM_LIST,		/* min_last_used, limit (sandboxctl terminals) */
+	STMT_COUNT_TERMINALS,	/* min_last_used -> total, open */
+	STMT_TERM_OWNER,	/* id -> owner, while open */
 	STMT__MAX
 };
 
@@ -262,7 +271,8 @@ void		 db_done(struct db_q *);
  * SELECT, named and typed as store/ declares them beside the statement's
  * SQL: a string, an integer, a boolean (true unless 0 or NULL) or null.
  * For the operator's listings (STMT_AUDIT_LIST, STMT_CLEANUP_LIST,
- * STMT_COUNT_*, STMT_OPS_*_LIST, STMT_OWNER_KEY_LIST, STMT_SIGNIN_LIST).
+ * STMT_COUNT_*, STMT_OPS_*_LIST, STMT_OWNER_KEY_LIST, STMT_SIGNIN_LIST,
+ * STMT_TERM_LIST).
  * Returns 0, or -1 when the statement has no such shape (logged; obj
  * unchanged). The members are obj's.
  */

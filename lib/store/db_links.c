@@ -93,7 +93,7 @@ db_link_get(struct db *db, const char *id, struct db_link *l)
 	l->revoked = !db_null(q, 4);
 	owner_col(q, 5, l->owner);
 	if ((s = db_text(q, 6)) != NULL && (strcmp(s, "tar.gz") == 0 ||
-	    strcmp(s, "zip") == 0))
+	    strcmp(s, "zip") == 0 || strcmp(s, "term") == 0))
 		snprintf(l->archive, sizeof(l->archive), "%s", s);
 	l->legacy_key = db_int(q, 7) != 0;
 out:

@@ -18,7 +18,8 @@ struct db_link {
 	long long	created, expires;
 	bool		revoked;		/* revoked is not NULL */
 	char		owner[DB_OWNER_MAX];	/* cut short to fit; NULL: DB_OWNER_DEFAULT */
-	char		archive[8];		/* "tar.gz" or "zip", else "" */
+	char		archive[8];		/* "tar.gz" or "zip", "term" (a
+						   terminal link), else "" */
 	bool		legacy_key;		/* signed under the API key alone */
 };
 

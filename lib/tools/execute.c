@@ -28,6 +28,11 @@
 #include "tools/tools.h"
 
 #define COMMAND_MAX	(256 * 1024)
+/*
+ * stdin: bytes given at most this many (the command, its prologue and the
+ * bytes in base64 stay under the supervisor's command limit).
+ */
+#define STDIN_MAX	(512 * 1024)
 #define DEFAULT_TIMEOUT	3600
 #define PROGRESS_KEEP	1024	/* output bytes remembered for progress */
 #define PROGRESS_LINES	3	/* lines of output in a progress message */
@@ -47,7 +52,7 @@ static struct json_object *
 describe(const struct config *cfg, const struct tool_mode *mode)
 {
 	struct json_object	*t, *props, *p, *types;
-	char			 desc[1400];
+	char			 desc[1700];
 
 	snprintf(desc, sizeof(desc),
 	    "Run a bash command in /sandbox inside a persistent Linux container "
@@ -57,7 +62,11 @@ describe(const struct config *cfg, const struct tool_mode *mode)
 	    "packages do. Output above %ld bytes per stream is cut in the "
 	    "middle (beginning and end kept). At the timeout the command and "
 	    "all its children are killed; detach long-running services with "
-	    "`setsid nohup cmd > log 2>&1 &`. %s",
+	    "`setsid nohup cmd > log 2>&1 &`. Standard input is empty unless "
+	    "`stdin` (text) or `stdin_base64` (bytes) gives it: it is fed to "
+	    "the command, then closed. For a program that asks questions as "
+	    "it goes or draws a screen (a REPL, an editor, a password prompt), "
+	    "use terminal_start instead. %s",
 	    cfg->max_output_bytes, mode->interrupted);
 	t = tool_new("execute", "Run a bash command in the sandbox", desc);
 
@@ -68,6 +77,11 @@ describe(const struct config *cfg, const struct tool_mode *mode)
 	js_set_int(p, "minimum", 1);
 	js_set_int(p, "maximum", cfg->max_timeout);
 	js_set(props, "timeout", p);
+	js_set(props, "stdin", tool_prop("string", "Text fed to the command's "
+	    "standard input, then closed (at most 512 KiB)."));
+	js_set(props, "stdin_base64", tool_prop("string", "Bytes (standard "
+	    "base64) fed to standard input, for input that is not UTF-8; not "
+	    "with stdin."));
 	js_set(t, "inputSchema", tool_object(props, true, "command", NULL));
 
 	props = json_object_new_object();
@@ -347,6 +361,101 @@ on_tick(void *arg)
 	return w->handed ? EXEC_TICK_RELEASE : EXEC_TICK_GO_ON;
 }
 
+/*
+ * stdin or stdin_base64: the bytes reach the command through a file made
+ * by a one-line prologue (so every way a command runs, with or without
+ * the supervisor, gets them alike): the bytes in base64 decoded into a
+ * temporary file, opened as fd 0 and unlinked, then the command on the
+ * next line. *full is that text (NULL with no stdin). 0, or -1 with why.
+ */
+static int
+get_stdin(struct json_object *args, const char *command, char **full,
+    char *why, size_t whysz)
+{
+	static const char	 pro1[] = "{ __cs_in=$(mktemp) && printf %s '";
+	static const char	 pro2[] = "' | base64 -d >\"$__cs_in\" && "
+	    "exec 0<\"$__cs_in\" && rm -f -- \"$__cs_in\"; } || { echo "
+	    "'execute: cannot feed stdin' >&2; exit 125; }; unset __cs_in\n";
+	struct json_object	*t, *b;
+	const char		*in;
+	unsigned char		*raw = NULL;
+	size_t			 n, b64len, clen;
+	long			 got;
+	bool			 has_t, has_b;
+
+	*full = NULL;
+	has_t = json_object_object_get_ex(args, "stdin", &t) &&
+	    !json_object_is_type(t, json_type_null);
+	has_b = json_object_object_get_ex(args, "stdin_base64", &b) &&
+	    !json_object_is_type(b, json_type_null);
+	if (!has_t && !has_b)
+		return 0;
+	if (has_t && has_b) {
+		snprintf(why, whysz, "Give stdin or stdin_base64, not both.");
+		return -1;
+	}
+	if (has_t) {
+		if (!json_object_is_type(t, json_type_string)) {
+			snprintf(why, whysz, "stdin must be a string.");
+			return -1;
+		}
+		in = json_object_get_string(t);
+		n = (size_t)json_object_get_string_len(t);
+		if (n > STDIN_MAX) {
+			snprintf(why, whysz, "stdin is longer than %d bytes: "
+			    "write it to a file in /sandbox and redirect it.",
+			    STDIN_MAX);
+			return -1;
+		}
+	} else {
+		if (!json_object_is_type(b, json_type_string)) {
+			snprintf(why, whysz, "stdin_base64 must be a string "
+			    "of standard base64.");
+			return -1;
+		}
+		n = (size_t)json_object_get_string_len(b);
+		if (n > (STDIN_MAX / 3 + 1) * 4) {
+			snprintf(why, whysz, "stdin_base64 holds more than %d "
+			    "bytes: write them to a file in /sandbox and "
+			    "redirect it.", STDIN_MAX);
+			return -1;
+		}
+		if ((raw = malloc(n / 4 * 3 + 3)) == NULL) {
+			snprintf(why, whysz, "Internal error: out of memory.");
+			return -1;
+		}
+		got = crypto_b64_decode(json_object_get_string(b), n, raw,
+		    n / 4 * 3 + 3);
+		if (got < 0 || got > STDIN_MAX) {
+			free(raw);
+			snprintf(why, whysz, "stdin_base64 is not valid "
+			    "standard base64 (A-Z a-z 0-9 + /, padded with =).");
+			return -1;
+		}
+		in = (const char *)raw;
+		n = (size_t)got;
+	}
+	if (n == 0) {
+		free(raw);
+		return 0;
+	}
+	b64len = crypto_b64_len(n);
+	clen = strlen(command);
+	if ((*full = malloc(sizeof(pro1) + b64len + sizeof(pro2) + clen +
+	    1)) == NULL) {
+		free(raw);
+		snprintf(why, whysz, "Internal error: out of memory.");
+		return -1;
+	}
+	memcpy(*full, pro1, sizeof(pro1) - 1);
+	crypto_b64_encode(in, n, *full + sizeof(pro1) - 1);
+	memcpy(*full + sizeof(pro1) - 1 + b64len, pro2, sizeof(pro2) - 1);
+	memcpy(*full + sizeof(pro1) - 1 + b64len + sizeof(pro2) - 1, command,
+	    clen + 1);
+	free(raw);
+	return 0;
+}
+
 static struct json_object *
 call(struct tool_ctx *tc, struct json_object *args)
 {
@@ -361,12 +470,16 @@ call(struct tool_ctx *tc, struct json_object *args)
 	int			 rc;
 	long			 timeout;
 	struct json_object	*v;
+	char			*full = NULL;	/* command with its stdin prologue */
 
 	json_object_object_foreach(args, key, val) {
 		(void)val;
-		if (strcmp(key, "command") != 0 && strcmp(key, "timeout") != 0)
+		if (strcmp(key, "command") != 0 && strcmp(key, "timeout") != 0 &&
+		    strcmp(key, "stdin") != 0 &&
+		    strcmp(key, "stdin_base64") != 0)
 			return result_error("Unknown argument \"%.64s\": execute "
-			    "takes command (string) and timeout (seconds).", key);
+			    "takes command (string), timeout (seconds), stdin "
+			    "(string) and stdin_base64 (string).", key);
 	}
 	if (!json_object_object_get_ex(args, "command", &v) ||
 	    !json_object_is_type(v, json_type_string))
@@ -385,12 +498,18 @@ call(struct tool_ctx *tc, struct json_object *args)
 		    COMMAND_MAX);
 	if (get_timeout(args, tc->cfg, &timeout, why, sizeof(why)) == -1)
 		return result_error("%s.", why);
+	if (get_stdin(args, command, &full, why, sizeof(why)) == -1)
+		return result_error("%s", why);
 	if ((admit = tasks_admit(tc->db, tc->cfg, tc->sandbox, tc->who, why,
-	    sizeof(why))) == TASKS_ADMIT_FULL)
+	    sizeof(why))) == TASKS_ADMIT_FULL) {
+		free(full);
 		return result_error("Not started: %s. Wait for one to end "
 		    "(get_result) and try again.", why);
-	if (crypto_token(run_id, sizeof(run_id), 12) == -1)
+	}
+	if (crypto_token(run_id, sizeof(run_id), 12) == -1) {
+		free(full);
 		return result_error("Internal error: no randomness for a run id.");
+	}
 
 	memset(&w, 0, sizeof(w));
 	w.tc = tc;
@@ -410,9 +529,10 @@ call(struct tool_ctx *tc, struct json_object *args)
 	/* 2026: a closed stream cancels; ticks often enough to notice it soon. */
 	if (tc->mode.stateless && tc->chan.streams)
 		pace_set(tc->sandbox, CLOSE_CHECK_MS);
-	rc = sandbox_exec(tc->sandbox, command, timeout, run_id, &obs, &res,
-	    &err);
+	rc = sandbox_exec(tc->sandbox, full != NULL ? full : command, timeout,
+	    run_id, &obs, &res, &err);
 	pace_set(tc->sandbox, 0);
+	free(full);
 	if (rc == -1) {
 		char esc[256];
 

@@ -96,6 +96,11 @@ extern const struct tool tool_get_result;
 extern const struct tool tool_share_file;
 extern const struct tool tool_upload_link;
 extern const struct tool tool_view_image;
+extern const struct tool tool_terminal_start;
+extern const struct tool tool_terminal_send;
+extern const struct tool tool_terminal_read;
+extern const struct tool tool_terminal_close;
+extern const struct tool tool_terminal_link;
 
 /* Building tools/list entries (spec: server/tools "Tool"). */
 /* A new entry with name, title and description. */

@@ -123,6 +123,41 @@ describe('execute', () => {
     assert.match(s.stdout, /done\n$/);
   });
 
+  it('stdin: the text is fed to the command, then closed', async () => {
+    const text = 'héllo\nwörld\n\tlast line without newline';
+    const s = sc(await conn.execute({ command: 'wc -c; echo line-two', stdin: text, timeout: 30 }));
+    assert.equal(s.exit_code, 0, s.stderr);
+    assert.equal(s.stdout, `${Buffer.byteLength(text)}\nline-two\n`, 'wc -c counts exactly the bytes given');
+    const s2 = sc(await conn.execute({ command: 'cat', stdin: text }));
+    assert.equal(s2.stdout, text, 'the bytes arrive as given');
+    const s3 = sc(await conn.execute({ command: 'read -r a; echo "[$a] $LINENO"; cat /proc/self/fd/0 | wc -c', stdin: 'x y\n' }));
+    assert.equal(s3.stdout.split('\n')[0].startsWith('[x y]'), true, s3.stdout);
+    const big = 'z'.repeat(300 * 1024);
+    const s4 = sc(await conn.execute({ command: 'wc -c', stdin: big }));
+    assert.equal(s4.stdout.trim(), String(big.length), 'a large input arrives whole');
+  });
+
+  it('stdin_base64: bytes that are not UTF-8 arrive exactly', async () => {
+    const bytes = Buffer.from([0, 1, 0xff, 0xfe, 0x80, 0x0a, 0xc3, 0x28, 0x7f, 0x00]);
+    const s = sc(await conn.execute({ command: 'od -An -tx1 | tr -s " \n" " "', stdin_base64: bytes.toString('base64') }));
+    assert.equal(s.stdout.trim(), [...bytes].map((b) => b.toString(16).padStart(2, '0')).join(' '));
+    const s2 = sc(await conn.execute({ command: 'wc -c', stdin_base64: Buffer.alloc(5).toString('base64') }));
+    assert.equal(s2.stdout.trim(), '5');
+  });
+
+  it('stdin: bad arguments get clear errors', async () => {
+    for (const [args, re] of [
+      [{ command: 'cat', stdin: 'a', stdin_base64: 'YQ==' }, /not both/],
+      [{ command: 'cat', stdin: 5 }, /stdin must be a string/],
+      [{ command: 'cat', stdin_base64: 'not base64!' }, /not valid standard base64/],
+      [{ command: 'cat', stdin: 'y'.repeat(512 * 1024 + 1) }, /longer than/],
+    ]) {
+      const res = await conn.execute(args);
+      assert.equal(res.isError, true, JSON.stringify(res).slice(0, 300));
+      assert.match(resultText(res), re);
+    }
+  });
+
   it('the timeout kills the whole process tree and says so', async () => {
     const started = Date.now();
     const call = conn.execute({

@@ -16,7 +16,7 @@ top=$(cd "$(dirname "$0")/../.." && pwd)
 what=${1:-test}
 
 pkgs="build-essential pkg-config libfcgi-dev libfcgi-bin libjson-c-dev
-libcurl4-openssl-dev libssl-dev libsqlite3-dev sqlite3 lighttpd caddy
+libcurl4-openssl-dev libssl-dev libsqlite3-dev libvterm-dev sqlite3 lighttpd caddy
 spawn-fcgi docker.io debootstrap curl ca-certificates openssl"
 case "$what" in
 serve) ;;

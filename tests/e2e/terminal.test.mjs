@@ -1,0 +1,272 @@
+// Terminals: interactive programs on a PTY under the supervisor
+// (terminal_start, terminal_send, terminal_read, terminal_close), the
+// screen rendered in the sandbox, owners on the rows, and a terminal that
+// outlives killed /mcp workers.
+
+import { describe, it, before, after } from 'node:test';
+import assert from 'node:assert/strict';
+import { startServer, containerCommands, dockerExec, waitFor } from './lib/server.mjs';
+import { connect, resultText, http } from './lib/client.mjs';
+import { ctl } from './lib/hostile.mjs';
+import { TestProvider, connectOAuth } from './lib/oauth.mjs';
+
+const tool = (conn, name, args, timeout = 90000) =>
+  conn.client.callTool({ name, arguments: args }, undefined, { timeout });
+
+const open = new Map(); // terminals started and not closed: conn by id
+
+async function ok(conn, name, args) {
+  const r = await tool(conn, name, args);
+  assert.notEqual(r.isError, true, `${name}: ${resultText(r)}`);
+  assert.ok(r.structuredContent, `${name}: structuredContent`);
+  if (name === 'terminal_start') open.set(r.structuredContent.terminal_id, conn);
+  if (name === 'terminal_close') open.delete(args.terminal_id);
+  return r.structuredContent;
+}
+
+/* What a failed test left open, closed, so the per-owner cap starts afresh. */
+async function closeLeft(conn) {
+  for (const id of open.keys()) await tool(conn, 'terminal_close', { terminal_id: id }).catch(() => {});
+  open.clear();
+}
+
+/* A 2026-07-28 tools/call over raw HTTP (no session). */
+async function modernCall(srv, name, args) {
+  const V = '2026-07-28';
+  const r = await http(srv, {
+    body: {
+      jsonrpc: '2.0',
+      id: 1,
+      method: 'tools/call',
+      params: {
+        name,
+        arguments: args,
+        _meta: {
+          'io.modelcontextprotocol/protocolVersion': V,
+          'io.modelcontextprotocol/clientCapabilities': {},
+          'io.modelcontextprotocol/clientInfo': { name: 'raw-2026', version: '1.0.0' },
+        },
+      },
+    },
+    headers: { 'mcp-protocol-version': V, 'mcp-method': 'tools/call', 'mcp-name': name },
+  });
+  assert.equal(r.status, 200, r.text);
+  const m = r.json ?? JSON.parse(r.text.split('\n').filter((l) => l.startsWith('data:')).pop().slice(5));
+  assert.ok(m.result, r.text);
+  return m.result;
+}
+
+function reconnect(srv) {
+  return waitFor(() => connect(srv, { listTools: false }), { timeout: 30000, interval: 500, what: 'the server to answer again' });
+}
+
+describe('terminals', () => {
+  let srv;
+  let conn;
+
+  before(async () => {
+    srv = await startServer({ name: 'terminal', settings: { TERMINAL_MAX: 3 } });
+    conn = await connect(srv);
+  });
+  after(async () => {
+    await conn?.close().catch(() => {});
+    await srv?.stop();
+  });
+
+  it('the tools are listed, and their descriptions say when to prefer execute', async () => {
+    const { tools } = await conn.client.listTools();
+    for (const n of ['terminal_start', 'terminal_send', 'terminal_read', 'terminal_close']) {
+      const t = tools.find((x) => x.name === n);
+      assert.ok(t, `${n} listed`);
+      assert.ok(t.inputSchema && t.outputSchema, `${n} schemas`);
+    }
+    assert.match(tools.find((x) => x.name === 'terminal_start').description, /Prefer execute/);
+  });
+
+  it('a Python REPL: 6*7 gives 42, Ctrl-D ends it and the exit is reported', async () => {
+    const s = await ok(conn, 'terminal_start', { command: 'python3', cols: 80, rows: 24 });
+    assert.match(s.terminal_id, /^t-[A-Za-z0-9_-]+$/);
+    assert.match(s.screen, />>> ?$/m, s.screen);
+    assert.equal(s.exited, false);
+    assert.equal(s.exit_code, null);
+    assert.doesNotMatch(s.screen, /\x1b/, 'no escape codes');
+    const s2 = await ok(conn, 'terminal_send', { terminal_id: s.terminal_id, input: '6*7\n' });
+    assert.match(s2.screen, /^>>> 6\*7\n42\n>>> ?$/m, s2.screen);
+    const s3 = await ok(conn, 'terminal_send', { terminal_id: s.terminal_id, keys: ['Ctrl-D'] });
+    assert.equal(s3.exited, true, JSON.stringify(s3));
+    assert.equal(s3.exit_code, 0);
+    const c = await ok(conn, 'terminal_close', { terminal_id: s.terminal_id });
+    assert.equal(c.closed, true);
+    const again = await tool(conn, 'terminal_read', { terminal_id: s.terminal_id });
+    assert.equal(again.isError, true);
+    assert.match(resultText(again), /closed/);
+  });
+
+  it('an editor saves exactly the text typed', async (t) => {
+    const which = await conn.execute({ command: 'command -v vim.tiny || command -v vim || command -v vi || command -v nano || true' });
+    const ed = which.structuredContent.stdout.trim();
+    if (!ed) {
+      t.skip('no vim or nano in the sandbox image');
+      return;
+    }
+    await conn.execute({ command: 'rm -f /sandbox/edited.txt' });
+    const s = await ok(conn, 'terminal_start', { command: `${ed} /sandbox/edited.txt`, cols: 80, rows: 24 });
+    if (/nano/.test(ed)) {
+      await ok(conn, 'terminal_send', { terminal_id: s.terminal_id, input: 'first line\nsecond: ünï\n' });
+      await ok(conn, 'terminal_send', { terminal_id: s.terminal_id, input: '\x0f' });
+      await ok(conn, 'terminal_send', { terminal_id: s.terminal_id, keys: ['Enter'] });
+      await ok(conn, 'terminal_send', { terminal_id: s.terminal_id, input: '\x18' });
+    } else {
+      await ok(conn, 'terminal_send', { terminal_id: s.terminal_id, input: 'ifirst line\nsecond: ünï', keys: ['Escape'] });
+      await ok(conn, 'terminal_send', { terminal_id: s.terminal_id, input: ':wq\n' });
+    }
+    const r = await conn.execute({ command: 'od -c /sandbox/edited.txt | head; cat /sandbox/edited.txt' });
+    assert.match(r.structuredContent.stdout, /first line\nsecond: ünï\n$/);
+    await tool(conn, 'terminal_close', { terminal_id: s.terminal_id });
+  });
+
+  it('top renders a screen of readable lines', async () => {
+    const s = await ok(conn, 'terminal_start', { command: 'top -d 1', cols: 100, rows: 30, wait_ms: 3000 });
+    let r;
+    await waitFor(async () => /^top - .*load average/m.test((r = await ok(conn, 'terminal_read', { terminal_id: s.terminal_id, scrollback: 0 })).screen),
+      { timeout: 5000, interval: 200, what: "top's screen" }).catch((e) => assert.fail(`${e.message}: ${JSON.stringify(r?.screen)}`));
+    assert.match(r.screen, /PID\s+USER/);
+    assert.doesNotMatch(r.screen, /\x1b|\[\d+;\d+H/, 'no escape codes');
+    await ok(conn, 'terminal_close', { terminal_id: s.terminal_id });
+  });
+
+  it('Ctrl-C interrupts sleep within a second; terminal_close leaves no process of its tree', async () => {
+    const s = await ok(conn, 'terminal_start', { command: 'bash', cols: 80, rows: 24 });
+    await ok(conn, 'terminal_send', { terminal_id: s.terminal_id, input: 'sleep 100; echo after\n', wait_ms: 500 });
+    const cmds = await containerCommands(srv);
+    assert.ok(cmds.some((c) => /^sleep 100 ?$/.test(c)), cmds.join(' | '));
+    const t0 = Date.now();
+    const r = await ok(conn, 'terminal_send', { terminal_id: s.terminal_id, keys: ['Ctrl-C'] });
+    const took = Date.now() - t0;
+    assert.ok(took < 1000, `Ctrl-C answered in ${took} ms`);
+    assert.match(r.screen, /\^C/);
+    assert.doesNotMatch(r.screen, /^after$/m);
+    assert.ok(!(await containerCommands(srv)).some((c) => /^sleep 100 ?$/.test(c)), 'the sleep is gone');
+    // A tree on the terminal: a background job in its own group, and a pipeline.
+    await ok(conn, 'terminal_send', { terminal_id: s.terminal_id, input: 'sleep 301 & sleep 302 | cat &\n' });
+    assert.equal((await containerCommands(srv)).filter((c) => /^sleep 30[12] ?$/.test(c)).length, 2);
+    const c = await ok(conn, 'terminal_close', { terminal_id: s.terminal_id });
+    assert.equal(c.closed, true);
+    await waitFor(async () => !(await containerCommands(srv)).some((x) => /^sleep 30[12] ?$|^bash ?$/.test(x)), { timeout: 3000, what: 'no process of the terminal left' });
+  });
+
+  it('a terminal survives /mcp workers killed with SIGKILL', async () => {
+    const s = await ok(conn, 'terminal_start', { command: 'bash', cols: 80, rows: 24 });
+    await ok(conn, 'terminal_send', { terminal_id: s.terminal_id, input: 'sleep 30; echo done\n', wait_ms: 300 });
+    for (const pid of srv.programPids('mcp')) process.kill(pid, 'SIGKILL');
+    await conn.close().catch(() => {});
+    conn = await reconnect(srv);
+    const r = await ok(conn, 'terminal_read', { terminal_id: s.terminal_id });
+    assert.match(r.screen, /sleep 30; echo done/);
+    let screen = '';
+    await waitFor(async () => /^done$/m.test((screen = (await ok(conn, 'terminal_read', { terminal_id: s.terminal_id })).screen)), {
+      timeout: 45000,
+      interval: 1000,
+      what: 'done on the screen',
+    }).catch((e) => assert.fail(`${e.message}: ${screen}`));
+    await ok(conn, 'terminal_close', { terminal_id: s.terminal_id });
+  });
+
+  it('bad arguments get clear errors; the per-owner cap holds', async () => {
+    await closeLeft(conn);
+    for (const [name, args, re] of [
+      ['terminal_send', { terminal_id: 't-nosuch', input: 'x' }, /No terminal/],
+      ['terminal_send', { terminal_id: '../x' }, /not a terminal id/],
+      ['terminal_start', { cols: 5 }, /cols must be/],
+      ['terminal_start', { nope: 1 }, /Unknown argument/],
+    ]) {
+      const r = await tool(conn, name, args);
+      assert.equal(r.isError, true, JSON.stringify(r).slice(0, 300));
+      assert.match(resultText(r), re);
+    }
+    const s = await ok(conn, 'terminal_start', { command: 'cat' });
+    const k = await tool(conn, 'terminal_send', { terminal_id: s.terminal_id, keys: ['Hyper-Q'] });
+    assert.equal(k.isError, true);
+    assert.match(resultText(k), /not a key name/);
+    const ids = [s.terminal_id];
+    ids.push((await ok(conn, 'terminal_start', { command: 'cat' })).terminal_id);
+    ids.push((await ok(conn, 'terminal_start', { command: 'cat' })).terminal_id);
+    const over = await tool(conn, 'terminal_start', { command: 'cat' });
+    assert.equal(over.isError, true);
+    assert.match(resultText(over), /most one user may have/);
+    for (const id of ids) await ok(conn, 'terminal_close', { terminal_id: id });
+  });
+
+  it("another owner's terminal id is refused", async () => {
+    await closeLeft(conn);
+    const s = await ok(conn, 'terminal_start', { command: 'bash' });
+    const key = JSON.parse((await ctl(srv, ['--json', 'keys', 'add', 'mallory'])).stdout).key;
+    const provider = new TestProvider(srv, { key, clientName: 'other client' });
+    const other = await connectOAuth(srv, provider, { name: 'e2e-mallory' });
+    try {
+      for (const name of ['terminal_read', 'terminal_send', 'terminal_close']) {
+        const args = { terminal_id: s.terminal_id, ...(name === 'terminal_send' ? { input: 'echo stolen\n' } : {}) };
+        const r = await other.client.callTool({ name, arguments: args });
+        assert.equal(r.isError, true, `${name}: ${resultText(r)}`);
+        assert.match(resultText(r), /No terminal/);
+      }
+    } finally {
+      await other.client.close().catch(() => {});
+    }
+    const r = await ok(conn, 'terminal_read', { terminal_id: s.terminal_id });
+    assert.doesNotMatch(r.screen, /stolen/);
+    await ok(conn, 'terminal_close', { terminal_id: s.terminal_id });
+  });
+
+  it('the 2026-07-28 era: a terminal driven without a session', async () => {
+    const s = (await modernCall(srv, 'terminal_start', { command: 'bash', cols: 60, rows: 10 })).structuredContent;
+    assert.match(s.terminal_id, /^t-/);
+    const r = (await modernCall(srv, 'terminal_send', { terminal_id: s.terminal_id, input: 'echo $((6*7))\n' })).structuredContent;
+    assert.match(r.screen, /^42$/m, r.screen);
+    const c = (await modernCall(srv, 'terminal_close', { terminal_id: s.terminal_id })).structuredContent;
+    assert.equal(c.closed, true);
+  });
+
+  it('sandboxctl lists and closes terminals; status counts them', async () => {
+    await closeLeft(conn);
+    const s = await ok(conn, 'terminal_start', { command: 'bash' });
+    await ok(conn, 'terminal_send', { terminal_id: s.terminal_id, input: 'sleep 303\n', wait_ms: 300 });
+    const list = JSON.parse((await ctl(srv, ['--json', 'terminals', 'list'])).stdout);
+    const row = list.find((t) => t.id === s.terminal_id);
+    assert.ok(row, JSON.stringify(list));
+    assert.equal(row.state, 'open');
+    assert.equal(row.owner, 'operator');
+    const st = JSON.parse((await ctl(srv, ['--json', 'status'])).stdout);
+    assert.ok(st.database.terminals.open >= 1, JSON.stringify(st.database.terminals));
+    const text = await ctl(srv, ['status']);
+    assert.match(text.stdout, /terminals \d+ open of \d+/);
+    const r = await ctl(srv, ['terminals', 'close', s.terminal_id]);
+    assert.equal(r.code, 0, r.stderr);
+    await waitFor(async () => !(await containerCommands(srv)).some((x) => /^sleep 303 ?$/.test(x)), { timeout: 3000, what: 'the terminal ended' });
+    const after = await tool(conn, 'terminal_read', { terminal_id: s.terminal_id });
+    assert.equal(after.isError, true);
+    assert.equal((await ctl(srv, ['terminals', 'close', s.terminal_id])).code, 1, 'closing twice says so');
+  });
+});
+
+describe('terminals without the channel (SANDBOX_CHANNEL=0: one engine exec per call)', () => {
+  let srv;
+  let conn;
+
+  before(async () => {
+    srv = await startServer({ name: 'terminal-nochan', settings: { SANDBOX_CHANNEL: 0 } });
+    conn = await connect(srv);
+  });
+  after(async () => {
+    await conn?.close().catch(() => {});
+    await srv?.stop();
+  });
+
+  it('start, type, read and close', async () => {
+    const s = await ok(conn, 'terminal_start', { command: 'bash', cols: 60, rows: 10 });
+    const r = await ok(conn, 'terminal_send', { terminal_id: s.terminal_id, input: 'echo $((6*7))\n' });
+    assert.match(r.screen, /^42$/m, r.screen);
+    const c = await ok(conn, 'terminal_close', { terminal_id: s.terminal_id });
+    assert.equal(c.closed, true);
+  });
+});
