@@ -79,6 +79,8 @@ struct config {
 	long long	 image_max_bytes; /* SANDBOX_IMAGE_MAX_BYTES: images to the model */
 	long		 image_max_pixels; /* SANDBOX_IMAGE_MAX_DIM: longest side */
 	long long	 shm_bytes;	/* SANDBOX_SHM_SIZE: the container's /dev/shm */
+	char		*preview_url;	/* SANDBOX_PREVIEW_URL: a wildcard origin, or "" */
+	long		 preview_conns;	/* SANDBOX_PREVIEW_CONNECTIONS, open per owner */
 };
 
 /*

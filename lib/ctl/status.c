@@ -52,6 +52,11 @@ status_database(struct ctl *c, struct json_object *st)
 		ctl_rows_one(c->db, STMT_COUNT_LINKS, "i", now, o);
 		js_set(dbo, "links", o);
 	}
+	if (ctl_rows_have(c->db, "preview")) {
+		o = json_object_new_object();
+		ctl_rows_one(c->db, STMT_COUNT_PREVIEWS, "i", now, o);
+		js_set(dbo, "previews", o);
+	}
 	if (ctl_rows_have(c->db, "oauth_client")) {
 		o = json_object_new_object();
 		ctl_rows_one(c->db, STMT_COUNT_CLIENTS, "", 0, o);
@@ -273,6 +278,10 @@ show_database(struct ctl *c, struct json_object *dbo)
 	if ((o = js_get(dbo, "links", json_type_object)) != NULL)
 		printf("  links    %lld active of %lld\n",
 		    ctl_show_int(o, "active"), ctl_show_int(o, "total"));
+	if ((o = js_get(dbo, "previews", json_type_object)) != NULL)
+		printf("  previews %lld active links, %lld open connections\n",
+		    ctl_show_int(o, "previews_active"),
+		    ctl_show_int(o, "preview_connections"));
 	if ((o = js_get(dbo, "oauth_clients", json_type_object)) != NULL)
 		printf("  oauth    %lld clients, %lld grants with live tokens\n",
 		    ctl_show_int(o, "total"), ctl_show_int(o, "live"));

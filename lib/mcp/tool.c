@@ -25,6 +25,7 @@ static const struct tool *const tools[] = {
 	&tool_share_file,
 	&tool_upload_link,
 	&tool_view_image,
+	&tool_preview_link,
 };
 
 #define NTOOLS (sizeof(tools) / sizeof(tools[0]))

@@ -216,6 +216,17 @@ enum db_stmt {
 	STMT_REQUEST_CAP_ADDR,	/* addr, keep: all but its newest keep go */
 	STMT_REQUEST_SET_ADDR,	/* addr, id_hash */
 	STMT_CLIENT_SET_ADDR,	/* addr, client_id */
+	/* preview links (preview_link, the preview program; sql/020-previews.sql) */
+	STMT_PREVIEW_INSERT,	/* id, port, path, owner, client_id, created, expires */
+	STMT_PREVIEW_GET,	/* id -> port, path, owner, client_id, created,
+				   expires, revoked */
+	STMT_PREVIEW_REVOKE,	/* now, id */
+	STMT_PREVIEW_PRUNE,	/* min_expires */
+	STMT_PREVIEW_OPEN,	/* now, id, owner, cap: 1 row changed when owner's
+				   open connections are under cap */
+	STMT_PREVIEW_CLOSE,	/* id */
+	STMT_PREVIEW_RESET,	/* every open_now to 0 (the program's start) */
+	STMT_COUNT_PREVIEWS,	/* now -> active links, open connections */
 	STMT__MAX
 };
 

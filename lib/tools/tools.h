@@ -96,6 +96,7 @@ extern const struct tool tool_get_result;
 extern const struct tool tool_share_file;
 extern const struct tool tool_upload_link;
 extern const struct tool tool_view_image;
+extern const struct tool tool_preview_link;
 
 /* Building tools/list entries (spec: server/tools "Tool"). */
 /* A new entry with name, title and description. */
