@@ -4,8 +4,8 @@
 -- A link's URL is ORIGIN/.preview/<sig>/PATH where ORIGIN is
 -- https://<id>.<preview domain> (SANDBOX_PREVIEW_URL) or
 -- http://<id>.preview.localhost:PORT on a loopback server
--- (lib/links/previews.h): the signature covers the id, the expiry, the
--- port and the owner below, under the links' key.
+-- (lib/links/previews.h): the signature covers the id, the port and
+-- the owner below, under the links' key; the expiry is the row's alone.
 --
 -- Operators:
 --   list:    sandboxctl links list   (download, upload and preview links)

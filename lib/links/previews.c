@@ -102,15 +102,15 @@ previews_path_ok(const char *path)
 }
 
 void
-previews_sign(const uint8_t key[LINK_KEY_LEN], const char *id,
-    long long expires, long port, const char *owner, char sig[LINK_SIG_LEN + 1])
+previews_sign(const uint8_t key[LINK_KEY_LEN], const char *id, long port,
+    const char *owner, char sig[LINK_SIG_LEN + 1])
 {
 	uint8_t	 mac[CRYPTO_SHA256_LEN];
-	char	 msg[sizeof(sig_label) + PREVIEW_ID_LEN + 24 + 12 + OWNER_MAX + 8];
+	char	 msg[sizeof(sig_label) + PREVIEW_ID_LEN + 12 + OWNER_MAX + 8];
 	int	 n;
 
-	n = snprintf(msg, sizeof(msg), "%s%c%s%c%lld%c%ld%c%s", sig_label, 0,
-	    id, 0, expires, 0, port, 0, owner);
+	n = snprintf(msg, sizeof(msg), "%s%c%s%c%ld%c%s", sig_label, 0, id, 0,
+	    port, 0, owner);
 	if (n < 0 || (size_t)n >= sizeof(msg))
 		crypto_random(mac, sizeof(mac));	/* never matches */
 	else
@@ -177,7 +177,7 @@ previews_create(struct db *db, const struct config *cfg, long port,
 		    "unavailable");
 		return NULL;
 	}
-	previews_sign(key, row->id, row->expires, port, owner, sig);
+	previews_sign(key, row->id, port, owner, sig);
 	crypto_wipe(key, sizeof(key));
 	n = strlen(origin) + sizeof(PREVIEW_PREFIX) + LINK_SIG_LEN +
 	    strlen(path) + 1;
@@ -229,8 +229,8 @@ previews_check(struct db *db, const char *api_key, const char *id,
 	if (links_key(db, api_key, false, key) == -1)
 		return error_kind(err, ERR_INTERNAL, "The preview cannot be "
 		    "checked now.");
-	previews_sign(key, id, found ? row->expires : 0, found ? row->port : 0,
-	    found ? row->owner : "", want);
+	previews_sign(key, id, found ? row->port : 0, found ? row->owner : "",
+	    want);
 	crypto_wipe(key, sizeof(key));
 	ok = siglen == LINK_SIG_LEN && crypto_equal(want, sig, LINK_SIG_LEN);
 	crypto_wipe(want, sizeof(want));

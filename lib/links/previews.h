@@ -17,9 +17,10 @@
  *           base32 (a DNS label); the key of the row (table preview).
  *   sig     43 characters: base64url of
  *               HMAC-SHA256(link_key, "code-sandbox preview link v1" NUL id
- *                           NUL expires NUL port NUL owner)
- *           under the download links' key (links_key), with the expiry,
- *           the port and the owner as stored with the link.
+ *                           NUL port NUL owner)
+ *           under the download links' key (links_key), with the port and
+ *           the owner as stored with the link. The expiry is the row's
+ *           alone (no URL carries it), so an operator may shorten it.
  *   PATH    where the link lands, "/" or more (RFC 3986 characters).
  *
  * The first request carries sig in its path; the answer sets a cookie for
@@ -84,8 +85,7 @@ int	previews_host_id(const char *host, size_t len,
 bool	previews_path_ok(const char *path);
 
 void	previews_sign(const uint8_t key[LINK_KEY_LEN], const char *id,
-	    long long expires, long port, const char *owner,
-	    char sig[LINK_SIG_LEN + 1]);
+	    long port, const char *owner, char sig[LINK_SIG_LEN + 1]);
 
 /*
  * Record a new preview of port (path its landing path) for client_id of
