@@ -29,4 +29,12 @@ CREATE TABLE preview (
 CREATE INDEX preview_expires ON preview (expires);
 CREATE INDEX preview_owner ON preview (owner);
 
+-- When a preview program last said it runs (every 30 s while it does):
+-- preview_link refuses, saying why, when none has for 90 s (a front that
+-- cannot route previews: plain CGI, .htaccess-only hosting).
+CREATE TABLE preview_program (
+	name		TEXT PRIMARY KEY,	-- "preview"
+	seen		INTEGER NOT NULL	-- unix seconds
+);
+
 PRAGMA user_version = 20;

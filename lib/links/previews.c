@@ -151,10 +151,24 @@ previews_create(struct db *db, const struct config *cfg, long port,
 {
 	uint8_t	 key[LINK_KEY_LEN];
 	char	 sig[LINK_SIG_LEN + 1], origin[PREVIEW_ORIGIN_MAX];
-	char	*url = NULL;
+	char	*url = NULL, seen[32];
 	size_t	 n;
 
 	memset(row, 0, sizeof(*row));
+	if (db_get_text(db, STMT_PREVIEW_SEEN_GET, seen, sizeof(seen), "") ==
+	    LOOKUP_ERROR) {
+		error_set(err, "the database cannot be read");
+		return NULL;
+	}
+	if (seen[0] == '\0' || strtoll(seen, NULL, 10) < now - PREVIEW_SEEN_S) {
+		error_set(err, "this server does not serve previews: no "
+		    "preview program has run here in the last %d s. The web "
+		    "server in front must route preview hosts to it "
+		    "(lighttpd, Caddy, nginx and Apache with mod_proxy can; "
+		    "plain CGI and .htaccess-only hosting cannot): see the "
+		    "front table in docs/links.md", PREVIEW_SEEN_S);
+		return NULL;
+	}
 	if (!previews_path_ok(path) || strlen(client_id) > LINK_CLIENT_MAX ||
 	    strlen(owner) >= OWNER_MAX) {
 		error_set(err, "bad path");
@@ -243,4 +257,10 @@ previews_check(struct db *db, const char *api_key, const char *id,
 		return error_kind(err, ERR_GONE, "This preview link has been "
 		    "revoked.");
 	return links_owner_live(db, row->owner, err);
+}
+
+void
+previews_beat(struct db *db, long long now)
+{
+	db_exec(db, STMT_PREVIEW_SEEN, "i", now);
 }

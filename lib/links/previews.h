@@ -50,6 +50,9 @@ struct db;
 #define PREVIEW_PREFIX		"/.preview/"
 #define PREVIEW_COOKIE_HTTPS	"__Host-cs-preview"
 #define PREVIEW_COOKIE_HTTP	"cs-preview"
+/* The preview program says it runs this often; links are made this long after. */
+#define PREVIEW_BEAT_S		30
+#define PREVIEW_SEEN_S		90
 
 struct preview_row {
 	char		id[PREVIEW_ID_LEN + 1];
@@ -88,7 +91,8 @@ void	previews_sign(const uint8_t key[LINK_KEY_LEN], const char *id,
 	    long port, const char *owner, char sig[LINK_SIG_LEN + 1]);
 
 /*
- * Record a new preview of port (path its landing path) for client_id of
+ * Record a new preview of port (refused, saying why, when no preview
+ * program has said it runs within PREVIEW_SEEN_S: previews_beat) (path its landing path) for client_id of
  * owner, expiring ttl seconds after now. Fills row and returns the link
  * (free it), or NULL with err.
  */
@@ -105,5 +109,8 @@ char	*previews_create(struct db *, const struct config *, long port,
 int	previews_check(struct db *, const char *api_key, const char *id,
 	    const char *sig, size_t siglen, long long now,
 	    struct preview_row *row, struct error *err);
+
+/* The preview program runs (every PREVIEW_BEAT_S). */
+void	previews_beat(struct db *, long long now);
 
 #endif

@@ -503,7 +503,7 @@ preview_main(int argc, char **argv)
 	struct db		*db;
 	pthread_attr_t		 attr;
 	pthread_t		 t;
-	long long		 until;
+	long long		 until, beat;
 	int			 lfd, fd;
 
 	log_init("preview");
@@ -524,15 +524,22 @@ preview_main(int argc, char **argv)
 	sigaction(SIGINT, &sa, NULL);
 	signal(SIGPIPE, SIG_IGN);
 	db_set_cache_kib(c->db_cache_kib);
-	if ((db = db_thread(c->db_path, &err)) != NULL)
+	if ((db = db_thread(c->db_path, &err)) != NULL) {
 		db_exec(db, STMT_PREVIEW_RESET, "");
-	else
+		previews_beat(db, (long long)time(NULL));
+	} else
 		log_warn("%s", err.msg);
+	beat = clock_ms();
 	pthread_attr_init(&attr);
 	pthread_attr_setdetachstate(&attr, PTHREAD_CREATE_DETACHED);
 	pthread_attr_setstacksize(&attr, 512u << 10);
 	log_info("serving previews");
 	while (!stop) {
+		if (clock_ms() - beat >= PREVIEW_BEAT_S * 1000LL) {
+			beat = clock_ms();
+			if ((db = db_thread(c->db_path, &err)) != NULL)
+				previews_beat(db, (long long)time(NULL));
+		}
 		pfd.fd = lfd;
 		pfd.events = POLLIN;
 		if (poll(&pfd, 1, 1000) <= 0)

@@ -227,6 +227,8 @@ enum db_stmt {
 	STMT_PREVIEW_CLOSE,	/* id */
 	STMT_PREVIEW_RESET,	/* every open_now to 0 (the program's start) */
 	STMT_COUNT_PREVIEWS,	/* now -> active links, open connections */
+	STMT_PREVIEW_SEEN,	/* now: a preview program runs */
+	STMT_PREVIEW_SEEN_GET,	/* -> when one last said so */
 	STMT__MAX
 };
 

@@ -74,6 +74,11 @@ const struct db_sql db_sql_links[] = {
 	    "FROM preview WHERE owner = ?3) < ?4" },
 	{ STMT_PREVIEW_CLOSE,
 	    "UPDATE preview SET open_now = max(0, open_now - 1) WHERE id = ?" },
+	{ STMT_PREVIEW_SEEN,
+	    "INSERT INTO preview_program (name, seen) VALUES ('preview', ?1) "
+	    "ON CONFLICT (name) DO UPDATE SET seen = ?1" },
+	{ STMT_PREVIEW_SEEN_GET,
+	    "SELECT seen FROM preview_program WHERE name = 'preview'" },
 	{ STMT_PREVIEW_RESET,
 	    "UPDATE preview SET open_now = 0 WHERE open_now != 0" },
 	{ STMT__MAX, NULL }

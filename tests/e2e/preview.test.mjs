@@ -21,7 +21,7 @@ import { connect as netConnect } from 'node:net';
 import { request } from 'node:http';
 import { promisify } from 'node:util';
 
-import { startServer, waitFor, sleep } from './lib/server.mjs';
+import { startServer, waitFor, WEB } from './lib/server.mjs';
 import { connect, resultText } from './lib/client.mjs';
 
 const execFileP = promisify(execFile);
@@ -174,8 +174,13 @@ function wsOpen(url, cookie) {
   });
 }
 
+// Behind Apache, previews need mod_proxy (apache/proxy-fcgi.conf): the
+// shared-hosting set-up (mod_fcgid, .htaccess) cannot route them, and
+// preview_link says so (the last test).
+const web = WEB === 'apache' ? 'apache-proxy' : WEB;
+
 before(async () => {
-  srv = await startServer({ name: 'preview' });
+  srv = await startServer({ name: 'preview', web });
   mcp = await connect(srv);
   await sh(`mkdir -p /sandbox/pv && cd /sandbox/pv && head -c 20000000 /dev/urandom > big.bin && echo hello > hello.txt && sha256sum big.bin | cut -d' ' -f1`);
   await sh(`cat > /tmp/pv-app.js <<'EOF'\n${NODE_APP}\nEOF\ncat > /tmp/pv-ws.js <<'EOF'\n${WS_APP}\nEOF\n` +
@@ -333,4 +338,29 @@ test('the preview program killed mid-stream: the next request works', async () =
   await waitFor(async () => (await get(new URL('/hello.txt', l.url).href, { cookie }).catch(() => ({ status: 0 }))).status === 200,
     { timeout: 20000, what: 'the preview program back' });
   assert.equal((await get(new URL('/hello.txt', l.url).href, { cookie })).body.toString(), 'hello\n');
+});
+
+test('a front that cannot route previews: preview_link says so', { skip: WEB !== 'apache' && WEB !== 'lighttpd' ? 'behind Apache and lighttpd' : false }, async () => {
+  // A server whose front never starts the preview program: Apache with
+  // mod_fcgid (the shared-hosting set-up), or lighttpd without the
+  // program in CS_BIN.
+  let bin;
+  if (WEB !== 'apache') {
+    const { mkdtempSync, readdirSync, symlinkSync } = await import('node:fs');
+    const { tmpdir } = await import('node:os');
+    const { join } = await import('node:path');
+    bin = mkdtempSync(join(tmpdir(), 'cs-e2e-nopreview-'));
+    for (const f of readdirSync(srv.bin)) if (f !== 'preview') symlinkSync(join(srv.bin, f), join(bin, f));
+  }
+  const s2 = await startServer({ name: 'nopreview', web: WEB === 'apache' ? 'apache' : 'lighttpd', binDir: bin });
+  try {
+    const m2 = await connect(s2);
+    const r = await m2.client.callTool({ name: 'preview_link', arguments: { port: 8000 } });
+    assert.equal(r.isError, true);
+    assert.match(resultText(r), /does not serve previews: no preview program has run here/);
+    assert.match(resultText(r), /docs\/links\.md/);
+    await m2.close?.();
+  } finally {
+    await s2.stop();
+  }
 });
