@@ -21,6 +21,12 @@ import { connect as netConnect } from 'node:net';
 import { request } from 'node:http';
 import { promisify } from 'node:util';
 
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+
+import { chromium } from 'playwright-core';
+
 import { startServer, waitFor, WEB } from './lib/server.mjs';
 import { connect, resultText } from './lib/client.mjs';
 
@@ -124,6 +130,30 @@ srv.on('upgrade', (req, sock) => {
   });
 });
 srv.listen(3001);
+`;
+
+// A hostile preview: its script tries the server's origin (SERVER, filled
+// in), reads cookies and tosses one onto the parent domains.
+const EVIL_APP = String.raw`
+const http = require('http');
+const page = '<!doctype html><title>running</title><script>' +
+  'const S = "SERVER"; const out = {};' +
+  'async function t(name, url, init) { try { const r = await fetch(url, init); out[name] = "read " + r.status + " " + (await r.text()).slice(0, 40); } catch (e) { out[name] = "blocked"; } }' +
+  '(async () => {' +
+  ' await t("mcp", S + "/mcp", { method: "POST", body: "{}", credentials: "include" });' +
+  ' await t("authorize", S + "/authorize?client_id=x", { credentials: "include" });' +
+  ' out.cookie = document.cookie;' +
+  ' document.cookie = "tossed=1; Domain=preview.localhost; Path=/";' +
+  ' document.cookie = "tossed2=1; Domain=localhost; Path=/";' +
+  ' document.cookie = "own=1; Path=/";' +
+  ' out.after = document.cookie;' +
+  ' document.body.textContent = JSON.stringify(out); document.title = "done";' +
+  '})();</script>';
+http.createServer((req, res) => {
+  if (req.url === '/echo') return res.end(req.headers.cookie || '');
+  res.setHeader('Content-Type', 'text/html');
+  res.end(page);
+}).listen(3002, '127.0.0.1');
 `;
 
 /* A WebSocket client over a raw socket (the Host header is the preview's). */
@@ -270,6 +300,54 @@ test('WebSocket: a text and a binary message echoed through the link', async () 
   assert.equal(b.op, 2);
   assert.deepEqual(b.data, bin);
   ws.close();
+});
+
+test('Chromium: a preview cannot reach the server\'s origin nor its cookies', async (t) => {
+  const app = EVIL_APP.replace('SERVER', srv.url);
+  await sh(`cat > /tmp/pv-evil.js <<'EOF'\n${app}\nEOF\n(setsid nohup node /tmp/pv-evil.js > /tmp/evil.log 2>&1 &) ; ` +
+    `for i in $(seq 50); do curl -s localhost:3002 >/dev/null && exit 0; sleep 0.2; done; exit 1`);
+  const l = await previewLink({ port: 3002 });
+  const l2 = await previewLink({ port: 3002 });
+  const profile = mkdtempSync(join(tmpdir(), 'cs-chromium-'));
+  const browser = await chromium.launchPersistentContext(profile, {
+    executablePath: '/usr/bin/chromium', headless: true,
+    args: ['--headless', '--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run',
+      '--disable-background-networking', '--disable-component-update', '--disable-sync'],
+  });
+  try {
+    // A cookie of the server's origin, as a sign-in would leave.
+    await browser.addCookies([{ name: 'server_secret', value: 's3cret', url: srv.url }]);
+    const page = await browser.newPage();
+    const resp = await page.goto(l.url);
+    assert.equal(resp.status(), 200);
+    assert.equal(new URL(page.url()).pathname, '/', 'redirected to the clean path');
+    await page.waitForFunction(() => document.title === 'done', null, { timeout: 30000 });
+    const out = JSON.parse(await page.textContent('body'));
+    assert.equal(out.mcp, 'blocked', JSON.stringify(out));
+    assert.equal(out.authorize, 'blocked', JSON.stringify(out));
+    assert.doesNotMatch(out.cookie, /server_secret|cs-preview/, 'neither the server\'s cookie nor the preview\'s own');
+    assert.doesNotMatch(out.after, /tossed2/);
+    // From the server's side: /mcp refused the preview's origin.
+    const origin = new URL(l.url).origin;
+    await waitFor(() => srv.programsOutput().includes(origin), { timeout: 10000, what: 'the refusal logged' });
+    // The server's origin never got the tossed cookies.
+    const cookies = await browser.cookies(srv.url);
+    assert.deepEqual(cookies.map((c) => c.name), ['server_secret']);
+    // Nor does another preview (its own origin) get this one's cookies
+    // from the server side, but what the browser holds for the parent.
+    const page2 = await browser.newPage();
+    await page2.goto(l2.url);
+    const echo = await page2.goto(new URL('/echo', l2.url).href);
+    const seen = await echo.text();
+    assert.doesNotMatch(seen, /own=1|server_secret|cs-preview|tossed2/, seen);
+    // A script may set a cookie on the preview domain's parent (the
+    // browser's rule, not the server's): docs/links.md advises a preview
+    // domain of its own, under no other site.
+    if (/tossed=1/.test(seen)) t.diagnostic('a cookie a script set on preview.localhost reached another preview');
+  } finally {
+    await browser.close();
+    rmSync(profile, { recursive: true, force: true });
+  }
 });
 
 test('refused: no cookie, a tampered link, expired, revoked', async () => {
