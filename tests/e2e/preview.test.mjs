@@ -13,7 +13,7 @@
 // mid-stream; the preview program killed mid-stream; the preview's script
 // in Chromium kept from the server's origin.
 
-import { test, before, after } from 'node:test';
+import { test, describe, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { createHash, randomBytes } from 'node:crypto';
 import { execFile } from 'node:child_process';
@@ -27,8 +27,10 @@ import { join } from 'node:path';
 
 import { chromium } from 'playwright-core';
 
-import { startServer, waitFor, WEB } from './lib/server.mjs';
+import { startServer, waitFor, WEB, docker } from './lib/server.mjs';
 import { connect, resultText } from './lib/client.mjs';
+import { ctl } from './lib/hostile.mjs';
+import { TestProvider, connectOAuth } from './lib/oauth.mjs';
 
 const execFileP = promisify(execFile);
 
@@ -307,7 +309,7 @@ test('Chromium: a preview cannot reach the server\'s origin nor its cookies', as
   await sh(`cat > /tmp/pv-evil.js <<'EOF'\n${app}\nEOF\n(setsid nohup node /tmp/pv-evil.js > /tmp/evil.log 2>&1 &) ; ` +
     `for i in $(seq 50); do curl -s localhost:3002 >/dev/null && exit 0; sleep 0.2; done; exit 1`);
   const l = await previewLink({ port: 3002 });
-  const l2 = await previewLink({ port: 3002 });
+  const l2 = await previewLink({ port: 3002, path: '/echo' });
   const profile = mkdtempSync(join(tmpdir(), 'cs-chromium-'));
   const browser = await chromium.launchPersistentContext(profile, {
     executablePath: '/usr/bin/chromium', headless: true,
@@ -335,9 +337,11 @@ test('Chromium: a preview cannot reach the server\'s origin nor its cookies', as
     assert.deepEqual(cookies.map((c) => c.name), ['server_secret']);
     // Nor does another preview (its own origin) get this one's cookies
     // from the server side, but what the browser holds for the parent.
+    // Another preview's app (landing on /echo: no script runs there)
+    // sees none of the first one's cookies.
     const page2 = await browser.newPage();
-    await page2.goto(l2.url);
-    const echo = await page2.goto(new URL('/echo', l2.url).href);
+    const echo = await page2.goto(l2.url);
+    assert.equal(new URL(page2.url()).pathname, '/echo');
     const seen = await echo.text();
     assert.doesNotMatch(seen, /own=1|server_secret|cs-preview|tossed2/, seen);
     // A script may set a cookie on the preview domain's parent (the
@@ -441,4 +445,81 @@ test('a front that cannot route previews: preview_link says so', { skip: WEB !==
   } finally {
     await s2.stop();
   }
+});
+
+// Person scope: each owner's link shows their own sandbox; one owner's
+// cookie opens nothing of another's; SANDBOX_PREVIEW_CONNECTIONS caps an
+// owner's open connections, which sandboxctl status counts.
+describe('person scope', { skip: WEB !== 'lighttpd' ? 'behind lighttpd only' : false }, () => {
+  let ps;
+  const people = {};
+  const hash12 = (o) => createHash('sha256').update(o).digest('hex').slice(0, 12);
+  const SLOW = String.raw`
+import http.server, time
+class H(http.server.SimpleHTTPRequestHandler):
+    def do_GET(self):
+        if self.path == '/slow':
+            time.sleep(6)
+            self.path = '/who.txt'
+        return super().do_GET()
+http.server.ThreadingHTTPServer(('127.0.0.1', 8000), H).serve_forever()
+`;
+
+  before(async () => {
+    ps = await startServer({ name: 'preview-person', settings: { SANDBOX_SCOPE: 'person', SANDBOX_PREVIEW_CONNECTIONS: 2, SANDBOX_ALLOW_KEY_BEARER: 0 } });
+    for (const name of ['alice', 'bob']) {
+      const r = await ctl(ps, ['--json', 'keys', 'add', name], { env: {} });
+      assert.equal(r.code, 0, r.stderr);
+      const key = JSON.parse(r.stdout).key;
+      const sdk = await connectOAuth(ps, new TestProvider(ps, { key, clientName: 'preview client' }), { name: `e2e-${name}` });
+      const call = (tool, args) => sdk.client.callTool({ name: tool, arguments: args }, undefined, { timeout: 180000 });
+      const r2 = await call('execute', { command: `mkdir -p /sandbox/w && cd /sandbox/w && echo ${name} > who.txt && cat > /tmp/slow.py <<'EOF'\n${SLOW}\nEOF\n` +
+        `(setsid nohup python3 /tmp/slow.py > /tmp/slow.log 2>&1 &); for i in $(seq 50); do curl -s localhost:8000 >/dev/null && exit 0; sleep 0.2; done; exit 1`, timeout: 60 });
+      assert.equal(r2.structuredContent.exit_code, 0, resultText(r2));
+      people[name] = { sdk, call };
+    }
+  });
+
+  after(async () => {
+    for (const p of Object.values(people)) await p.sdk.client.close().catch(() => {});
+    if (!ps) return;
+    try {
+      await ps.stop();
+    } finally {
+      for (const n of ['alice', 'bob']) {
+        await docker('rm', '-f', `${ps.container}-${hash12(n)}`).catch(() => {});
+        await docker('volume', 'rm', '-f', `${ps.volume}-${hash12(n)}`).catch(() => {});
+      }
+    }
+  });
+
+  test('each owner\'s link shows their own sandbox; another\'s cookie opens nothing', async () => {
+    const la = (await people.alice.call('preview_link', { port: 8000 })).structuredContent;
+    const lb = (await people.bob.call('preview_link', { port: 8000 })).structuredContent;
+    const a = await open(la.url);
+    const b = await open(lb.url);
+    assert.equal((await get(new URL('/who.txt', la.url).href, { cookie: a.cookie })).body.toString(), 'alice\n');
+    assert.equal((await get(new URL('/who.txt', lb.url).href, { cookie: b.cookie })).body.toString(), 'bob\n');
+    assert.equal((await get(new URL('/who.txt', lb.url).href, { cookie: a.cookie })).status, 403);
+    assert.equal((await get(`${new URL(lb.url).origin}/.preview/${la.url.match(/\/\.preview\/([^/]+)\//)[1]}/`)).status, 403);
+  });
+
+  test('SANDBOX_PREVIEW_CONNECTIONS caps an owner\'s open connections; status counts them', async () => {
+    const la = (await people.alice.call('preview_link', { port: 8000 })).structuredContent;
+    const lb = (await people.bob.call('preview_link', { port: 8000 })).structuredContent;
+    const a = await open(la.url);
+    const b = await open(lb.url);
+    const slow = [get(new URL('/slow', la.url).href, { cookie: a.cookie }), get(new URL('/slow', la.url).href, { cookie: a.cookie })];
+    await waitFor(async () => /"preview_connections":\s*2\b/.test((await ctl(ps, ['--json', 'status'], { env: {} })).stdout),
+      { timeout: 5000, what: 'two open connections in status' });
+    const third = await get(new URL('/who.txt', la.url).href, { cookie: a.cookie });
+    assert.equal(third.status, 429);
+    assert.match(third.body.toString(), /SANDBOX_PREVIEW_CONNECTIONS/);
+    // Another owner is not held back by alice's.
+    assert.equal((await get(new URL('/who.txt', lb.url).href, { cookie: b.cookie })).status, 200);
+    for (const r of await Promise.all(slow)) assert.equal(r.status, 200);
+    assert.equal((await get(new URL('/who.txt', la.url).href, { cookie: a.cookie })).status, 200);
+    const st = await ctl(ps, ['status'], { env: {} });
+    assert.match(st.stdout, /previews \d+ active links, 0 open connections/);
+  });
 });
