@@ -39,6 +39,7 @@ let mcp;
 
 async function sh(command, timeout = 120) {
   const r = await mcp.execute({ command, timeout });
+  assert.ok(r.structuredContent, resultText(r));
   assert.equal(r.structuredContent.exit_code, 0, `${command}: ${resultText(r)}`);
   return r.structuredContent.stdout;
 }
@@ -156,6 +157,27 @@ http.createServer((req, res) => {
   res.setHeader('Content-Type', 'text/html');
   res.end(page);
 }).listen(3002, '127.0.0.1');
+`;
+
+// An app whose answers are malformed on purpose (raw TCP).
+const HOSTILE_APP = String.raw`
+const net = require('net');
+const CRLF = String.fromCharCode(13, 10);
+const head = (lines) => lines.join(CRLF) + CRLF + CRLF;
+net.createServer((s) => {
+  let b = '';
+  s.on('data', (d) => {
+    b += d;
+    if (!b.includes(CRLF + CRLF)) return;
+    const path = b.split(' ')[1];
+    if (path === '/huge') s.write('HTTP/1.1 200 OK' + CRLF + 'X-Big: ' + 'a'.repeat(40000));
+    else if (path === '/lengths') s.end(head(['HTTP/1.1 200 OK', 'Content-Length: 2', 'Content-Length: 3']) + 'abc');
+    else if (path === '/upgrade') s.end(head(['HTTP/1.1 101 Switching Protocols', 'Upgrade: websocket', 'Connection: Upgrade']));
+    else if (path === '/nul') s.end(head(['HTTP/1.1 200 OK', 'X: a' + String.fromCharCode(0) + 'b']));
+    else if (path === '/silent') s.end();
+    else s.end(head(['HTTP/1.1 200 OK', 'Set-Cookie: cs-preview=mine; Path=/', 'Set-Cookie: ok=1; domain=localhost', 'Content-Length: 2']) + 'ok');
+  });
+}).listen(3003, '127.0.0.1');
 `;
 
 /* A WebSocket client over a raw socket (the Host header is the preview's). */
@@ -352,6 +374,23 @@ test('Chromium: a preview cannot reach the server\'s origin nor its cookies', as
     await browser.close();
     rmSync(profile, { recursive: true, force: true });
   }
+});
+
+test('an app\'s malformed answers: a 502 page, the program unharmed', async () => {
+  await sh(`cat > /tmp/pv-hostile.js <<'EOF'\n${HOSTILE_APP}\nEOF\n(setsid nohup node /tmp/pv-hostile.js > /tmp/hostile.log 2>&1 &) ; ` +
+    `for i in $(seq 50); do (exec 3<>/dev/tcp/127.0.0.1/3003) 2>/dev/null && exit 0; sleep 0.2; done; exit 1`);
+  const l = await previewLink({ port: 3003 });
+  const { cookie } = await open(l.url);
+  for (const [path, why] of [['/huge', /longer than 16 KiB/], ['/lengths', /two framings/], ['/upgrade', /upgrade that was not asked/],
+    ['/nul', /control byte/], ['/silent', /without an answer/]]) {
+    const r = await get(new URL(path, l.url).href, { cookie });
+    assert.equal(r.status, 502, path);
+    assert.match(r.body.toString(), why, path);
+  }
+  const ok = await get(new URL('/ok', l.url).href, { cookie });
+  assert.equal(ok.status, 200);
+  assert.deepEqual(ok.headers['set-cookie'], ['ok=1'], 'the preview\'s cookie name and Domain are not the app\'s');
+  assert.equal(ok.body.toString(), 'ok');
 });
 
 test('refused: no cookie, a tampered link, expired, revoked', async () => {
