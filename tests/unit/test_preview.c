@@ -1,6 +1,7 @@
 /* test_preview.c: the heads on a preview's way, and preview ids. */
 #include <string.h>
 
+#include "base/config.h"
 #include "links/previews.h"
 #include "preview/phead.h"
 #include "check.h"
@@ -11,6 +12,53 @@ parse(const char *s, bool response, struct phead *h)
 	const char *why;
 
 	return phead_parse(s, strlen(s), response, h, &why);
+}
+
+/* The origin of a preview, for each configuration. */
+static void
+test_origins(void)
+{
+	struct config	c;
+	struct error	e;
+	char		o[PREVIEW_ORIGIN_MAX];
+	const char	*id = "abcdefghijklmnopqrstuvwxyz";
+
+	memset(&c, 0, sizeof(c));
+	c.host = "127.0.0.1";
+	c.port = 8891;
+	c.public_origin = "http://127.0.0.1:4321";
+	c.preview_url = "";
+	CHECK(previews_origin(&c, id, o, sizeof(o), &e) == 0 &&
+	    strcmp(o, "http://abcdefghijklmnopqrstuvwxyz.preview.localhost:4321")
+	    == 0, "loopback: ID.preview.localhost on the public URL's port");
+	CHECK(strcmp(previews_cookie(&c), "cs-preview") == 0,
+	    "plain http: a plain cookie name");
+	c.host = "0.0.0.0";
+	c.public_origin = "https://sandbox.example.com";
+	CHECK(previews_origin(&c, id, o, sizeof(o), &e) == -1 &&
+	    strstr(e.msg, "SANDBOX_PREVIEW_URL") != NULL &&
+	    strstr(e.msg, "wildcard DNS") != NULL &&
+	    strstr(e.msg, "certificate") != NULL,
+	    "public server without the setting: the error names it");
+	c.preview_url = "https://*.preview.example.net";
+	CHECK(previews_origin(&c, id, o, sizeof(o), &e) == 0 &&
+	    strcmp(o, "https://abcdefghijklmnopqrstuvwxyz.preview.example.net")
+	    == 0, "the wildcard setting");
+	CHECK(previews_https(&c) && strcmp(previews_cookie(&c),
+	    "__Host-cs-preview") == 0, "https: a __Host- cookie");
+	c.preview_url = "https://*.preview.example.net:8443";
+	CHECK(previews_origin(&c, id, o, sizeof(o), &e) == 0 &&
+	    strcmp(o, "https://abcdefghijklmnopqrstuvwxyz.preview.example.net:8443")
+	    == 0, "the wildcard setting with a port");
+	c.preview_url = "https://preview.example.net";
+	CHECK(previews_origin(&c, id, o, sizeof(o), &e) == -1 &&
+	    strstr(e.msg, "*.") != NULL, "no wildcard: refused, saying why");
+	c.preview_url = "https://*.preview.example.net/path";
+	CHECK(previews_origin(&c, id, o, sizeof(o), &e) == -1,
+	    "a path after the origin refused");
+	c.preview_url = "ftp://*.preview.example.net";
+	CHECK(previews_origin(&c, id, o, sizeof(o), &e) == -1,
+	    "another scheme refused");
 }
 
 int
@@ -97,5 +145,6 @@ main(void)
 	CHECK(!previews_path_ok("a") && !previews_path_ok("//evil.example") &&
 	    !previews_path_ok("/a b") && !previews_path_ok("/a#b"),
 	    "bad paths refused");
+	test_origins();
 	return check_status();
 }
