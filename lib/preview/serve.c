@@ -25,6 +25,7 @@
 #include "preview/preview.h"
 #include "sandbox/portconn.h"
 #include "sandbox/sandbox.h"
+#include "sandbox/sandboxes.h"
 #include "store/db.h"
 
 #define BUF_SIZE	(64u << 10)
@@ -398,6 +399,8 @@ serve(struct conn *c)
 		return;
 	}
 	counted = true;
+	/* Someone looking at a preview is using the sandbox (idle stop). */
+	sandboxes_touch(cfg, db, c->row.owner);
 	if (sandbox_open(cfg, c->row.owner, &sb, &err) == -1 ||
 	    portconn_open(sb, c->row.port, &c->pc, &err) == -1) {
 		if (err.kind == ERR_NOT_FOUND && sb != NULL)
@@ -433,7 +436,8 @@ serve(struct conn *c)
 	}
 	relay(c, upgrade);
 	atomic_store(&c->done, true);
-	shutdown(c->fd, SHUT_RDWR);
+	/* Our answer is whole: the front sees its end (the pump, within 1 s). */
+	shutdown(c->fd, SHUT_WR);
 	portconn_shutdown(c->pc);
 	pthread_join(t, NULL);
 out:
@@ -445,13 +449,38 @@ out:
 		db_exec(db, STMT_PREVIEW_CLOSE, "t", id);
 }
 
+/*
+ * A lingering close: our side ends first, then what the front still sends
+ * is read and dropped for a moment, so closing with bytes unread does not
+ * reset the connection under the answer just written.
+ */
+static void
+linger_close(int fd)
+{
+	struct pollfd	pfd;
+	char		buf[4096];
+	long long	until = clock_ms() + 1000;
+
+	shutdown(fd, SHUT_WR);
+	while (clock_ms() < until) {
+		pfd.fd = fd;
+		pfd.events = POLLIN;
+		if (poll(&pfd, 1, 100) < 0 && errno != EINTR)
+			break;
+		if (pfd.revents != 0 && recv(fd, buf, sizeof(buf),
+		    MSG_DONTWAIT) <= 0)
+			break;
+	}
+	close(fd);
+}
+
 static void *
 conn_main(void *arg)
 {
 	struct conn *c = arg;
 
 	serve(c);
-	close(c->fd);
+	linger_close(c->fd);
 	free(c);
 	atomic_fetch_sub(&live, 1);
 	return NULL;

@@ -384,8 +384,8 @@ test('an app\'s malformed answers: a 502 page, the program unharmed', async () =
   for (const [path, why] of [['/huge', /longer than 16 KiB/], ['/lengths', /two framings/], ['/upgrade', /upgrade that was not asked/],
     ['/nul', /control byte/], ['/silent', /without an answer/]]) {
     const r = await get(new URL(path, l.url).href, { cookie });
-    assert.equal(r.status, 502, path);
-    assert.match(r.body.toString(), why, path);
+    assert.equal(r.status, 502, `${path}: ${r.body}`);
+    assert.match(r.body.toString(), why, `${path}: ${r.body}`);
   }
   const ok = await get(new URL('/ok', l.url).href, { cookie });
   assert.equal(ok.status, 200);
