@@ -61,7 +61,7 @@ LDLIBS	+= $(shell pkg-config --libs $(PKGS) 2>/dev/null) -pthread -lm
 
 # lib/ is one library in area folders (docs/architecture.md): each folder
 # includes only the public headers of the folders below it.
-LIB_AREAS = base store http engine oauth sandbox links runs tools ops mcp app ctl
+LIB_AREAS = base store http engine oauth sandbox links runs tools ops mcp app ctl preview
 LIB_SRC	 = $(foreach a,$(LIB_AREAS),$(wildcard lib/$(a)/*.c))
 LIB_OBJ	 = $(LIB_SRC:lib/%.c=$(BUILD)/lib/%.o) $(BUILD)/lib/schema.o \
 	   $(BUILD)/lib/supervisor_frames.o $(BUILD)/lib/supervisor_bin.o

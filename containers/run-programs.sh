@@ -10,7 +10,7 @@
 #   containers/run-programs.sh stop    stop the ones "start" or "run" started
 #
 # Each program present in CS_BIN (mcp, wellknown, authorize, token,
-# register, dl, up) is started with spawn-fcgi on CS_RUN/NAME.sock (mode 0660),
+# register, dl, up, preview) is started with spawn-fcgi on CS_RUN/NAME.sock (mode 0660),
 # the socket on the program's fd 0 as FastCGI wants; /mcp gets CS_MCP_PROCS
 # processes (default 1) sharing its socket, the others one each. Each
 # process serves SANDBOX_THREADS requests at once. Their PIDs are kept in
@@ -30,7 +30,7 @@
 # SANDBOX_* settings (lib/base/config.c), DOCKER_HOST, ...
 set -u
 
-PROGRAMS="mcp wellknown authorize token register dl up"
+PROGRAMS="mcp wellknown authorize token register dl up preview"
 
 say() {
 	echo "run-programs: $*" >&2

@@ -181,7 +181,7 @@ image_files=
 # the transport and its streams (progress, keep-alive, sessions across
 # workers), /dl and /up, a worker killed mid-command, the installed units.
 FRONT_FILES="bodies body-spool folders front initialize links oauth signin signin-hardening
-streaming supervisor systemd transport uploads terminal-link"
+streaming supervisor systemd transport uploads terminal-link preview"
 # Behind nginx, what its server block decides, in under 2 minutes: front
 # (sign-in, streams and pings, /dl, /up, a killed worker), bodies (each
 # route's cap, the body deadline), transport (headers and bodies as nginx
@@ -189,11 +189,13 @@ streaming supervisor systemd transport uploads terminal-link"
 # (X-Forwarded-For and SANDBOX_TRUSTED_PROXIES) and uploads (bodies that
 # stream on to the program: a made-up link refused before its body,
 # chunked, names in the URL, the page's form).
-NGINX_FILES="bodies body-spool front signin-hardening transport uploads terminal-link"
+NGINX_FILES="bodies body-spool front signin-hardening transport uploads terminal-link preview"
 # Behind Apache (apache/): with mod_fcgid the front as a whole, and a host
 # left at mod_fcgid's defaults; with mod_proxy_fcgi its routes and streams;
 # with both, what a stranger's body makes Apache spool (body-spool).
-APACHE_FILES="front apache-defaults apache-proxy body-spool terminal-link"
+# Preview links (preview) behind every front: their WebSocket, cookies and
+# streams are what each front's routing decides.
+APACHE_FILES="front apache-defaults apache-proxy body-spool terminal-link preview"
 front_files() {	# front_files LIST FILE...: the FILEs named in LIST
 	list=$1
 	shift

@@ -156,6 +156,10 @@ static const struct setting settings[] = {
 	  "Longest side, in pixels, of an image view_image returns; larger ones are scaled down." },
 	{ "SANDBOX_SHM_SIZE", K_SIZE, "1g", 64LL << 20, 1LL << 40, OFF(shm_bytes),
 	  "Size of the container's /dev/shm (headless Chromium needs more than Docker's 64 MB); applies when the container is created." },
+	{ "SANDBOX_PREVIEW_URL", K_STR, "", 0, 255, OFF(preview_url),
+	  "Origin of preview links with a * for each link's id (https://*.preview.example.net): needs a wildcard DNS record and certificate, and a front routing those hosts to the preview program. Empty: http://ID.preview.localhost:PORT on a loopback server, no previews otherwise." },
+	{ "SANDBOX_PREVIEW_CONNECTIONS", K_LONG, "64", 1, 100000, OFF(preview_conns),
+	  "Most preview connections open at once per owner (a page loads its assets over several)." },
 };
 
 #define NSETTINGS (sizeof(settings) / sizeof(settings[0]))

@@ -82,6 +82,8 @@ struct config {
 	long		 terminal_max;	/* TERMINAL_MAX: open terminals per owner */
 	long		 terminal_idle;	/* TERMINAL_IDLE, seconds */
 	long		 terminal_link_ttl; /* TERMINAL_LINK_TTL, seconds */
+	char		*preview_url;	/* SANDBOX_PREVIEW_URL: a wildcard origin, or "" */
+	long		 preview_conns;	/* SANDBOX_PREVIEW_CONNECTIONS, open per owner */
 };
 
 /*

@@ -30,11 +30,17 @@ ctl_links_revoke(struct ctl *c)
 
 	if (c->argc != 2)
 		return ctl_misuse();
-	/* A download link, else an upload link (ids never collide: random). */
+	/*
+	 * A download link, else an upload link, else a preview link (ids
+	 * never collide: random).
+	 */
 	n = db_exec(c->db, STMT_LINK_REVOKE, "it", (long long)time(NULL),
 	    c->argv[1]);
 	if (n == 0)
 		n = db_exec(c->db, STMT_UPLINK_REVOKE, "it",
+		    (long long)time(NULL), c->argv[1]);
+	if (n == 0)
+		n = db_exec(c->db, STMT_PREVIEW_REVOKE, "it",
 		    (long long)time(NULL), c->argv[1]);
 	return ctl_show_revoked(n, "live link", "link", c->argv[1], "revoked");
 }

@@ -58,6 +58,11 @@ status_database(struct ctl *c, struct json_object *st)
 		    now - c->cfg->terminal_idle, o);
 		js_set(dbo, "terminals", o);
 	}
+	if (ctl_rows_have(c->db, "preview")) {
+		o = json_object_new_object();
+		ctl_rows_one(c->db, STMT_COUNT_PREVIEWS, "i", now, o);
+		js_set(dbo, "previews", o);
+	}
 	if (ctl_rows_have(c->db, "oauth_client")) {
 		o = json_object_new_object();
 		ctl_rows_one(c->db, STMT_COUNT_CLIENTS, "", 0, o);
@@ -282,6 +287,10 @@ show_database(struct ctl *c, struct json_object *dbo)
 	if ((o = js_get(dbo, "terminals", json_type_object)) != NULL)
 		printf("  terminals %lld open of %lld\n",
 		    ctl_show_int(o, "open"), ctl_show_int(o, "total"));
+	if ((o = js_get(dbo, "previews", json_type_object)) != NULL)
+		printf("  previews %lld active links, %lld open connections\n",
+		    ctl_show_int(o, "previews_active"),
+		    ctl_show_int(o, "preview_connections"));
 	if ((o = js_get(dbo, "oauth_clients", json_type_object)) != NULL)
 		printf("  oauth    %lld clients, %lld grants with live tokens\n",
 		    ctl_show_int(o, "total"), ctl_show_int(o, "live"));

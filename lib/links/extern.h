@@ -22,6 +22,8 @@ struct upload_result {
  * Send a page with status: the upload page for row (res NULL), "no file
  * was chosen" (res not NULL, n 0), or the n results of a form post.
  */
+/* b bytes as people read them into buf: "2 GiB", "1.5 MiB", "300 bytes". */
+void	upload_page_size(char *buf, size_t n, long long b);
 void	upload_page(struct http_req *, const struct uplink_row *, int status,
 	    const struct upload_result *res, size_t n);
 

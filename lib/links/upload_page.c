@@ -46,8 +46,11 @@ static const char page_script[] =
     "i=document.getElementById('files'),l=document.getElementById('list'),"
     "done=document.getElementById('done'),busy=0;"
     "d.hidden=false;f.querySelector('button').hidden=true;"
+    "function size(b){var u=['bytes','KiB','MiB','GiB','TiB'],k=0;"
+    "while(b>=1024&&k<4){b/=1024;k++;}"
+    "return (k&&b<10&&b%1?b.toFixed(1):Math.round(b))+' '+u[k];}"
     "function put(file){var li=document.createElement('li'),p=document.createElement('progress'),"
-    "s=document.createElement('span');li.textContent=file.name+' ('+file.size+' bytes) ';"
+    "s=document.createElement('span');li.textContent=file.name+' ('+size(file.size)+') ';"
     "p.max=file.size||1;p.value=0;li.appendChild(s);li.appendChild(p);l.appendChild(li);busy++;"
     "var x=new XMLHttpRequest();x.open('PUT',location.pathname.replace(/\\/?$/,'/')+"
     "encodeURIComponent(file.name));"
@@ -61,6 +64,27 @@ static const char page_script[] =
     "d.addEventListener('dragleave',function(){d.className='';});"
     "d.addEventListener('drop',function(e){e.preventDefault();d.className='';all(e.dataTransfer.files);});"
     "})();";
+
+void
+upload_page_size(char *buf, size_t n, long long b)
+{
+	static const char *const unit[] = { "bytes", "KiB", "MiB", "GiB",
+	    "TiB" };
+	double	v = (double)b;
+	int	k = 0;
+
+	if (b < 0)
+		b = 0, v = 0;
+	while (v >= 1024 && k < 4) {
+		v /= 1024;
+		k++;
+	}
+	/* One decimal below 10 when not whole (1.5 GiB), else whole (2 GiB). */
+	if (k > 0 && v < 10 && v != (double)(long long)v)
+		snprintf(buf, n, "%.1f %s", v, unit[k]);
+	else
+		snprintf(buf, n, "%.0f %s", v, unit[k]);
+}
 
 static void
 esc(FILE *f, const char *s)
@@ -85,7 +109,7 @@ void
 upload_page(struct http_req *r, const struct uplink_row *row, int status,
     const struct upload_result *res, size_t n)
 {
-	char	 nonce[40], csp[512], left[64], exp[40];
+	char	 nonce[40], csp[512], left[64], exp[40], sz[64];
 	char	*html = NULL;
 	size_t	 len = 0, i;
 	FILE	*f;
@@ -99,7 +123,7 @@ upload_page(struct http_req *r, const struct uplink_row *row, int status,
 	}
 	gmtime_r(&t, &tm);
 	strftime(exp, sizeof(exp), "%Y-%m-%d %H:%M UTC", &tm);
-	snprintf(left, sizeof(left), "%lld", row->max_bytes - row->used_bytes);
+	upload_page_size(left, sizeof(left), row->max_bytes - row->used_bytes);
 	fprintf(f, "<!doctype html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">"
 	    "<meta name=\"viewport\" content=\"width=device-width,initial-scale=1\">"
 	    "<meta name=\"referrer\" content=\"no-referrer\">"
@@ -108,7 +132,7 @@ upload_page(struct http_req *r, const struct uplink_row *row, int status,
 	if (res == NULL) {
 		fputs("<h1>Upload files to the sandbox</h1><p>Files go to <code>", f);
 		esc(f, row->dir);
-		fprintf(f, "</code>. This link takes up to %s more bytes until %s.</p>",
+		fprintf(f, "</code>. This link takes up to %s more until %s.</p>",
 		    left, exp);
 		fputs("<form id=\"form\" method=\"post\" enctype=\"multipart/form-data\">"
 		    "<div id=\"drop\" hidden>Drop files here, or choose them:</div>"
@@ -125,7 +149,8 @@ upload_page(struct http_req *r, const struct uplink_row *row, int status,
 		for (i = 0; i < n; i++) {
 			fputs("<li>", f);
 			esc(f, res[i].sent);
-			fprintf(f, " (%llu bytes): ", res[i].size);
+			upload_page_size(sz, sizeof(sz), (long long)res[i].size);
+			fprintf(f, " (%s): ", sz);
 			if (res[i].ok) {
 				fputs("<span class=\"ok\">stored as <code>", f);
 				esc(f, res[i].stored);

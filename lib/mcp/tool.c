@@ -30,6 +30,7 @@ static const struct tool *const tools[] = {
 	&tool_terminal_read,
 	&tool_terminal_close,
 	&tool_terminal_link,
+	&tool_preview_link,
 };
 
 #define NTOOLS (sizeof(tools) / sizeof(tools[0]))

@@ -225,6 +225,19 @@ enum db_stmt {
 	STMT_TERM_LIST,		/* min_last_used, limit (sandboxctl terminals) */
 	STMT_COUNT_TERMINALS,	/* min_last_used -> total, open */
 	STMT_TERM_OWNER,	/* id -> owner, while open */
+	/* preview links (preview_link, the preview program; sql/020-previews.sql) */
+	STMT_PREVIEW_INSERT,	/* id, port, path, owner, client_id, created, expires */
+	STMT_PREVIEW_GET,	/* id -> port, path, owner, client_id, created,
+				   expires, revoked */
+	STMT_PREVIEW_REVOKE,	/* now, id */
+	STMT_PREVIEW_PRUNE,	/* min_expires */
+	STMT_PREVIEW_OPEN,	/* now, id, owner, cap: 1 row changed when owner's
+				   open connections are under cap */
+	STMT_PREVIEW_CLOSE,	/* id */
+	STMT_PREVIEW_RESET,	/* every open_now to 0 (the program's start) */
+	STMT_COUNT_PREVIEWS,	/* now -> active links, open connections */
+	STMT_PREVIEW_SEEN,	/* now: a preview program runs */
+	STMT_PREVIEW_SEEN_GET,	/* -> when one last said so */
 	STMT__MAX
 };
 

@@ -58,6 +58,29 @@ const struct db_sql db_sql_links[] = {
 	    "VALUES ('links', ?, ?)" },
 	{ STMT_LINK_SECRET_GET,
 	    "SELECT value FROM server_secret WHERE name = 'links'" },
+	{ STMT_PREVIEW_INSERT,
+	    "INSERT INTO preview (id, port, path, owner, client_id, created, "
+	    "expires) VALUES (?, ?, ?, ?, ?, ?, ?)" },
+	{ STMT_PREVIEW_GET,
+	    "SELECT port, path, owner, client_id, created, expires, revoked "
+	    "FROM preview WHERE id = ?" },
+	{ STMT_PREVIEW_REVOKE,
+	    "UPDATE preview SET revoked = ?1 WHERE id = ?2 AND revoked IS NULL" },
+	{ STMT_PREVIEW_PRUNE,
+	    "DELETE FROM preview WHERE expires < ? AND open_now = 0" },
+	{ STMT_PREVIEW_OPEN,
+	    "UPDATE preview SET open_now = open_now + 1, opens = opens + 1, "
+	    "last_open = ?1 WHERE id = ?2 AND (SELECT coalesce(sum(open_now), 0) "
+	    "FROM preview WHERE owner = ?3) < ?4" },
+	{ STMT_PREVIEW_CLOSE,
+	    "UPDATE preview SET open_now = max(0, open_now - 1) WHERE id = ?" },
+	{ STMT_PREVIEW_SEEN,
+	    "INSERT INTO preview_program (name, seen) VALUES ('preview', ?1) "
+	    "ON CONFLICT (name) DO UPDATE SET seen = ?1" },
+	{ STMT_PREVIEW_SEEN_GET,
+	    "SELECT seen FROM preview_program WHERE name = 'preview'" },
+	{ STMT_PREVIEW_RESET,
+	    "UPDATE preview SET open_now = 0 WHERE open_now != 0" },
 	{ STMT__MAX, NULL }
 };
 
@@ -68,6 +91,35 @@ owner_col(struct db_q *q, int col, char owner[DB_OWNER_MAX])
 	const char *s = db_text(q, col);
 
 	snprintf(owner, DB_OWNER_MAX, "%s", s != NULL ? s : DB_OWNER_DEFAULT);
+}
+
+enum lookup_result
+db_preview_get(struct db *db, const char *id, struct db_preview *p)
+{
+	struct db_q		*q;
+	enum lookup_result	 rc;
+
+	memset(p, 0, sizeof(*p));
+	q = db_query(db, STMT_PREVIEW_GET, "t", id);
+	/* STMT_PREVIEW_GET: port, path, owner, client_id, created, expires,
+	   revoked. */
+	if ((rc = db_first_row(q)) != LOOKUP_FOUND)
+		goto out;
+	if (!db_col_fits(q, 1, p->path, sizeof(p->path)) ||
+	    !db_col_fits(q, 3, p->client_id, sizeof(p->client_id))) {
+		rc = LOOKUP_NONE;
+		goto out;
+	}
+	p->port = db_int(q, 0);
+	owner_col(q, 2, p->owner);
+	p->created = db_int(q, 4);
+	p->expires = db_int(q, 5);
+	p->revoked = !db_null(q, 6);
+out:
+	db_done(q);
+	if (rc != LOOKUP_FOUND)
+		memset(p, 0, sizeof(*p));
+	return rc;
 }
 
 enum lookup_result

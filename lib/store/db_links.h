@@ -51,4 +51,21 @@ struct db_uplink {
 enum lookup_result db_uplink_get(struct db *, const char *id,
 	    struct db_uplink *u);
 
+/* A preview link (STMT_PREVIEW_GET). */
+struct db_preview {
+	long long	port;
+	char		path[DB_PATH_MAX + 1];
+	char		owner[DB_OWNER_MAX];	/* cut short to fit */
+	char		client_id[DB_CLIENT_MAX + 1];
+	long long	created, expires;
+	bool		revoked;		/* revoked is not NULL */
+};
+
+/*
+ * The preview link id into p. LOOKUP_FOUND, LOOKUP_NONE when there is no
+ * such row (or its path or client_id do not fit), or LOOKUP_ERROR (logged).
+ */
+enum lookup_result db_preview_get(struct db *, const char *id,
+	    struct db_preview *p);
+
 #endif

@@ -82,7 +82,15 @@ const struct db_sql db_sql_ops[] = {
 	    "WHEN expires <= ?1 THEN 'expired' ELSE 'active' END, "
 	    "'upload to ' || dir, max_bytes, client_id, created, expires, "
 	    "uploads, last_upload, owner FROM upload_link "
+	    "UNION ALL "
+	    "SELECT id, CASE WHEN revoked IS NOT NULL THEN 'revoked' "
+	    "WHEN expires <= ?1 THEN 'expired' ELSE 'active' END, "
+	    "'preview of port ' || port || ' (' || open_now || ' open)', 0, "
+	    "client_id, created, expires, opens, last_open, owner FROM preview "
 	    "ORDER BY 6 DESC, 1 LIMIT ?2" },
+	{ STMT_COUNT_PREVIEWS,
+	    "SELECT coalesce(sum(revoked IS NULL AND expires > ?1), 0), "
+	    "coalesce(sum(open_now), 0) FROM preview" },
 	{ STMT_OPS_THROTTLE_LIST,
 	    "SELECT addr, failures, last_failure, blocked_until FROM "
 	    "oauth_throttle WHERE blocked_until > ? ORDER BY blocked_until DESC" },
@@ -100,6 +108,10 @@ static const struct db_col cleanup_cols[] = {
 	{ "started", DB_COL_INT }, { "state", DB_COL_TEXT },
 	{ "removed", DB_COL_INT }, { "bytes", DB_COL_INT },
 	{ "message", DB_COL_TEXT }, { NULL, 0 }
+};
+static const struct db_col count_previews_cols[] = {
+	{ "previews_active", DB_COL_INT }, { "preview_connections", DB_COL_INT },
+	{ NULL, 0 }
 };
 static const struct db_col audit_cols[] = {
 	{ "id", DB_COL_TEXT }, { "started", DB_COL_INT },
@@ -158,6 +170,7 @@ const struct db_shape db_shape_ops[] = {
 	{ STMT_OPS_CLIENT_LIST, client_list_cols },
 	{ STMT_OPS_GRANT_LIST, grant_list_cols },
 	{ STMT_OPS_LINK_LIST, link_list_cols },
+	{ STMT_COUNT_PREVIEWS, count_previews_cols },
 	{ STMT__MAX, NULL }
 };
 

@@ -101,6 +101,7 @@ extern const struct tool tool_terminal_send;
 extern const struct tool tool_terminal_read;
 extern const struct tool tool_terminal_close;
 extern const struct tool tool_terminal_link;
+extern const struct tool tool_preview_link;
 
 /* Building tools/list entries (spec: server/tools "Tool"). */
 /* A new entry with name, title and description. */

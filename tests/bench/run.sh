@@ -44,7 +44,7 @@ if ! command -v wrk >/dev/null 2>&1; then
 	}
 fi
 [ -d tests/e2e/node_modules ] || tests/setup/packages.sh
-[ $# -gt 0 ] || set -- bench dl up streaming eras teams lean supervisor close base tail terminal
+[ $# -gt 0 ] || set -- bench dl up streaming eras teams lean supervisor close base tail terminal preview
 rc=0
 for part in "$@"; do
 	[ -f "tests/bench/$part.mjs" ] || { echo "bench: no tests/bench/$part.mjs" >&2; rc=1; continue; }

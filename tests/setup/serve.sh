@@ -112,6 +112,7 @@ caddy|nginx|apache)
 			LoadModule authz_core_module $m/mod_authz_core.so
 			LoadModule proxy_module $m/mod_proxy.so
 			LoadModule proxy_fcgi_module $m/mod_proxy_fcgi.so
+			LoadModule proxy_http_module $m/mod_proxy_http.so
 			Define CS_RUN $CS_RUN
 			Include $CS_RUN/apache/code-sandbox.conf
 		EOF

@@ -9,6 +9,7 @@
 
 #include "check.h"
 #include "engine/tar.h"
+#include "links/extern.h"
 #include "links/multipart.h"
 #include "links/uplinks.h"
 #include "links/upload.h"
@@ -284,6 +285,24 @@ test_image(void)
 	    "image: SVG is not one of the four");
 }
 
+/* The upload page's sizes, as people read them. */
+static void
+test_sizes(void)
+{
+	char b[64];
+
+	upload_page_size(b, sizeof(b), 2147483648LL);
+	CHECK(strcmp(b, "2 GiB") == 0, "2 GiB, not 2147483648");
+	upload_page_size(b, sizeof(b), 1536LL << 20);
+	CHECK(strcmp(b, "1.5 GiB") == 0, "1.5 GiB");
+	upload_page_size(b, sizeof(b), 300);
+	CHECK(strcmp(b, "300 bytes") == 0, "300 bytes");
+	upload_page_size(b, sizeof(b), 100LL << 20);
+	CHECK(strcmp(b, "100 MiB") == 0, "100 MiB");
+	upload_page_size(b, sizeof(b), 1LL << 40);
+	CHECK(strcmp(b, "1 TiB") == 0, "1 TiB");
+}
+
 int
 main(void)
 {
@@ -292,5 +311,6 @@ main(void)
 	test_names();
 	test_tar_write();
 	test_uplink_url();
+	test_sizes();
 	return check_status();
 }
