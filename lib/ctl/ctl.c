@@ -54,6 +54,8 @@ static const struct command {
 	    ctl_signins_list, NULL, NULL },
 	{ "unblock", "oauth_throttle", "sign-in throttle", true, false,
 	    ctl_signins_unblock, NULL, NULL },
+	{ "secrets", "secret", "secrets", true, false, ctl_secrets, NULL,
+	    NULL },
 	{ NULL, NULL, NULL, false, false, NULL, NULL, NULL }
 };
 
@@ -76,6 +78,9 @@ ctl_usage(FILE *f)
 	    "  recreate [OWNER]             make the container again (keeps /sandbox)\n"
 	    "  signins [--limit N]          sign-in attempts, newest first\n"
 	    "  unblock [ADDRESS]            lift the wrong-key wait (all, or one address)\n"
+	    "  secrets list | secrets remove NAME |\n"
+	    "      secrets add NAME --host HOST[,HOST...] [--owner OWNER]\n"
+	    "      [--header 'X-Api-Key: {}' | --basic USER]  (value on stdin)\n"
 	    "settings: -e FILE, else $SANDBOX_ENV_FILE, else " SYSCONF_ENV_FILE "\n"
 	    "when installed (run from an sbin folder), else ./.env\n"
 	    "status exits 1 when the engine, the image or the database is not "

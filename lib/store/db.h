@@ -216,6 +216,12 @@ enum db_stmt {
 	STMT_REQUEST_CAP_ADDR,	/* addr, keep: all but its newest keep go */
 	STMT_REQUEST_SET_ADDR,	/* addr, id_hash */
 	STMT_CLIENT_SET_ADDR,	/* addr, client_id */
+	/* secrets (sql/022-secrets.sql) */
+	STMT_SECRET_ADD,	/* name, hosts, owner, header, template, basic_user,
+				   sealed, now */
+	STMT_SECRET_DELETE,	/* name */
+	STMT_SECRET_LIST,	/* -> name, hosts, owner, header, template,
+				   basic_user, sealed, created (by name) */
 	STMT__MAX
 };
 
