@@ -156,6 +156,10 @@ static const struct setting settings[] = {
 	  "Folder of the egress proxy's generated configuration, its CA and its state (containers/proxy.sh; mode 700; relative to the env file's folder)." },
 	{ "SANDBOX_PROXY_PORT", K_LONG, "3129", 1, 65535, OFF(proxy_port),
 	  "Port of the egress proxy on the sandbox network's gateway (the one host address the sandbox may reach)." },
+	{ "SANDBOX_PROXY_CA", K_PATH, "", 0, PATH_MAX, OFF(proxy_ca),
+	  "A PEM file of CAs the egress proxy trusts for upstream servers besides the system store (an internal CA); empty for the system store only." },
+	{ "SANDBOX_PROXY_HOSTS_FILE", K_PATH, "/etc/hosts", 1, PATH_MAX, OFF(proxy_hosts_file),
+	  "The hosts file the egress proxy's resolver reads before DNS." },
 };
 
 #define NSETTINGS (sizeof(settings) / sizeof(settings[0]))

@@ -82,6 +82,8 @@ struct config {
 	char		*secrets_key;	/* SANDBOX_SECRETS_KEY: the key file, absolute */
 	char		*proxy_dir;	/* SANDBOX_PROXY_DIR: the proxy's files, absolute */
 	long		 proxy_port;	/* SANDBOX_PROXY_PORT */
+	char		*proxy_ca;	/* SANDBOX_PROXY_CA: extra upstream CAs, or "" */
+	char		*proxy_hosts_file; /* SANDBOX_PROXY_HOSTS_FILE */
 };
 
 /*

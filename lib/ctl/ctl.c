@@ -56,6 +56,8 @@ static const struct command {
 	    ctl_signins_unblock, NULL, NULL },
 	{ "secrets", "secret", "secrets", true, false, ctl_secrets, NULL,
 	    NULL },
+	{ "proxy-config", "secret", "secrets", false, false, ctl_proxy_config,
+	    NULL, NULL },
 	{ NULL, NULL, NULL, false, false, NULL, NULL, NULL }
 };
 
@@ -81,6 +83,7 @@ ctl_usage(FILE *f)
 	    "  secrets list | secrets remove NAME |\n"
 	    "      secrets add NAME --host HOST[,HOST...] [--owner OWNER]\n"
 	    "      [--header 'X-Api-Key: {}' | --basic USER]  (value on stdin)\n"
+	    "  proxy-config                 write the egress proxy's configuration\n"
 	    "settings: -e FILE, else $SANDBOX_ENV_FILE, else " SYSCONF_ENV_FILE "\n"
 	    "when installed (run from an sbin folder), else ./.env\n"
 	    "status exits 1 when the engine, the image or the database is not "

@@ -14,6 +14,7 @@
 #include "base/config.h"
 #include "base/crypto.h"
 #include "base/secret.h"
+#include "sandbox/proxy.h"
 #include "sandbox/secrets.h"
 #include "store/db.h"
 #include "check.h"
@@ -337,6 +338,74 @@ test_store(void)
 		printf("# could not remove %s\n", dir);
 }
 
+static void
+test_proxy_conf(void)
+{
+	struct config	 cfg;
+	struct secrets	 ss;
+	struct secret	 v[2];
+	struct error	 err;
+	const char	*addrs[] = { "192.0.2.7", "2001:db8::1" };
+	const char	*bad[] = { "1.2.3.4 all" };
+	char		*t;
+
+	memset(&cfg, 0, sizeof(cfg));
+	memset(v, 0, sizeof(v));
+	cfg.proxy_dir = "/var/lib/cs/proxy";
+	cfg.proxy_hosts_file = "/etc/hosts";
+	cfg.proxy_ca = "";
+	cfg.egress_allow = "10.1.2.0/24 bogus 10.9.9.9";
+	ss.v = v;
+	ss.n = 0;
+	t = proxy_conf(&cfg, &ss, addrs, 2, &err);
+	CHECK(t != NULL && strstr(t, "ssl_bump splice all") != NULL &&
+	    strstr(t, "ssl_bump bump") == NULL, "no secret: nothing bumped");
+	CHECK(t != NULL && strstr(t, "acl cs_never dst 192.0.2.7\n") != NULL &&
+	    strstr(t, "acl cs_never dst 2001:db8::1\n") != NULL,
+	    "the host's addresses refused");
+	CHECK(t != NULL && strstr(t, "acl cs_allow dst 10.1.2.0/24\n") != NULL &&
+	    strstr(t, "acl cs_allow dst 10.9.9.9\n") != NULL &&
+	    strstr(t, "bogus") == NULL, "allow list, bad words left out");
+	CHECK(t != NULL && strstr(t, "http_access deny to_localhost\n") != NULL &&
+	    strstr(t, "http_access deny cs_private !cs_allow\n") != NULL,
+	    "address rules");
+	free(t);
+
+	snprintf(v[0].name, sizeof(v[0].name), "A");
+	snprintf(v[0].hosts, sizeof(v[0].hosts), "api.example.test,b.example.test");
+	snprintf(v[0].header, sizeof(v[0].header), "X-Api-Key");
+	snprintf(v[0].tmpl, sizeof(v[0].tmpl), "k={}");
+	v[0].value = "va\\l\"u%e\" x";
+	v[0].value_len = strlen(v[0].value);
+	snprintf(v[1].name, sizeof(v[1].name), "B");
+	snprintf(v[1].hosts, sizeof(v[1].hosts), "c.example.test");
+	snprintf(v[1].owner, sizeof(v[1].owner), "bob");
+	snprintf(v[1].header, sizeof(v[1].header), "Authorization");
+	snprintf(v[1].tmpl, sizeof(v[1].tmpl), "Bearer {}");
+	v[1].value = "bob-value-123";
+	v[1].value_len = strlen(v[1].value);
+	ss.n = 2;
+	t = proxy_conf(&cfg, &ss, addrs, 2, &err);
+	CHECK(t != NULL && strstr(t, "acl cs_bump ssl::server_name "
+	    "api.example.test b.example.test\n") != NULL &&
+	    strstr(t, "ssl_bump bump cs_bump\n") != NULL, "secret hosts bumped");
+	CHECK(t != NULL && strstr(t, "request_header_access X-Api-Key deny "
+	    "cs_s0\n") != NULL, "the sandbox's header dropped");
+	CHECK(t != NULL && strstr(t, "request_header_add X-Api-Key "
+	    "\"k=va\\\\l\\\"u%%e\\\" x\" cs_s0 cs_https\n") != NULL,
+	    "value escaped, HTTPS only");
+	CHECK(t != NULL && strstr(t, "bob-value") == NULL,
+	    "an owner's secret is not in the shared file");
+	free(t);
+
+	cfg.proxy_dir = "/var/lib/cs proxy";
+	CHECK(proxy_conf(&cfg, &ss, addrs, 2, &err) == NULL,
+	    "a path with a space refused");
+	cfg.proxy_dir = "/var/lib/cs/proxy";
+	CHECK(proxy_conf(&cfg, &ss, bad, 1, &err) == NULL,
+	    "a bad address refused");
+}
+
 int
 main(void)
 {
@@ -344,5 +413,6 @@ main(void)
 	test_seal();
 	test_mask();
 	test_store();
+	test_proxy_conf();
 	return check_status();
 }
