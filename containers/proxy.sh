@@ -26,7 +26,7 @@ set -eu
 here=$(cd "$(dirname "$0")" && pwd)
 cmd=${1:-}
 [ $# -gt 0 ] && shift
-env_file= listen= subnet=
+env_file='' listen='' subnet=''
 while [ $# -gt 0 ]; do
 	case $1 in
 	--env-file) env_file=$2; shift 2 ;;
