@@ -79,6 +79,7 @@ struct config {
 	long long	 image_max_bytes; /* SANDBOX_IMAGE_MAX_BYTES: images to the model */
 	long		 image_max_pixels; /* SANDBOX_IMAGE_MAX_DIM: longest side */
 	long long	 shm_bytes;	/* SANDBOX_SHM_SIZE: the container's /dev/shm */
+	bool		 proxy;		/* SANDBOX_PROXY */
 	char		*secrets_key;	/* SANDBOX_SECRETS_KEY: the key file, absolute */
 	char		*proxy_dir;	/* SANDBOX_PROXY_DIR: the proxy's files, absolute */
 	long		 proxy_port;	/* SANDBOX_PROXY_PORT */

@@ -341,3 +341,42 @@ proxy_apply_ctl(const struct config *cfg, struct db *db)
 	    " (no proxy runs now)");
 	return 0;
 }
+
+int
+proxy_ca_read(const struct config *cfg, char *pem, size_t n,
+    struct error *err)
+{
+	char		 path[4096];
+	size_t		 got = 0, i;
+	ssize_t		 r;
+	int		 fd;
+
+	if (n < 64)
+		return error_set(err, "proxy: no room for the CA");
+	snprintf(path, sizeof(path), "%s/ca.pem", cfg->proxy_dir);
+	if ((fd = open(path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW)) == -1)
+		return error_set(err, "no CA at %s (containers/proxy.sh makes "
+		    "it): %s", path, strerror(errno));
+	while (got < n - 1) {
+		if ((r = read(fd, pem + got, n - 1 - got)) <= 0) {
+			if (r == -1 && errno == EINTR)
+				continue;
+			break;
+		}
+		got += (size_t)r;
+	}
+	close(fd);
+	if (got == n - 1)
+		return error_set(err, "%s is larger than %zu bytes", path,
+		    n - 2);
+	pem[got] = '\0';
+	while (got > 0 && (pem[got - 1] == '\n' || pem[got - 1] == '\r'))
+		pem[--got] = '\0';
+	if (strncmp(pem, "-----BEGIN CERTIFICATE-----", 27) != 0)
+		return error_set(err, "%s is not a PEM certificate", path);
+	for (i = 0; i < got; i++)
+		if ((pem[i] < 0x20 && pem[i] != '\n' && pem[i] != '\r') ||
+		    (unsigned char)pem[i] >= 0x7f)
+			return error_set(err, "%s is not a PEM certificate", path);
+	return 0;
+}

@@ -57,6 +57,15 @@ int	proxy_write(const struct config *, struct db *, bool create,
  */
 enum lookup_result proxy_reload(const struct config *, struct error *);
 /*
+ * The CA's certificate (SANDBOX_PROXY_DIR/ca.pem) into pem (n bytes, NUL
+ * ended, its final newlines taken off): PEM text only, at most
+ * PROXY_CA_MAX - 1 bytes. 0 or -1.
+ */
+#define PROXY_CA_MAX	8192
+int	proxy_ca_read(const struct config *, char *pem, size_t n,
+	    struct error *);
+
+/*
  * For sandboxctl after a secret is added or removed: proxy_write, then
  * proxy_reload (at once, no restart). Says what it did or why not on
  * stderr; 0 or -1.

@@ -247,6 +247,18 @@ const char SCRIPT_UPLOAD_DISCARD[] = "rm -rf -- \"$1/$2\"\n";
  * (netpolicy_canary_parse) and is only the container's report of the
  * policy, next to the host's own check of the rules.
  */
+const char SCRIPT_PROXY_CA[] =
+    "f=/usr/local/share/ca-certificates/code-sandbox-proxy.crt\n"
+    "if [ -f \"$f\" ] && [ \"$(cat \"$f\")\" = \"$1\" ]; then echo same; exit 0; fi\n"
+    "mkdir -p /usr/local/share/ca-certificates || exit 1\n"
+    "printf '%s\\n' \"$1\" > \"$f.tmp\" && mv -f \"$f.tmp\" \"$f\" || exit 1\n"
+    "if command -v update-ca-certificates >/dev/null 2>&1; then\n"
+    "  update-ca-certificates >/dev/null 2>&1 || exit 1\n"
+    "else\n"
+    "  mkdir -p /etc/ssl/certs && cat \"$f\" >> /etc/ssl/certs/ca-certificates.crt || exit 1\n"
+    "fi\n"
+    "echo installed\n";
+
 const char SCRIPT_CANARY[] =
     "if [ \"$1\" = none ]; then\n"
     "  for i in /sys/class/net/*; do\n"

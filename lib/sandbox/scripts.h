@@ -26,6 +26,14 @@ extern const char SCRIPT_USAGE[];
  */
 extern const char SCRIPT_CANARY[];
 
+/*
+ * The egress proxy's CA (sandbox/guard.c, with the canary), $1 its PEM
+ * text: put in the system store (update-ca-certificates, or appended to
+ * the bundle where that is missing) unless the same is there. Prints
+ * "same" or "installed"; exit status not 0 when it could not.
+ */
+extern const char SCRIPT_PROXY_CA[];
+
 /* The clean-up pass over /sandbox (ops/cleanup.c). */
 extern const char SCRIPT_CLEANUP[];
 
