@@ -151,7 +151,7 @@ static const struct setting settings[] = {
 	{ "SANDBOX_SHM_SIZE", K_SIZE, "1g", 64LL << 20, 1LL << 40, OFF(shm_bytes),
 	  "Size of the container's /dev/shm (headless Chromium needs more than Docker's 64 MB); applies when the container is created." },
 	{ "SANDBOX_PROXY", K_BOOL, "0", 0, 1, OFF(proxy),
-	  "Send the sandbox's HTTP and HTTPS through the egress proxy (containers/proxy.sh; needed by secrets and SANDBOX_EGRESS_HOSTS); internet policy only. The sandbox then trusts the proxy's CA." },
+	  "Send the sandbox's HTTP and HTTPS through the egress proxy (containers/proxy.sh; needed by secrets); internet policy only. The sandbox then trusts the proxy's CA." },
 	{ "SANDBOX_SECRETS_KEY", K_PATH, "secrets.key", 1, PATH_MAX, OFF(secrets_key),
 	  "File of the 32-byte key the secrets' values are sealed with in the database (AES-256-GCM; made on first use, mode 600; relative to the env file's folder)." },
 	{ "SANDBOX_PROXY_DIR", K_PATH, "proxy", 1, PATH_MAX, OFF(proxy_dir),

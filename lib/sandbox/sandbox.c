@@ -216,6 +216,12 @@ static const char *const EXEC_ENV_PROXY[] = {
 	NULL
 };
 
+const struct config *
+sandbox_config(const struct sandbox *sb)
+{
+	return sb->cfg;
+}
+
 /* An exec id from the engine: hex digits only. */
 static bool
 valid_exec_id(const char *s)

@@ -249,13 +249,18 @@ const char SCRIPT_UPLOAD_DISCARD[] = "rm -rf -- \"$1/$2\"\n";
  */
 const char SCRIPT_PROXY_CA[] =
     "f=/usr/local/share/ca-certificates/code-sandbox-proxy.crt\n"
-    "if [ -f \"$f\" ] && [ \"$(cat \"$f\")\" = \"$1\" ]; then echo same; exit 0; fi\n"
-    "mkdir -p /usr/local/share/ca-certificates || exit 1\n"
+    "b=/etc/ssl/certs/ca-certificates.crt\n"
+    "line=$(printf '%s\\n' \"$1\" | tail -n 2 | head -n 1)\n"
+    "if [ -f \"$f\" ] && [ \"$(cat \"$f\")\" = \"$1\" ] && grep -qxF -- \"$line\" \"$b\" 2>/dev/null; then\n"
+    "  echo same; exit 0\n"
+    "fi\n"
+    "mkdir -p /usr/local/share/ca-certificates /etc/ssl/certs || exit 1\n"
     "printf '%s\\n' \"$1\" > \"$f.tmp\" && mv -f \"$f.tmp\" \"$f\" || exit 1\n"
-    "if command -v update-ca-certificates >/dev/null 2>&1; then\n"
-    "  update-ca-certificates >/dev/null 2>&1 || exit 1\n"
-    "else\n"
-    "  mkdir -p /etc/ssl/certs && cat \"$f\" >> /etc/ssl/certs/ca-certificates.crt || exit 1\n"
+    /* The bundle and the hashed folder, as update-ca-certificates would. */
+    "grep -qxF -- \"$line\" \"$b\" 2>/dev/null || cat \"$f\" >> \"$b\" || exit 1\n"
+    "if command -v openssl >/dev/null 2>&1; then\n"
+    "  h=$(openssl x509 -hash -noout -in \"$f\" 2>/dev/null) &&\n"
+    "    ln -sfn \"$f\" \"/etc/ssl/certs/$h.0\"\n"
     "fi\n"
     "echo installed\n";
 

@@ -37,6 +37,20 @@ key_read(const struct config *cfg, bool create, uint8_t key[CRYPTO_SEAL_KEY],
 		fd = open(cfg->secrets_key, O_WRONLY | O_CREAT | O_EXCL |
 		    O_CLOEXEC | O_NOFOLLOW, 0600);
 		if (fd != -1) {
+			struct stat dbst;
+
+			/*
+			 * Made by root (sandboxctl): the programs, which run as
+			 * the owner of the database, read it too.
+			 */
+			if (geteuid() == 0 && cfg->db_path != NULL &&
+			    stat(cfg->db_path, &dbst) == 0 &&
+			    fchown(fd, dbst.st_uid, dbst.st_gid) == -1) {
+				close(fd);
+				unlink(cfg->secrets_key);
+				return error_set(err, "secrets: cannot give the "
+				    "key file to the database's owner");
+			}
 			if (write(fd, key, CRYPTO_SEAL_KEY) != CRYPTO_SEAL_KEY ||
 			    fsync(fd) == -1) {
 				close(fd);
@@ -302,4 +316,21 @@ secrets_header_value(const struct secret *s)
 	snprintf(out, n + 1, "%.*s%s%s", (int)(brace - s->tmpl), s->tmpl,
 	    s->value, brace + 2);
 	return out;
+}
+
+int
+secrets_mask_load(const struct config *cfg, struct db *db, struct mask **out,
+    struct error *err)
+{
+	struct secrets	 ss;
+
+	*out = NULL;
+	if (secrets_load(cfg, db, NULL, true, &ss, err) == -1)
+		return -1;
+	if (ss.n > 0 && (*out = secrets_mask(&ss)) == NULL) {
+		secrets_free(&ss);
+		return error_set(err, "secrets: out of memory");
+	}
+	secrets_free(&ss);
+	return 0;
 }

@@ -54,6 +54,13 @@ int	secrets_load(const struct config *, struct db *, const char *owner,
 void	secrets_free(struct secrets *);
 /* Does the secret s apply to owner's sandbox (NULL: shared scope)? */
 bool	secrets_for(const struct secret *s, const char *owner);
+/*
+ * The mask of every secret's value, for what reaches the model: *out is
+ * NULL when there is no secret. -1 when the values cannot be opened (the
+ * caller then withholds the text).
+ */
+int	secrets_mask_load(const struct config *, struct db *, struct mask **out,
+	    struct error *);
 /* A mask of the values (secrets_load with values), or NULL. */
 struct mask *secrets_mask(const struct secrets *);
 /*
