@@ -137,6 +137,13 @@ describe('egress proxy with secrets', () => {
     assert.equal(look.stdout.trim(), '0\ndone', look.stdout);
   });
 
+  it('the instructions name the secrets and their hosts, never a value', async () => {
+    const text = conn.client.getInstructions();
+    assert.match(text, /HTTPS requests to api\.example\.test are authenticated for you \(secret GH, as Authorization\)/);
+    assert.match(text, /git\.example\.test are authenticated for you \(secret GIT, as HTTP Basic/);
+    assert.ok(!text.includes(VALUE) && !text.includes(GIT_PASSWORD));
+  });
+
   it('the value the server echoes reaches the model masked', async () => {
     const out = await sh(conn, 'curl -sS https://api.example.test/token; curl -sS https://api.example.test/token | base64');
     assert.ok(!out.stdout.includes(VALUE), out.stdout);
