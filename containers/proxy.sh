@@ -6,7 +6,9 @@
 # lib/sandbox/proxy.h says what it holds); this script adds what only the
 # host knows and runs squid in the foreground.
 #
-#   proxy.sh run   [--env-file F] [--listen ADDR --subnet CIDR]
+#   proxy.sh run   [--env-file F] [--listen ADDR --subnet CIDR]   foreground
+#   proxy.sh start [--env-file F] ...   in the background (make run)
+#   proxy.sh stop  [--env-file F]       the one start or run started
 #   proxy.sh check [--env-file F] [--listen ADDR --subnet CIDR]
 #
 # In SANDBOX_PROXY_DIR (mode 750, group of the proxy's user):
@@ -115,6 +117,22 @@ check() {
 case $cmd in
 check)
 	check ;;
+stop)
+	if [ -s "$dir/squid.pid" ]; then
+		squid -k shutdown -f "$dir/squid.conf" 2>/dev/null || true
+		echo "proxy: stopped"
+	fi ;;
+start)
+	if ! check >/dev/null; then
+		check | grep -E 'FATAL|ERROR|WARNING' >&2 || true
+		die "the configuration in $dir/squid.conf does not pass squid's check"
+	fi
+	squid -k shutdown -f "$dir/squid.conf" >/dev/null 2>&1 || true
+	i=0
+	while [ -s "$dir/squid.pid" ] && [ $i -lt 50 ]; do sleep 0.1; i=$((i + 1)); done
+	squid -f "$dir/squid.conf"
+	echo "proxy: started on $listen:$port (and $((port + 1)), $((port + 2)) for redirected traffic), network $subnet; logs in $dir"
+	;;
 run)
 	if ! check >/dev/null; then
 		check | grep -E 'FATAL|ERROR|WARNING' >&2 || true
@@ -124,6 +142,6 @@ run)
 	exec squid -N -f "$dir/squid.conf"
 	;;
 *)
-	echo "usage: proxy.sh run|check [--env-file F] [--listen ADDR --subnet CIDR]" >&2
+	echo "usage: proxy.sh run|start|stop|check [--env-file F] [--listen ADDR --subnet CIDR]" >&2
 	exit 2 ;;
 esac
