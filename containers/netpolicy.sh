@@ -4,7 +4,7 @@
 #
 #   netpolicy.sh apply   [--env-file F] [--network NAME] [--policy P]
 #                        [--allow "CIDR ..."] [--dns "IP ..."]
-#                        [--proxy-port PORT | --no-proxy]
+#                        [--proxy-port PORT | --no-proxy] [--hosts-only | --any-host]
 #   netpolicy.sh reapply     the rules again for every network applied
 #                            here (kept in /var/lib/code-sandbox/netpolicy;
 #                            after a host or dockerd restart: systemd unit
@@ -20,7 +20,9 @@
 # three ports are the one host address the sandbox may reach, and TCP to
 # ports 80 and 443 anywhere is redirected to the proxy (nat chain
 # CSNAT-BRIDGE in PREROUTING), so ignoring proxy variables does not bypass
-# it.
+# it. With SANDBOX_EGRESS_HOSTS set (or --hosts-only), nothing else leaves
+# the bridge: after DNS to the resolvers, every forwarded packet is
+# rejected (the proxy enforces the names).
 #
 # Policy "internet" (the default): the network "NAME" is a bridge named
 # cs-<10 hex of sha256(NAME)> with inter-container traffic off and no IPv6.
@@ -52,7 +54,7 @@ cmd=${1:-}
 [ $# -gt 0 ] && shift
 
 env_file= network= policy= allow= dns= keep_network=0 proxy_port=
-set_network= set_policy= set_allow= set_dns= set_proxy=
+set_network= set_policy= set_allow= set_dns= set_proxy= hosts_only= set_hosts=
 while [ $# -gt 0 ]; do
 	case $1 in
 	--env-file) env_file=$2; shift 2 ;;
@@ -63,6 +65,8 @@ while [ $# -gt 0 ]; do
 	--keep-network) keep_network=1; shift ;;
 	--proxy-port) proxy_port=$2; set_proxy=1; shift 2 ;;
 	--no-proxy) proxy_port=; set_proxy=1; shift ;;
+	--hosts-only) hosts_only=1; set_hosts=1; shift ;;
+	--any-host) hosts_only=; set_hosts=1; shift ;;
 	*) echo "netpolicy: unknown argument $1" >&2; exit 2 ;;
 	esac
 done
@@ -86,6 +90,13 @@ if [ -z "$set_proxy" ]; then
 	case $(setting SANDBOX_PROXY) in
 	1|true|yes|on) proxy_port=$(setting SANDBOX_PROXY_PORT); proxy_port=${proxy_port:-3129} ;;
 	esac
+fi
+if [ -z "$set_hosts" ] && [ -n "$(setting SANDBOX_EGRESS_HOSTS)" ]; then
+	hosts_only=1
+fi
+if [ -n "$hosts_only" ] && [ -z "$proxy_port" ]; then
+	echo "netpolicy: SANDBOX_EGRESS_HOSTS needs the proxy (SANDBOX_PROXY=1 or --proxy-port)" >&2
+	exit 2
 fi
 case $proxy_port in
 '') ;;
@@ -171,6 +182,11 @@ rules() {
 				echo "-A $inp -d $r/32 -p $p --dport 53 -j RETURN"
 			done
 		done
+		# Names only: nothing else is forwarded (the proxy runs on the host).
+		if [ -n "$hosts_only" ]; then
+			echo "-A $fwd -p tcp -j REJECT --reject-with tcp-reset"
+			echo "-A $fwd -j REJECT --reject-with icmp-admin-prohibited"
+		fi
 		for a in $allow; do
 			valid_cidr "$a" || die "SANDBOX_EGRESS_ALLOW: $a is not an IPv4 address or CIDR"
 			echo "-A $fwd -d $a -j RETURN"
@@ -254,7 +270,7 @@ apply)
 		make_network
 		rules
 		mkdir -p "$state"
-		printf 'allow=%s\ndns=%s\nproxy=%s\n' "$allow" "$dns" "$proxy_port" >"$state/$network"
+		printf 'allow=%s\ndns=%s\nproxy=%s\nhosts=%s\n' "$allow" "$dns" "$proxy_port" "$hosts_only" >"$state/$network"
 		echo "netpolicy: rules for $network (bridge $bridge) in place"
 		;;
 	none|open)
@@ -269,10 +285,13 @@ reapply)
 		a=$(sed -n 's/^allow=//p' "$f")
 		d=$(sed -n 's/^dns=//p' "$f")
 		p=$(sed -n 's/^proxy=//p' "$f")
-		if [ -n "$p" ]; then
-			"$0" apply --network "$n" --policy internet --allow "$a" --dns "$d" --proxy-port "$p"
+		h=$(sed -n 's/^hosts=//p' "$f")
+		if [ -n "$p" ] && [ -n "$h" ]; then
+			"$0" apply --network "$n" --policy internet --allow "$a" --dns "$d" --proxy-port "$p" --hosts-only
+		elif [ -n "$p" ]; then
+			"$0" apply --network "$n" --policy internet --allow "$a" --dns "$d" --proxy-port "$p" --any-host
 		else
-			"$0" apply --network "$n" --policy internet --allow "$a" --dns "$d" --no-proxy
+			"$0" apply --network "$n" --policy internet --allow "$a" --dns "$d" --no-proxy --any-host
 		fi
 	done
 	;;

@@ -101,6 +101,20 @@ tls="tls-cert=$dir/ca.pem tls-key=$dir/ca.key generate-host-certificates=on dyna
 	true
 } > "$dir/listen.conf.tmp"
 mv "$dir/listen.conf.tmp" "$dir/listen.conf"
+# squid's error pages, and the one that names SANDBOX_EGRESS_HOSTS.
+rm -rf "$dir/errors.tmp"
+mkdir -p "$dir/errors.tmp"
+cp /usr/share/squid/errors/templates/* "$dir/errors.tmp/"
+cat > "$dir/errors.tmp/ERR_CS_EGRESS_HOSTS" <<'PAGE'
+<html><head><title>Refused by SANDBOX_EGRESS_HOSTS</title></head><body>
+<p>code-sandbox: %H is not one of the hosts this sandbox may reach
+(SANDBOX_EGRESS_HOSTS, set by the server's operator). Only the hosts listed
+there are reachable, over HTTP and HTTPS.</p>
+</body></html>
+PAGE
+chmod -R a+rX "$dir/errors.tmp"
+rm -rf "$dir/errors"
+mv "$dir/errors.tmp" "$dir/errors"
 touch "$dir/cache.log" "$dir/access.log"
 if [ "$(id -u)" = 0 ]; then
 	chgrp proxy "$dir/ca.key" "$dir/listen.conf" "$dir/squid.conf"

@@ -80,6 +80,7 @@ struct config {
 	long		 image_max_pixels; /* SANDBOX_IMAGE_MAX_DIM: longest side */
 	long long	 shm_bytes;	/* SANDBOX_SHM_SIZE: the container's /dev/shm */
 	bool		 proxy;		/* SANDBOX_PROXY */
+	char		*egress_hosts;	/* SANDBOX_EGRESS_HOSTS: names, space-separated, or "" */
 	char		*secrets_key;	/* SANDBOX_SECRETS_KEY: the key file, absolute */
 	char		*proxy_dir;	/* SANDBOX_PROXY_DIR: the proxy's files, absolute */
 	long		 proxy_port;	/* SANDBOX_PROXY_PORT */

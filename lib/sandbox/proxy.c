@@ -74,6 +74,47 @@ hosts_line(FILE *f, const char *list)
 		fputc(*list == ',' ? ' ' : *list, f);
 }
 
+/* SANDBOX_EGRESS_HOSTS's words are host names ("*." allowed). */
+static bool
+hosts_ok(const char *list)
+{
+	char	 host[SECRET_HOST_MAX];
+	size_t	 len;
+
+	for (;;) {
+		list += strspn(list, " \t");
+		if (*list == '\0')
+			return true;
+		len = strcspn(list, " \t");
+		if (len >= sizeof(host))
+			return false;
+		memcpy(host, list, len);
+		host[len] = '\0';
+		if (!secret_host_valid(host, true))
+			return false;
+		list += len;
+	}
+}
+
+/* The words of SANDBOX_EGRESS_HOSTS for squid: "*.a.b" as ".a.b". */
+static void
+hosts_words(FILE *f, const char *list)
+{
+	size_t	 len;
+
+	for (;;) {
+		list += strspn(list, " \t");
+		if (*list == '\0')
+			return;
+		len = strcspn(list, " \t");
+		if (strncmp(list, "*.", 2) == 0)
+			fprintf(f, " %.*s", (int)len - 1, list + 1);
+		else
+			fprintf(f, " %.*s", (int)len, list);
+		list += len;
+	}
+}
+
 char *
 proxy_conf(const struct config *cfg, const struct secrets *ss,
     const char *const *host_addrs, size_t n, struct error *err)
@@ -81,7 +122,7 @@ proxy_conf(const struct config *cfg, const struct secrets *ss,
 	FILE		*f;
 	char		*buf = NULL, *hv, *allow, *a, *save;
 	size_t		 len = 0, i;
-	bool		 bump = false;
+	bool		 bump = false, hosts;
 
 	if (!path_ok(cfg->proxy_dir) || !path_ok(cfg->proxy_hosts_file) ||
 	    !path_ok(cfg->proxy_ca)) {
@@ -95,6 +136,12 @@ proxy_conf(const struct config *cfg, const struct secrets *ss,
 			error_set(err, "proxy: a host address that is not one");
 			return NULL;
 		}
+	hosts = cfg->egress_hosts != NULL && cfg->egress_hosts[0] != '\0';
+	if (hosts && !hosts_ok(cfg->egress_hosts)) {
+		error_kind(err, ERR_INVALID, "SANDBOX_EGRESS_HOSTS: not a list "
+		    "of host names");
+		return NULL;
+	}
 	if ((f = open_memstream(&buf, &len)) == NULL) {
 		error_set(err, "proxy: out of memory");
 		return NULL;
@@ -138,6 +185,18 @@ proxy_conf(const struct config *cfg, const struct secrets *ss,
 		if (config_valid_ipv4(a, true))
 			fprintf(f, "acl cs_allow dst %s\n", a);
 	free(allow);
+	fprintf(f, "error_directory %s/errors\n", cfg->proxy_dir);
+	if (hosts) {
+		/* SANDBOX_EGRESS_HOSTS: names only, an answer that says so. */
+		fprintf(f, "acl cs_hosts dstdomain");
+		hosts_words(f, cfg->egress_hosts);
+		fprintf(f, "\nacl cs_hosts_sni ssl::server_name");
+		hosts_words(f, cfg->egress_hosts);
+		fprintf(f, "\nacl cs_tls_port port 443\n"
+		    "deny_info ERR_CS_EGRESS_HOSTS cs_hosts\n"
+		    "http_access deny CONNECT !cs_tls_port\n"
+		    "http_access deny !CONNECT !cs_hosts\n");
+	}
 	fprintf(f,
 	    "deny_info ERR_ACCESS_DENIED cs_never\n"
 	    "http_access deny !sandbox\n"
@@ -160,6 +219,8 @@ proxy_conf(const struct config *cfg, const struct secrets *ss,
 	}
 	fprintf(f, "acl cs_step1 at_step SslBump1\n"
 	    "ssl_bump peek cs_step1\n");
+	if (hosts)
+		fprintf(f, "ssl_bump terminate !cs_hosts_sni\n");
 	if (bump)
 		fprintf(f, "ssl_bump bump cs_bump\n");
 	fprintf(f, "ssl_bump splice all\n");

@@ -10,7 +10,7 @@
 import { describe, it, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { spawn } from 'node:child_process';
-import { chmodSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { appendFileSync, chmodSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { connect as tcpConnect } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -203,5 +203,50 @@ describe('egress proxy with secrets', () => {
     assert.equal(seen().filter((s) => s.path === '/after-restart').at(-1).authorization, `Bearer ${VALUE}`);
     assert.ok(!proxy.out.includes(VALUE), 'the proxy\'s output holds no value');
     assert.ok(!readFileSync(join(dir, 'proxy', 'cache.log'), 'utf8').includes(VALUE));
+  });
+
+  it('direct TCP to an allowed address works while no host list is set', async () => {
+    const out = await sh(conn, `timeout 5 bash -c 'exec 3<>/dev/tcp/${addr}/7000; head -1 <&3' || echo refused`);
+    assert.equal(out.stdout.trim(), 'hi');
+  });
+
+  describe('SANDBOX_EGRESS_HOSTS', () => {
+    before(async () => {
+      appendFileSync(srv.envFile, 'SANDBOX_EGRESS_HOSTS=api.example.test *.sub.example.test\n');
+      const r = await netpolicy(['apply', '--network', net, '--policy', 'internet', '--allow', `${addr}/32`, '--proxy-port', String(port), '--hosts-only'], state);
+      assert.equal(r.code, 0, r.stderr);
+      await stopProxy();
+      await startProxy();
+    });
+
+    it('a listed host works, with its secret', async () => {
+      const out = await sh(conn, 'curl -sS -o /dev/null -w "%{http_code}\\n" https://api.example.test/hosts-ok');
+      assert.equal(out.stdout.trim(), '200', out.stdout + out.stderr);
+      assert.equal(seen().filter((s) => s.path === '/hosts-ok').at(-1).authorization, `Bearer ${VALUE}`);
+    });
+
+    it('an unlisted host is refused with an answer that names the setting', async () => {
+      const out = await sh(conn, 'curl -s -w "\\n%{http_code}\\n" http://other.example.test/x; curl -sS -o /dev/null --max-time 10 https://other.example.test/ 2>&1 | head -1; echo end');
+      assert.match(out.stdout, /SANDBOX_EGRESS_HOSTS/);
+      assert.match(out.stdout, /\n403\n/);
+      assert.match(out.stdout, /curl: \(\d+\)/, 'HTTPS to an unlisted host fails');
+      assert.equal(seen().filter((s) => s.host === 'other.example.test' && s.path === '/x').length, 0);
+    });
+
+    it('a direct connection to the server\'s address, bypassing the proxy, is refused at once', async () => {
+      const t0 = Date.now();
+      const out = await sh(conn, `timeout 5 bash -c 'exec 3<>/dev/tcp/${addr}/7000; head -1 <&3' 2>&1 || echo refused; curl -sS -k --noproxy '*' --max-time 10 https://${addr}/echo-auth 2>&1 | head -1`);
+      assert.match(out.stdout, /refused/i, out.stdout);
+      assert.ok(!/^hi$/m.test(out.stdout));
+      assert.match(out.stdout, /curl: \(\d+\)/, out.stdout);
+      assert.ok(Date.now() - t0 < 15000);
+    });
+
+    it('a proxy restart is survived', async () => {
+      await stopProxy();
+      await startProxy();
+      const out = await sh(conn, 'curl -sS -o /dev/null -w "%{http_code}\\n" https://api.example.test/after-hosts-restart');
+      assert.equal(out.stdout.trim(), '200', out.stdout + out.stderr);
+    });
   });
 });

@@ -83,4 +83,21 @@ describe('sandboxctl secrets', () => {
     assert.match(again.stderr, /no secret named NPM/);
     assert.equal(await rows(), '1');
   });
+
+  it('SANDBOX_EGRESS_HOSTS is refused at start with none, open, without the proxy, or with a bad name', async () => {
+    const cases = [
+      [{ SANDBOX_EGRESS: 'none', SANDBOX_PROXY: '1', SANDBOX_EGRESS_HOSTS: 'mirror.example.test' }, /only with SANDBOX_EGRESS=internet/],
+      [{ SANDBOX_EGRESS: 'open', SANDBOX_PROXY: '1', SANDBOX_EGRESS_HOSTS: 'mirror.example.test' }, /only with SANDBOX_EGRESS=internet/],
+      [{ SANDBOX_EGRESS_HOSTS: 'mirror.example.test' }, /needs SANDBOX_PROXY=1/],
+      [{ SANDBOX_PROXY: '1', SANDBOX_EGRESS_HOSTS: 'mirror.example.test 10.0.0.1' }, /10\.0\.0\.1 is not a host name/],
+      [{ SANDBOX_PROXY: '1', SANDBOX_EGRESS_HOSTS: 'mirror.example.test:443' }, /is not a host name/],
+    ];
+    for (const [env, msg] of cases) {
+      const r = await runProgram(join(BIN, 'sandboxctl'), ['-e', env === null ? '' : join(dir, '.env'), 'check'], { env });
+      assert.notEqual(r.code, 0, JSON.stringify(env));
+      assert.match(r.stderr, msg, JSON.stringify(env));
+    }
+    const ok = await runProgram(join(BIN, 'sandboxctl'), ['-e', join(dir, '.env'), 'check'], { env: { SANDBOX_PROXY: '1', SANDBOX_EGRESS_HOSTS: 'mirror.example.test *.files.example.test' } });
+    assert.equal(ok.code, 0, ok.stderr);
+  });
 });

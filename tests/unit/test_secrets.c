@@ -398,6 +398,17 @@ test_proxy_conf(void)
 	    "an owner's secret is not in the shared file");
 	free(t);
 
+	cfg.egress_hosts = "api.example.test *.mirror.example.test";
+	t = proxy_conf(&cfg, &ss, addrs, 2, &err);
+	CHECK(t != NULL && strstr(t, "acl cs_hosts dstdomain api.example.test "
+	    ".mirror.example.test\n") != NULL && strstr(t, "ssl_bump terminate "
+	    "!cs_hosts_sni\n") != NULL && strstr(t, "deny_info "
+	    "ERR_CS_EGRESS_HOSTS cs_hosts\n") != NULL, "host list");
+	free(t);
+	cfg.egress_hosts = "api.example.test \"x";
+	CHECK(proxy_conf(&cfg, &ss, addrs, 2, &err) == NULL,
+	    "a bad host list refused");
+	cfg.egress_hosts = "";
 	cfg.proxy_dir = "/var/lib/cs proxy";
 	CHECK(proxy_conf(&cfg, &ss, addrs, 2, &err) == NULL,
 	    "a path with a space refused");

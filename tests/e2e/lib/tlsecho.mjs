@@ -1,7 +1,7 @@
 // The secrets tests' HTTPS server (tests/e2e/proxy.test.mjs), run inside a
 // network namespace the test makes: node tlsecho.mjs CERT KEY ADDR LOG
 // [GITROOT]. It listens on ADDR:443 (TLS, the test CA's certificate) and
-// ADDR:80 (plain), appends each request's host, path and Authorization and
+// ADDR:80 (plain), a TCP listener on ADDR:7000 answering "hi", appends each request's host, path and Authorization and
 // X-Api-Key headers to LOG as a JSON line, and answers:
 //   /echo-auth     the request's headers as JSON
 //   /token         the value of $TOKEN (to see it masked)
@@ -10,6 +10,7 @@
 //   anything else  "hello HOST"
 import https from 'node:https';
 import http from 'node:http';
+import net from 'node:net';
 import { spawn } from 'node:child_process';
 import { appendFileSync, readFileSync } from 'node:fs';
 
@@ -67,5 +68,7 @@ function handler(req, res) {
 }
 
 https.createServer({ cert: readFileSync(cert), key: readFileSync(key) }, handler).listen(443, addr, () => {
-  http.createServer(handler).listen(80, addr, () => console.log('listening'));
+  net.createServer((c) => c.end('hi\n')).listen(7000, addr, () => {
+    http.createServer(handler).listen(80, addr, () => console.log('listening'));
+  });
 });
