@@ -173,10 +173,10 @@ secrets_add_cmd(struct ctl *c)
 			    "an owner's name\n");
 			return 2;
 		}
-		if (!c->cfg->per_person)
-			fprintf(stderr, "sandboxctl: note: SANDBOX_SCOPE is "
-			    "shared: every key holder uses the one sandbox, so "
-			    "--owner does not keep the secret from the others\n");
+		fprintf(stderr, "sandboxctl: note: a secret of one owner is "
+		    "kept, masked in output, but not yet added to requests: "
+		    "the proxy tells sandboxes apart only by network address, "
+		    "which changes with each start (docs/secrets.md)\n");
 		snprintf(s.owner, sizeof(s.owner), "%s", owner);
 	}
 	if (basic != NULL) {

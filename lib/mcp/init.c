@@ -56,7 +56,10 @@ secrets_said(const struct config *cfg, struct db *db, const char *owner)
 		secrets_free(&ss);
 		return NULL;
 	}
-	for (i = 0; i < ss.n; i++)
+	for (i = 0; i < ss.n; i++) {
+		/* An owner's own secret is not injected yet (docs/secrets.md). */
+		if (ss.v[i].owner[0] != '\0')
+			continue;
 		fprintf(f, "- HTTPS requests to %s are authenticated for you "
 		    "(secret %s, as %s): the egress proxy adds the credential "
 		    "on the way out. Do not look for it in the sandbox: it is "
@@ -64,6 +67,7 @@ secrets_said(const struct config *cfg, struct db *db, const char *owner)
 		    "[secret %s].\n", ss.v[i].hosts, ss.v[i].name,
 		    ss.v[i].basic_user[0] != '\0' ? "HTTP Basic, e.g. git "
 		    "clone over https" : ss.v[i].header, ss.v[i].name);
+	}
 	secrets_free(&ss);
 	if (fclose(f) != 0) {
 		free(buf);

@@ -17,6 +17,7 @@
 
 #include "base/config.h"
 #include "base/crypto.h"
+#include "base/js.h"
 #include "base/secret.h"
 #include "sandbox/proxy.h"
 #include "sandbox/secrets.h"
@@ -346,6 +347,55 @@ proxy_write(const struct config *cfg, struct db *db, bool create,
 		    strerror(errno));
 	}
 	return 0;
+}
+
+/* The pid in squid.pid, or -1. */
+static long
+proxy_pid(const struct config *cfg)
+{
+	char		 path[4096], buf[32], *end;
+	ssize_t		 r;
+	long		 pid;
+	int		 fd;
+
+	snprintf(path, sizeof(path), "%s/squid.pid", cfg->proxy_dir);
+	if ((fd = open(path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW)) == -1)
+		return -1;
+	r = read(fd, buf, sizeof(buf) - 1);
+	close(fd);
+	if (r <= 0)
+		return -1;
+	buf[r] = '\0';
+	pid = strtol(buf, &end, 10);
+	if (pid <= 1 || (*end != '\n' && *end != '\0'))
+		return -1;
+	return pid;
+}
+
+struct json_object *
+proxy_status(const struct config *cfg, struct db *db)
+{
+	struct json_object	*o = json_object_new_object();
+	struct secrets		 ss;
+	struct stat		 st;
+	char			 path[4096];
+	long			 pid = proxy_pid(cfg);
+
+	js_set_str(o, "dir", cfg->proxy_dir);
+	js_set_int(o, "port", cfg->proxy_port);
+	js_set_bool(o, "running", pid > 0 &&
+	    (kill((pid_t)pid, 0) == 0 || errno == EPERM));
+	snprintf(path, sizeof(path), "%s/squid.conf", cfg->proxy_dir);
+	js_set_bool(o, "configured", stat(path, &st) == 0);
+	snprintf(path, sizeof(path), "%s/ca.pem", cfg->proxy_dir);
+	js_set_bool(o, "ca", stat(path, &st) == 0);
+	if (secrets_load(cfg, db, NULL, false, &ss, NULL) == 0) {
+		js_set_int(o, "secrets", (long long)ss.n);
+		secrets_free(&ss);
+	}
+	if (cfg->egress_hosts[0] != '\0')
+		js_set_str(o, "hosts", cfg->egress_hosts);
+	return o;
 }
 
 enum lookup_result

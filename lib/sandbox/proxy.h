@@ -66,6 +66,13 @@ int	proxy_ca_read(const struct config *, char *pem, size_t n,
 	    struct error *);
 
 /*
+ * The proxy's state for sandboxctl status: a new object with running (its
+ * pid alive), configured (squid.conf written), ca (ca.pem there), port,
+ * secrets (how many) and hosts (SANDBOX_EGRESS_HOSTS, when set).
+ */
+struct json_object *proxy_status(const struct config *, struct db *);
+
+/*
  * For sandboxctl after a secret is added or removed: proxy_write, then
  * proxy_reload (at once, no restart). Says what it did or why not on
  * stderr; 0 or -1.

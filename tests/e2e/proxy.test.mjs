@@ -17,7 +17,7 @@ import { join } from 'node:path';
 import { randomBytes } from 'node:crypto';
 import { startServer, TOP, waitFor } from './lib/server.mjs';
 import { connect, resultText } from './lib/client.mjs';
-import { netpolicy, ctl, testName, hostAddress, loAddresses, run } from './lib/hostile.mjs';
+import { netpolicy, ctl, testName, hostAddress, loAddresses, run, status } from './lib/hostile.mjs';
 
 const VALUE = `tok-${randomBytes(12).toString('hex')}`;
 const GIT_PASSWORD = `gitpw-${randomBytes(10).toString('hex')}`;
@@ -195,7 +195,11 @@ describe('egress proxy with secrets', () => {
       await sh(conn, 'curl -sS -k https://api.example.test/after-remove >/dev/null');
       return seen().filter((s) => s.path === '/after-remove').at(-1)?.authorization === null;
     }, { timeout: 15000, what: 'no header after the removal' });
+    assert.equal((await status(srv)).proxy.running, true);
     await stopProxy();
+    const st = await status(srv);
+    assert.equal(st.proxy.running, false);
+    assert.match(st.problems, /egress proxy not running/);
     r = await ctl(srv, ['secrets', 'add', 'GH', '--host', 'api.example.test'], { input: VALUE });
     assert.equal(r.code, 0, r.stderr);
     await startProxy();
