@@ -222,6 +222,8 @@ run: setup
 	  { echo "make run: fix the setting above (in .env or the environment)" >&2; exit 1; }
 	@containers/sandbox-disk.sh create --env-file .env || \
 	  echo "make run: /sandbox is bounded by the server's watchdog (SANDBOX_DISK_LIMIT)"
+	@if grep -Eq '^[[:space:]]*SANDBOX_PROXY[[:space:]]*=[[:space:]]*(1|true|yes|on)[[:space:]]*$$' .env; then \
+	  CS_SANDBOXCTL=$(CURDIR)/$(BUILD)/bin/sandboxctl containers/proxy.sh start --env-file $(CURDIR)/.env; fi
 	@tests/setup/serve.sh lighttpd
 
 # The tests start on the core image while the full one (with the toolset)

@@ -4,6 +4,7 @@
 #
 #   netpolicy.sh apply   [--env-file F] [--network NAME] [--policy P]
 #                        [--allow "CIDR ..."] [--dns "IP ..."]
+#                        [--proxy-port PORT | --no-proxy] [--hosts-only | --any-host]
 #   netpolicy.sh reapply     the rules again for every network applied
 #                            here (kept in /var/lib/code-sandbox/netpolicy;
 #                            after a host or dockerd restart: systemd unit
@@ -13,7 +14,15 @@
 #
 # Settings come from the arguments, else the env file (SANDBOX_EGRESS,
 # SANDBOX_NETWORK, SANDBOX_EGRESS_ALLOW, SANDBOX_DNS), else the defaults
-# (internet, code-sandbox, none, the host's resolvers).
+# (internet, code-sandbox, none, the host's resolvers). With SANDBOX_PROXY=1
+# (or --proxy-port), the egress proxy (containers/proxy.sh) listens on the
+# gateway at SANDBOX_PROXY_PORT (default 3129) and the two after it: those
+# three ports are the one host address the sandbox may reach, and TCP to
+# ports 80 and 443 anywhere is redirected to the proxy (nat chain
+# CSNAT-BRIDGE in PREROUTING), so ignoring proxy variables does not bypass
+# it. With SANDBOX_EGRESS_HOSTS set (or --hosts-only), nothing else leaves
+# the bridge: after DNS to the resolvers, every forwarded packet is
+# rejected (the proxy enforces the names).
 #
 # Policy "internet" (the default): the network "NAME" is a bridge named
 # cs-<10 hex of sha256(NAME)> with inter-container traffic off and no IPv6.
@@ -44,8 +53,8 @@ set -eu
 cmd=${1:-}
 [ $# -gt 0 ] && shift
 
-env_file= network= policy= allow= dns= keep_network=0
-set_network= set_policy= set_allow= set_dns=
+env_file= network= policy= allow= dns= keep_network=0 proxy_port=
+set_network= set_policy= set_allow= set_dns= set_proxy= hosts_only= set_hosts=
 while [ $# -gt 0 ]; do
 	case $1 in
 	--env-file) env_file=$2; shift 2 ;;
@@ -54,6 +63,10 @@ while [ $# -gt 0 ]; do
 	--allow) allow=$2; set_allow=1; shift 2 ;;
 	--dns) dns=$2; set_dns=1; shift 2 ;;
 	--keep-network) keep_network=1; shift ;;
+	--proxy-port) proxy_port=$2; set_proxy=1; shift 2 ;;
+	--no-proxy) proxy_port=; set_proxy=1; shift ;;
+	--hosts-only) hosts_only=1; set_hosts=1; shift ;;
+	--any-host) hosts_only=; set_hosts=1; shift ;;
 	*) echo "netpolicy: unknown argument $1" >&2; exit 2 ;;
 	esac
 done
@@ -73,6 +86,25 @@ setting() {
 [ -n "$set_dns" ] || dns=$(setting SANDBOX_DNS)
 network=${network:-code-sandbox}
 policy=${policy:-internet}
+if [ -z "$set_proxy" ]; then
+	case $(setting SANDBOX_PROXY) in
+	1|true|yes|on) proxy_port=$(setting SANDBOX_PROXY_PORT); proxy_port=${proxy_port:-3129} ;;
+	esac
+fi
+if [ -z "$set_hosts" ] && [ -n "$(setting SANDBOX_EGRESS_HOSTS)" ]; then
+	hosts_only=1
+fi
+if [ -n "$hosts_only" ] && [ -z "$proxy_port" ]; then
+	echo "netpolicy: SANDBOX_EGRESS_HOSTS needs the proxy (SANDBOX_PROXY=1 or --proxy-port)" >&2
+	exit 2
+fi
+case $proxy_port in
+'') ;;
+*[!0-9]*) echo "netpolicy: bad proxy port $proxy_port" >&2; exit 2 ;;
+*) if [ "$proxy_port" -lt 1 ] || [ "$proxy_port" -gt 65533 ]; then
+	echo "netpolicy: bad proxy port $proxy_port" >&2; exit 2
+   fi ;;
+esac
 
 case $network in
 *[!A-Za-z0-9_.-]*|''|[.-]*) echo "netpolicy: bad network name $network" >&2; exit 2 ;;
@@ -80,6 +112,7 @@ esac
 bridge=cs-$(printf %s "$network" | sha256sum | cut -c1-10)
 fwd=CSFWD-$bridge
 inp=CSIN-$bridge
+nat=CSNAT-$bridge
 tag=code-sandbox:$bridge
 # What apply last installed per network, for reapply.
 state=${CS_NETPOLICY_STATE:-/var/lib/code-sandbox/netpolicy}
@@ -149,6 +182,11 @@ rules() {
 				echo "-A $inp -d $r/32 -p $p --dport 53 -j RETURN"
 			done
 		done
+		# Names only: nothing else is forwarded (the proxy runs on the host).
+		if [ -n "$hosts_only" ]; then
+			echo "-A $fwd -p tcp -j REJECT --reject-with tcp-reset"
+			echo "-A $fwd -j REJECT --reject-with icmp-admin-prohibited"
+		fi
 		for a in $allow; do
 			valid_cidr "$a" || die "SANDBOX_EGRESS_ALLOW: $a is not an IPv4 address or CIDR"
 			echo "-A $fwd -d $a -j RETURN"
@@ -159,6 +197,9 @@ rules() {
 			echo "-A $fwd -d $b -j REJECT --reject-with icmp-admin-prohibited"
 		done
 		echo "-A $fwd -j RETURN"
+		if [ -n "$proxy_port" ]; then
+			echo "-A $inp -p tcp --dport $proxy_port:$((proxy_port + 2)) -j RETURN"
+		fi
 		echo "-A $inp -p tcp -j REJECT --reject-with tcp-reset"
 		echo "-A $inp -j REJECT --reject-with icmp-admin-prohibited"
 		echo COMMIT
@@ -169,6 +210,18 @@ rules() {
 	    ipt -I DOCKER-USER 1 -i "$bridge" -j "$fwd"
 	ipt -C INPUT -i "$bridge" -j "$inp" 2>/dev/null ||
 	    ipt -I INPUT 1 -i "$bridge" -j "$inp"
+	# HTTP and HTTPS to the proxy, whatever the sandbox asks for.
+	{
+		echo '*nat'
+		echo ":$nat - [0:0]"
+		if [ -n "$proxy_port" ]; then
+			echo "-A $nat -p tcp --dport 80 -j REDIRECT --to-ports $((proxy_port + 1))"
+			echo "-A $nat -p tcp --dport 443 -j REDIRECT --to-ports $((proxy_port + 2))"
+		fi
+		echo COMMIT
+	} | iptables-restore -w 10 --noflush
+	ipt -t nat -C PREROUTING -i "$bridge" -j "$nat" 2>/dev/null ||
+	    ipt -t nat -I PREROUTING 1 -i "$bridge" -j "$nat"
 	if command -v ip6tables >/dev/null 2>&1 && ip6 -n -L INPUT >/dev/null 2>&1; then
 		for ch in INPUT FORWARD; do
 			ip6 -C "$ch" -i "$bridge" -m comment --comment "$tag" -j REJECT 2>/dev/null ||
@@ -186,6 +239,11 @@ unrules() {
 			ipt -X "$ch"
 		fi
 	done
+	while ipt -t nat -D PREROUTING -i "$bridge" -j "$nat" 2>/dev/null; do :; done
+	if ipt -t nat -n -L "$nat" >/dev/null 2>&1; then
+		ipt -t nat -F "$nat"
+		ipt -t nat -X "$nat"
+	fi
 	if command -v ip6tables >/dev/null 2>&1; then
 		for ch in INPUT FORWARD; do
 			while ip6 -D "$ch" -i "$bridge" -m comment --comment "$tag" -j REJECT 2>/dev/null; do :; done
@@ -212,7 +270,7 @@ apply)
 		make_network
 		rules
 		mkdir -p "$state"
-		printf 'allow=%s\ndns=%s\n' "$allow" "$dns" >"$state/$network"
+		printf 'allow=%s\ndns=%s\nproxy=%s\nhosts=%s\n' "$allow" "$dns" "$proxy_port" "$hosts_only" >"$state/$network"
 		echo "netpolicy: rules for $network (bridge $bridge) in place"
 		;;
 	none|open)
@@ -226,7 +284,15 @@ reapply)
 		n=$(basename "$f")
 		a=$(sed -n 's/^allow=//p' "$f")
 		d=$(sed -n 's/^dns=//p' "$f")
-		"$0" apply --network "$n" --policy internet --allow "$a" --dns "$d"
+		p=$(sed -n 's/^proxy=//p' "$f")
+		h=$(sed -n 's/^hosts=//p' "$f")
+		if [ -n "$p" ] && [ -n "$h" ]; then
+			"$0" apply --network "$n" --policy internet --allow "$a" --dns "$d" --proxy-port "$p" --hosts-only
+		elif [ -n "$p" ]; then
+			"$0" apply --network "$n" --policy internet --allow "$a" --dns "$d" --proxy-port "$p" --any-host
+		else
+			"$0" apply --network "$n" --policy internet --allow "$a" --dns "$d" --no-proxy --any-host
+		fi
 	done
 	;;
 check)

@@ -17,6 +17,7 @@
 #include "base/clientaddr.h"
 #include "base/config.h"
 #include "base/envfile.h"
+#include "base/secret.h"
 #include "base/url.h"
 
 enum kind { K_STR, K_SECRET, K_URL, K_LONG, K_SIZE, K_CPUS, K_BOOL, K_PATH,
@@ -160,6 +161,20 @@ static const struct setting settings[] = {
 	  "Origin of preview links with a * for each link's id (https://*.preview.example.net): needs a wildcard DNS record and certificate, and a front routing those hosts to the preview program. Empty: http://ID.preview.localhost:PORT on a loopback server, no previews otherwise." },
 	{ "SANDBOX_PREVIEW_CONNECTIONS", K_LONG, "64", 1, 100000, OFF(preview_conns),
 	  "Most preview connections open at once per owner (a page loads its assets over several)." },
+	{ "SANDBOX_PROXY", K_BOOL, "0", 0, 1, OFF(proxy),
+	  "Send the sandbox's HTTP and HTTPS through the egress proxy (containers/proxy.sh; needed by secrets); internet policy only. The sandbox then trusts the proxy's CA." },
+	{ "SANDBOX_EGRESS_HOSTS", K_STR, "", 0, 4096, OFF(egress_hosts),
+	  "Host names the sandbox alone may reach (space-separated; *.example.com for example.com and its subdomains), over HTTP and HTTPS through the egress proxy; everything else is refused at once. Needs SANDBOX_EGRESS=internet and SANDBOX_PROXY=1. Empty: the internet policy as it is." },
+	{ "SANDBOX_SECRETS_KEY", K_PATH, "secrets.key", 1, PATH_MAX, OFF(secrets_key),
+	  "File of the 32-byte key the secrets' values are sealed with in the database (AES-256-GCM; made on first use, mode 600; relative to the env file's folder)." },
+	{ "SANDBOX_PROXY_DIR", K_PATH, "proxy", 1, PATH_MAX, OFF(proxy_dir),
+	  "Folder of the egress proxy's generated configuration, its CA and its state (containers/proxy.sh; mode 700; relative to the env file's folder)." },
+	{ "SANDBOX_PROXY_PORT", K_LONG, "3129", 1, 65535, OFF(proxy_port),
+	  "Port of the egress proxy on the sandbox network's gateway (the one host address the sandbox may reach)." },
+	{ "SANDBOX_PROXY_CA", K_PATH, "", 0, PATH_MAX, OFF(proxy_ca),
+	  "A PEM file of CAs the egress proxy trusts for upstream servers besides the system store (an internal CA); empty for the system store only." },
+	{ "SANDBOX_PROXY_HOSTS_FILE", K_PATH, "/etc/hosts", 1, PATH_MAX, OFF(proxy_hosts_file),
+	  "The hosts file the egress proxy's resolver reads before DNS." },
 };
 
 #define NSETTINGS (sizeof(settings) / sizeof(settings[0]))
@@ -360,6 +375,32 @@ check_egress(const struct config *c, struct error *err)
 	if (!valid_list(c->dns, false, bad, sizeof(bad)))
 		return error_set(err, "SANDBOX_DNS: %s is not an IPv4 address",
 		    bad);
+	if (c->egress_hosts[0] != '\0') {
+		char	 host[SECRET_HOST_MAX];
+		const char *p = c->egress_hosts;
+		size_t	 len;
+
+		if (strcmp(c->egress, "internet") != 0)
+			return error_set(err, "SANDBOX_EGRESS_HOSTS: only with "
+			    "SANDBOX_EGRESS=internet (with none there is no "
+			    "network, with open no filter to enforce it)");
+		if (!c->proxy)
+			return error_set(err, "SANDBOX_EGRESS_HOSTS: needs "
+			    "SANDBOX_PROXY=1 (the egress proxy enforces it)");
+		for (;;) {
+			p += strspn(p, " \t");
+			if (*p == '\0')
+				break;
+			len = strcspn(p, " \t");
+			if (len >= sizeof(host) || (memcpy(host, p, len),
+			    host[len] = '\0', !secret_host_valid(host, true)))
+				return error_set(err, "SANDBOX_EGRESS_HOSTS: %.80s "
+				    "is not a host name (lower case, or *.name "
+				    "for its subdomains; no address, no port)",
+				    len < sizeof(host) ? host : "a name");
+			p += len;
+		}
+	}
 	if (strspn(c->runtime, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRST"
 	    "UVWXYZ0123456789_.-") != strlen(c->runtime))
 		return error_set(err, "SANDBOX_RUNTIME: use letters, digits, "

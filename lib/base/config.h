@@ -84,6 +84,13 @@ struct config {
 	long		 terminal_link_ttl; /* TERMINAL_LINK_TTL, seconds */
 	char		*preview_url;	/* SANDBOX_PREVIEW_URL: a wildcard origin, or "" */
 	long		 preview_conns;	/* SANDBOX_PREVIEW_CONNECTIONS, open per owner */
+	bool		 proxy;		/* SANDBOX_PROXY */
+	char		*egress_hosts;	/* SANDBOX_EGRESS_HOSTS: names, space-separated, or "" */
+	char		*secrets_key;	/* SANDBOX_SECRETS_KEY: the key file, absolute */
+	char		*proxy_dir;	/* SANDBOX_PROXY_DIR: the proxy's files, absolute */
+	long		 proxy_port;	/* SANDBOX_PROXY_PORT */
+	char		*proxy_ca;	/* SANDBOX_PROXY_CA: extra upstream CAs, or "" */
+	char		*proxy_hosts_file; /* SANDBOX_PROXY_HOSTS_FILE */
 };
 
 /*

@@ -1,4 +1,5 @@
 /* crypto.c: see crypto.h. The only file that includes OpenSSL headers. */
+#include <limits.h>
 #include <pthread.h>
 #include <string.h>
 
@@ -215,4 +216,63 @@ long
 crypto_b64_decode(const char *in, size_t len, void *out, size_t outsz)
 {
 	return b64_decode(b64std, in, len, out, outsz, 1);
+}
+
+#define GCM_NONCE	12
+#define GCM_TAG		16
+
+long
+crypto_seal(const uint8_t key[CRYPTO_SEAL_KEY], const void *ad, size_t adlen,
+    const void *in, size_t n, void *out, size_t outsz)
+{
+	EVP_CIPHER_CTX	*x;
+	unsigned char	*o = out;
+	int		 len, fin;
+	long		 rc = -1;
+
+	if (n > INT_MAX - CRYPTO_SEAL_OVERHEAD || adlen > INT_MAX ||
+	    outsz < n + CRYPTO_SEAL_OVERHEAD)
+		return -1;
+	if (RAND_bytes(o, GCM_NONCE) != 1 || (x = EVP_CIPHER_CTX_new()) == NULL)
+		return -1;
+	if (EVP_EncryptInit_ex(x, EVP_aes_256_gcm(), NULL, key, o) == 1 &&
+	    (adlen == 0 ||
+	     EVP_EncryptUpdate(x, NULL, &len, ad, (int)adlen) == 1) &&
+	    EVP_EncryptUpdate(x, o + GCM_NONCE, &len, in, (int)n) == 1 &&
+	    EVP_EncryptFinal_ex(x, o + GCM_NONCE + len, &fin) == 1 &&
+	    EVP_CIPHER_CTX_ctrl(x, EVP_CTRL_GCM_GET_TAG, GCM_TAG,
+	    o + GCM_NONCE + len + fin) == 1)
+		rc = GCM_NONCE + len + fin + GCM_TAG;
+	EVP_CIPHER_CTX_free(x);
+	return rc;
+}
+
+long
+crypto_open(const uint8_t key[CRYPTO_SEAL_KEY], const void *ad, size_t adlen,
+    const void *in, size_t n, void *out, size_t outsz)
+{
+	EVP_CIPHER_CTX		*x;
+	const unsigned char	*p = in;
+	unsigned char		 tag[GCM_TAG];
+	int			 len, fin;
+	long			 rc = -1;
+
+	if (n < CRYPTO_SEAL_OVERHEAD || n > INT_MAX || adlen > INT_MAX ||
+	    outsz < n - CRYPTO_SEAL_OVERHEAD)
+		return -1;
+	memcpy(tag, p + n - GCM_TAG, GCM_TAG);
+	if ((x = EVP_CIPHER_CTX_new()) == NULL)
+		return -1;
+	if (EVP_DecryptInit_ex(x, EVP_aes_256_gcm(), NULL, key, p) == 1 &&
+	    (adlen == 0 ||
+	     EVP_DecryptUpdate(x, NULL, &len, ad, (int)adlen) == 1) &&
+	    EVP_DecryptUpdate(x, out, &len,
+	    p + GCM_NONCE, (int)(n - CRYPTO_SEAL_OVERHEAD)) == 1 &&
+	    EVP_CIPHER_CTX_ctrl(x, EVP_CTRL_GCM_SET_TAG, GCM_TAG, tag) == 1 &&
+	    EVP_DecryptFinal_ex(x, (unsigned char *)out + len, &fin) == 1)
+		rc = len + fin;
+	else
+		OPENSSL_cleanse(out, n - CRYPTO_SEAL_OVERHEAD);
+	EVP_CIPHER_CTX_free(x);
+	return rc;
 }

@@ -54,4 +54,20 @@ size_t	crypto_b64_encode(const void *in, size_t n, char *out);
 /* Decode standard base64 (with padding). Same returns. */
 long	crypto_b64_decode(const char *in, size_t len, void *out, size_t outsz);
 
+/*
+ * Authenticated encryption (AES-256-GCM) of n bytes under a 32-byte key,
+ * bound to the additional data ad (adlen bytes, not encrypted). The sealed
+ * form is a 12-byte random nonce, the ciphertext and the 16-byte tag:
+ * CRYPTO_SEAL_OVERHEAD bytes more than the plaintext. crypto_seal writes it
+ * into out (outsz bytes) and returns its length, or -1. crypto_open checks
+ * and decrypts; it returns the plaintext's length, or -1 when the key, the
+ * additional data or any byte is not the one sealed (nothing written then).
+ */
+#define CRYPTO_SEAL_KEY		32
+#define CRYPTO_SEAL_OVERHEAD	(12 + 16)
+long	crypto_seal(const uint8_t key[CRYPTO_SEAL_KEY], const void *ad,
+	    size_t adlen, const void *in, size_t n, void *out, size_t outsz);
+long	crypto_open(const uint8_t key[CRYPTO_SEAL_KEY], const void *ad,
+	    size_t adlen, const void *in, size_t n, void *out, size_t outsz);
+
 #endif

@@ -57,6 +57,10 @@ static const struct command {
 	    ctl_signins_unblock, NULL, NULL },
 	{ "terminals", "terminal", "terminals", false, false, NULL,
 	    ctl_terminals_list, ctl_terminals_close },
+	{ "secrets", "secret", "secrets", true, false, ctl_secrets, NULL,
+	    NULL },
+	{ "proxy-config", "secret", "secrets", false, false, ctl_proxy_config,
+	    NULL, NULL },
 	{ NULL, NULL, NULL, false, false, NULL, NULL, NULL }
 };
 
@@ -80,6 +84,10 @@ ctl_usage(FILE *f)
 	    "  signins [--limit N]          sign-in attempts, newest first\n"
 	    "  unblock [ADDRESS]            lift the wrong-key wait (all, or one address)\n"
 	    "  terminals list [--limit N] | terminals close TERMINAL_ID\n"
+	    "  secrets list | secrets remove NAME |\n"
+	    "      secrets add NAME --host HOST[,HOST...] [--owner OWNER]\n"
+	    "      [--header 'X-Api-Key: {}' | --basic USER]  (value on stdin)\n"
+	    "  proxy-config                 write the egress proxy's configuration\n"
 	    "settings: -e FILE, else $SANDBOX_ENV_FILE, else " SYSCONF_ENV_FILE "\n"
 	    "when installed (run from an sbin folder), else ./.env\n"
 	    "status exits 1 when the engine, the image or the database is not "

@@ -126,6 +126,8 @@ int	ctl_sandboxes(struct ctl *);		/* sandboxes.c */
 int	ctl_sandboxes_recreate(struct ctl *);
 int	ctl_signins_list(struct ctl *);		/* signins.c */
 int	ctl_signins_unblock(struct ctl *);
+int	ctl_secrets(struct ctl *);		/* secrets.c */
+int	ctl_proxy_config(struct ctl *);		/* proxy.c */
 
 /* The sandboxes per person (sandboxes_list's array, or NULL), for people. */
 void	ctl_sandboxes_show(struct json_object *arr);

@@ -12,6 +12,7 @@
 #include "base/js.h"
 #include "ctl/ctl.h"
 #include "ctl/extern.h"
+#include "sandbox/proxy.h"
 #include "sandbox/sandbox.h"
 #include "sandbox/sandboxes.h"
 
@@ -110,6 +111,9 @@ status_problems(struct ctl *c, struct json_object *st, char *broken, size_t n)
 	o = js_get(eg, "canary", json_type_object);
 	if (js_bool(o, "ok", &yes) == 0 && !yes)
 		problem(broken, n, "egress policy not in force");
+	o = js_get(st, "proxy", json_type_object);
+	if (o != NULL && js_bool(o, "running", &yes) == 0 && !yes)
+		problem(broken, n, "egress proxy not running");
 	v = js_str(js_get(st, "spec", json_type_object), "verdict");
 	if (v != NULL && strncmp(v, "refused", 7) == 0)
 		problem(broken, n, "container not as configured");
@@ -305,6 +309,24 @@ show_database(struct ctl *c, struct json_object *dbo)
 		printf("  cleanup  never ran\n");
 }
 
+/* The egress proxy (SANDBOX_PROXY), for people. */
+static void
+show_proxy(struct json_object *p)
+{
+	bool	 running = false, ca = false;
+
+	if (p == NULL)
+		return;
+	js_bool(p, "running", &running);
+	js_bool(p, "ca", &ca);
+	printf("proxy      %s on port %lld, %lld secret(s), CA %s%s%s\n",
+	    running ? "running" : "NOT RUNNING (containers/proxy.sh, "
+	    "code-sandbox-proxy.service)", ctl_show_int(p, "port"),
+	    ctl_show_int(p, "secrets"), ca ? "made" : "missing",
+	    js_str(p, "hosts") != NULL ? ", only hosts: " : "",
+	    js_str(p, "hosts") != NULL ? js_str(p, "hosts") : "");
+}
+
 int
 ctl_status(struct ctl *c)
 {
@@ -322,6 +344,8 @@ ctl_status(struct ctl *c)
 	js_set_str(st, "env_file", c->cfg->env_file);
 	js_set_str(st, "public_url", c->cfg->public_url);
 	status_database(c, st);
+	if (c->cfg->proxy)
+		js_set(st, "proxy", proxy_status(c->cfg, c->db));
 	status_problems(c, st, broken, sizeof(broken));
 	js_set_bool(st, "healthy", broken[0] == '\0');
 	if (broken[0] != '\0')
@@ -334,6 +358,7 @@ ctl_status(struct ctl *c)
 	show_sandbox(c, st);
 	show_guard(st);
 	show_database(c, js_get(st, "database", json_type_object));
+	show_proxy(js_get(st, "proxy", json_type_object));
 	if (broken[0] != '\0')
 		printf("status     BROKEN: %s\n", broken);
 	else

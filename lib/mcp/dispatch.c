@@ -61,7 +61,8 @@ m_discover(struct mcp_call *c, const struct mcp_msg *m)
 	js_set(ext, MCP_TASKS_EXTENSION, json_object_new_object());
 	js_set(caps, "extensions", ext);
 	js_set(r, "capabilities", caps);
-	if ((text = mcp_instructions(c->cfg, m->era, auth_owner(c->who))) != NULL)
+	if ((text = mcp_instructions(c->cfg, c->db, m->era,
+	    auth_owner(c->who))) != NULL)
 		js_set_str(r, "instructions", text);
 	free(text);
 	return mcp_reply(m, r);

@@ -110,16 +110,18 @@ int		 mcp_http_status(const struct mcp_era *, struct json_object *response);
 /* A new serverInfo object. */
 struct json_object *mcp_server_info(void);
 /*
- * The instructions for an era, naming owner (may be NULL) when signed in.
- * A new string the caller frees, or NULL when out of memory.
+ * The instructions for an era, naming owner (may be NULL) when signed in,
+ * and the secrets (names and hosts, never values) its sandbox's requests
+ * carry (db may be NULL: none named). A new string the caller frees, or
+ * NULL when out of memory.
  */
-char		*mcp_instructions(const struct config *, const struct mcp_era *,
-		    const char *owner);
+char		*mcp_instructions(const struct config *, struct db *,
+		    const struct mcp_era *, const char *owner);
 /*
  * The result of initialize for a client asking for `requested`
  * (spec 2025-11-25: lifecycle "Initialization"). A new object.
  */
-struct json_object *mcp_initialize_result(const struct config *,
+struct json_object *mcp_initialize_result(const struct config *, struct db *,
 		    const char *requested, const char *owner);
 
 /* dispatch.c */

@@ -10,6 +10,7 @@
 #include "base/js.h"
 #include "mcp/extern.h"
 #include "oauth/owners.h"
+#include "sandbox/secrets.h"
 
 static const char instructions_head[] =
     "This server gives you a persistent Linux sandbox: one long-lived Docker "
@@ -33,12 +34,54 @@ static const char instructions_tail[] =
  * after sign-in, never on the sign-in page (which must not tell a guesser
  * whose key they hold).
  */
+/*
+ * The secrets owner's sandbox has, for the model: "- Requests to HOSTS
+ * are authenticated for you (secret NAME) ..." per secret, or NULL (none,
+ * or they cannot be read: then nothing is said).
+ */
+static char *
+secrets_said(const struct config *cfg, struct db *db, const char *owner)
+{
+	struct secrets	 ss;
+	struct error	 err;
+	FILE		*f;
+	char		*buf = NULL;
+	size_t		 len = 0, i;
+
+	if (db == NULL || !cfg->proxy ||
+	    secrets_load(cfg, db, cfg->per_person ? owner : NULL, false, &ss,
+	    &err) == -1)
+		return NULL;
+	if (ss.n == 0 || (f = open_memstream(&buf, &len)) == NULL) {
+		secrets_free(&ss);
+		return NULL;
+	}
+	for (i = 0; i < ss.n; i++) {
+		/* An owner's own secret is not injected yet (docs/secrets.md). */
+		if (ss.v[i].owner[0] != '\0')
+			continue;
+		fprintf(f, "- HTTPS requests to %s are authenticated for you "
+		    "(secret %s, as %s): the egress proxy adds the credential "
+		    "on the way out. Do not look for it in the sandbox: it is "
+		    "not there, and output that would show it is masked as "
+		    "[secret %s].\n", ss.v[i].hosts, ss.v[i].name,
+		    ss.v[i].basic_user[0] != '\0' ? "HTTP Basic, e.g. git "
+		    "clone over https" : ss.v[i].header, ss.v[i].name);
+	}
+	secrets_free(&ss);
+	if (fclose(f) != 0) {
+		free(buf);
+		return NULL;
+	}
+	return buf;
+}
+
 char *
-mcp_instructions(const struct config *cfg, const struct mcp_era *era,
-    const char *owner)
+mcp_instructions(const struct config *cfg, struct db *db,
+    const struct mcp_era *era, const char *owner)
 {
 	char		 who[OWNER_MAX + 256] = "";
-	char		*s;
+	char		*s, *sec;
 	size_t		 n;
 
 	if (owner != NULL)
@@ -48,12 +91,17 @@ mcp_instructions(const struct config *cfg, const struct mcp_era *era,
 		    cfg->per_person ? " This sandbox is yours alone; it stops "
 		    "when idle and starts again, with its files and packages, "
 		    "on the next call." : "");
+	sec = owner != NULL ? secrets_said(cfg, db, owner) : NULL;
 	n = sizeof(instructions_head) + strlen(era->interrupted) +
-	    sizeof(instructions_tail) + strlen(who) + 1;
-	if ((s = malloc(n)) == NULL)
+	    sizeof(instructions_tail) + strlen(who) +
+	    (sec != NULL ? strlen(sec) : 0) + 1;
+	if ((s = malloc(n)) == NULL) {
+		free(sec);
 		return NULL;
-	snprintf(s, n, "%s%s\n%s%s", instructions_head, era->interrupted,
-	    instructions_tail, who);
+	}
+	snprintf(s, n, "%s%s\n%s%s%s", instructions_head, era->interrupted,
+	    instructions_tail, who, sec != NULL ? sec : "");
+	free(sec);
 	return s;
 }
 
@@ -69,8 +117,8 @@ mcp_server_info(void)
 }
 
 struct json_object *
-mcp_initialize_result(const struct config *cfg, const char *requested,
-    const char *owner)
+mcp_initialize_result(const struct config *cfg, struct db *db,
+    const char *requested, const char *owner)
 {
 	struct json_object	*r = json_object_new_object(), *caps, *t;
 	char			*text;
@@ -82,7 +130,7 @@ mcp_initialize_result(const struct config *cfg, const char *requested,
 	js_set(caps, "tools", t);
 	js_set(r, "capabilities", caps);
 	js_set(r, "serverInfo", mcp_server_info());
-	if ((text = mcp_instructions(cfg, &mcp_era_2025, owner)) != NULL)
+	if ((text = mcp_instructions(cfg, db, &mcp_era_2025, owner)) != NULL)
 		js_set_str(r, "instructions", text);
 	free(text);
 	return r;

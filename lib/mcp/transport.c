@@ -157,7 +157,7 @@ do_initialize(const struct post *p, struct json_object *msg)
 		answer_error(p->r, id, "initialize", &err);
 		return;
 	}
-	res = mcp_result(id, mcp_initialize_result(p->cfg, requested,
+	res = mcp_result(id, mcp_initialize_result(p->cfg, p->db, requested,
 	    auth_owner(p->who)));
 	if ((st = sse_new(p->r, p->json_ok, p->sse_ok)) != NULL) {
 		sse_header(st, "Mcp-Session-Id", sid);

@@ -24,7 +24,9 @@
 #include "oauth/owners.h"
 #include "runs/result.h"
 #include "runs/runs.h"
+#include "base/secret.h"
 #include "sandbox/sandbox.h"
+#include "sandbox/secrets.h"
 #include "store/db.h"
 #include "store/db_runs.h"
 
@@ -93,6 +95,7 @@ runs_collect(struct db *db, struct sandbox *sb, const char *run_id)
 {
 	struct exec_result	 res;
 	struct json_object	*out;
+	struct mask		*mask = NULL;
 	struct info		 in;
 	struct error		 err;
 	char			 cid[SANDBOX_IDENT_MAX];
@@ -178,8 +181,14 @@ runs_collect(struct db *db, struct sandbox *sb, const char *run_id)
 		res.timed_out = false;
 	if (in.cancel && res.exit_code == 137)
 		res.killed = true;
-	if ((out = result_exec(&res, (long)in.timeout, run_id,
-	    &state)) == NULL) {
+	if (secrets_mask_load(sandbox_config(sb), db, &mask, &err) == -1) {
+		log_warn("run %s: cannot collect: %s", run_id, err.msg);
+		exec_result_free(&res);
+		return RUN_COLLECT_FAILED;
+	}
+	out = result_exec(&res, (long)in.timeout, run_id, mask, &state);
+	mask_free(mask);
+	if (out == NULL) {
 		exec_result_free(&res);
 		return RUN_COLLECT_FAILED;
 	}

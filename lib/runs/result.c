@@ -2,10 +2,12 @@
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include <json-c/json.h>
 
 #include "base/js.h"
+#include "base/secret.h"
 #include "runs/result.h"
 #include "sandbox/sandbox.h"
 
@@ -110,11 +112,33 @@ render(const struct exec_result *r, long timeout, const char *run_id)
 
 
 struct json_object *
-result_exec(const struct exec_result *res, long timeout,
-    const char *run_id, const char **state)
+result_exec(const struct exec_result *in, long timeout,
+    const char *run_id, const struct mask *mask, const char **state)
 {
 	struct json_object	*sc, *out;
-	char			*text;
+	struct exec_result	 copy;
+	const struct exec_result *res = in;
+	char			*text, *o = NULL, *e = NULL, *nt = NULL;
+
+	/* The secrets' values masked before anything is kept or sent. */
+	if (mask_count(mask) > 0) {
+		copy = *in;
+		if ((o = mask_apply(mask, in->out.text, in->out.len,
+		    &copy.out.len)) == NULL ||
+		    (e = mask_apply(mask, in->err.text, in->err.len,
+		    &copy.err.len)) == NULL ||
+		    (in->notice != NULL && (nt = mask_apply(mask, in->notice,
+		    strlen(in->notice), &(size_t){ 0 })) == NULL)) {
+			free(o);
+			free(e);
+			return NULL;
+		}
+		copy.out.text = o;
+		copy.err.text = e;
+		if (nt != NULL)
+			copy.notice = nt;
+		res = &copy;
+	}
 
 	sc = json_object_new_object();
 	js_set_str(sc, "run_id", run_id);
@@ -132,11 +156,17 @@ result_exec(const struct exec_result *res, long timeout,
 		js_set_str(sc, "notice", res->notice);
 	if ((text = render(res, timeout, run_id)) == NULL) {
 		json_object_put(sc);
+		free(o);
+		free(e);
+		free(nt);
 		return NULL;
 	}
 	out = result_new(text, sc, res->timed_out || res->detached ||
 	    res->killed || res->with_container || res->disk_stopped);
 	free(text);
+	free(o);
+	free(e);
+	free(nt);
 	*state = res->detached ? "detached" : res->killed ? "cancel" :
 	    res->timed_out ? "timeout" : "exit";
 	return out;

@@ -11,6 +11,7 @@
 
 struct exec_result;
 struct json_object;
+struct mask;
 
 /* A CallToolResult with one text block, structuredContent (taken, may be NULL) and isError. */
 struct json_object	*result_new(const char *text, struct json_object *structured,
@@ -23,10 +24,12 @@ struct json_object	*result_error(const char *fmt, ...)
 /*
  * The CallToolResult of a finished command, and the run table's state for
  * it ("exit", "timeout", "cancel", "detached"): what execute returns, and
- * what is stored when a run is collected later (runs_collect). NULL when
- * out of memory.
+ * what is stored when a run is collected later (runs_collect). Every
+ * secret's value in the output or the notice is masked first (mask, may
+ * be NULL; base/secret.h). NULL when out of memory.
  */
 struct json_object	*result_exec(const struct exec_result *,
-			    long timeout, const char *run_id, const char **state);
+			    long timeout, const char *run_id,
+			    const struct mask *mask, const char **state);
 
 #endif

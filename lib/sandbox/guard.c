@@ -21,6 +21,7 @@
 #include "sandbox/extern.h"
 #include "sandbox/guard.h"
 #include "sandbox/netpolicy.h"
+#include "sandbox/proxy.h"
 #include "sandbox/sandbox.h"
 #include "sandbox/scripts.h"
 
@@ -40,6 +41,8 @@
  */
 #define FRESH_MS		2000
 static pthread_mutex_t	 canary_mu = PTHREAD_MUTEX_INITIALIZER; /* one canary at a time */
+static pthread_mutex_t	 gw_mu = PTHREAD_MUTEX_INITIALIZER;
+static char		 gw_last[16];	/* the network's gateway, gw_mu */
 
 int
 guard_identity(const char *container, char *id, char *started)
@@ -223,6 +226,36 @@ status_network(struct docker *d, const struct cspec *cs, struct json_object *eg)
 }
 
 /*
+ * The egress proxy's CA into the container's store (SCRIPT_PROXY_CA), at
+ * each canary: a new or recreated container gets it before its first
+ * command. A failure is logged; HTTPS to the secrets' hosts then fails in
+ * the sandbox (the proxy's certificate is not trusted), nothing else.
+ */
+static void
+install_ca(struct sandbox *sb)
+{
+	char		 pem[PROXY_CA_MAX], out[64];
+	const char	*args[2];
+	struct error	 e;
+	int		 code;
+
+	if (proxy_ca_read(sb->cfg, pem, sizeof(pem), &e) == -1) {
+		log_warn("proxy CA for container %s: %s", sb->container, e.msg);
+		return;
+	}
+	args[0] = pem;
+	args[1] = NULL;
+	if (sandbox_script(sb, SCRIPT_PROXY_CA, args, out, sizeof(out), NULL,
+	    NULL, GUARD_SCRIPT_DEADLINE_S, &code, &e) == -1)
+		log_warn("proxy CA for container %s: %s", sb->container, e.msg);
+	else if (code != 0)
+		log_warn("proxy CA for container %s: could not be installed "
+		    "(exit %d)", sb->container, code);
+	else if (strncmp(out, "installed", 9) == 0)
+		log_info("proxy CA installed in container %s", sb->container);
+}
+
+/*
  * Run the canary now: 1 when the policy holds, 0 when it does not, -1 when
  * the canary could not run (the engine's error in detail).
  */
@@ -243,6 +276,11 @@ run_canary(struct sandbox *sb, const struct cspec *cs, struct json_object *c,
 			    "network %s", cspec_network(cs));
 			return 0;
 		}
+	}
+	if (gw[0] != '\0') {
+		pthread_mutex_lock(&gw_mu);
+		memcpy(gw_last, gw, sizeof(gw_last));
+		pthread_mutex_unlock(&gw_mu);
 	}
 	args[0] = netpolicy_name(cspec_egress(cs));
 	args[1] = gw;
@@ -276,7 +314,12 @@ run_canary(struct sandbox *sb, const struct cspec *cs, struct json_object *c,
 		snprintf(detail, n, "the canary could not run: %.150s", e.msg);
 		return -1;
 	}
-	return netpolicy_canary_parse(out, detail, n) ? 1 : 0;
+	if (!netpolicy_canary_parse(out, detail, n))
+		return 0;
+	if (sb->cfg != NULL && sb->cfg->proxy &&
+	    cspec_egress(cs) == EGRESS_INTERNET)
+		install_ca(sb);
+	return 1;
 }
 
 static int
@@ -857,4 +900,16 @@ guard_status(struct sandbox *sb, struct docker *d, const struct cspec *cs,
 	}
 out:
 	json_object_put(c);
+}
+
+int
+guard_gateway(char gw[16])
+{
+	int	 rc;
+
+	pthread_mutex_lock(&gw_mu);
+	memcpy(gw, gw_last, 16);
+	rc = gw[0] != '\0' ? 0 : -1;
+	pthread_mutex_unlock(&gw_mu);
+	return rc;
 }

@@ -116,4 +116,11 @@ void	guard_shutdown(void);
  */
 int	guard_identity(const char *container, char *id, char *started);
 
+/*
+ * The sandbox network's gateway as the last canary of this process found
+ * it (where the egress proxy listens), into gw (16 bytes): 0, or -1 when
+ * no canary has found one yet.
+ */
+int	guard_gateway(char gw[16]);
+
 #endif

@@ -23,6 +23,7 @@
 #include "engine/docker.h"
 #include "sandbox/cspec.h"
 #include "sandbox/extern.h"
+#include "sandbox/guard.h"
 #include "sandbox/sandbox.h"
 
 #define HASH_DIGITS	12	/* 48 bits: no two owners of a server collide */
@@ -200,6 +201,27 @@ static const char *const EXEC_ENV[] = {
 	"PIP_BREAK_SYSTEM_PACKAGES=1", NULL
 };
 
+/*
+ * With the egress proxy (SANDBOX_PROXY): the system store, which holds the
+ * proxy's CA (SCRIPT_PROXY_CA), for the tools that keep their own.
+ */
+static const char *const EXEC_ENV_PROXY[] = {
+	"SSL_CERT_FILE=/etc/ssl/certs/ca-certificates.crt",
+	"REQUESTS_CA_BUNDLE=/etc/ssl/certs/ca-certificates.crt",
+	"PIP_CERT=/etc/ssl/certs/ca-certificates.crt",
+	"NODE_EXTRA_CA_CERTS=/etc/ssl/certs/ca-certificates.crt",
+	"NPM_CONFIG_CAFILE=/etc/ssl/certs/ca-certificates.crt",
+	"GIT_SSL_CAINFO=/etc/ssl/certs/ca-certificates.crt",
+	"no_proxy=localhost,127.0.0.1,::1", "NO_PROXY=localhost,127.0.0.1,::1",
+	NULL
+};
+
+const struct config *
+sandbox_config(const struct sandbox *sb)
+{
+	return sb->cfg;
+}
+
 /* An exec id from the engine: hex digits only. */
 static bool
 valid_exec_id(const char *s)
@@ -226,8 +248,29 @@ sandbox_exec_create(struct sandbox *sb, struct json_object *cmd, int how,
 	js_set_bool(body, "Tty", false);
 	js_set(body, "Cmd", json_object_get(cmd));
 	js_set_str(body, "WorkingDir", "/sandbox");
-	if (how != EXEC_ENV_NONE)
-		js_set(body, "Env", sandbox_str_array(EXEC_ENV));
+	if (how != EXEC_ENV_NONE) {
+		struct json_object *env = sandbox_str_array(EXEC_ENV);
+		size_t		    i;
+
+		char		    gw[16], v[96];
+		static const char *const names[] = { "http_proxy",
+		    "https_proxy", "HTTP_PROXY", "HTTPS_PROXY", NULL };
+
+		if (sb->cfg != NULL && sb->cfg->proxy) {
+			for (i = 0; EXEC_ENV_PROXY[i] != NULL; i++)
+				json_object_array_add(env,
+				    json_object_new_string(EXEC_ENV_PROXY[i]));
+			/* The proxy by name: it resolves, the rules apply. */
+			for (i = 0; guard_gateway(gw) == 0 && names[i] != NULL;
+			    i++) {
+				snprintf(v, sizeof(v), "%s=http://%s:%ld",
+				    names[i], gw, sb->cfg->proxy_port);
+				json_object_array_add(env,
+				    json_object_new_string(v));
+			}
+		}
+		js_set(body, "Env", env);
+	}
 	/* 404/409: no such container, or it is stopped, paused, restarting. */
 	if (sandbox_call(sb, "POST", body, ok, &resp, "cannot run a command",
 	    err, "/containers/%s/exec", sb->container) == -1)

@@ -92,6 +92,9 @@ struct exec_result {
  * SANDBOX_SCOPE=person each owner has their own container and volume
  * (sandboxes_names); in shared scope every owner gets the shared names.
  */
+/* The settings a handle was opened with. */
+const struct config *sandbox_config(const struct sandbox *);
+
 int	sandbox_open(const struct config *, const char *owner, struct sandbox **,
 	    struct error *);
 void	sandbox_close(struct sandbox *);

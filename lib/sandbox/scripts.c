@@ -247,6 +247,23 @@ const char SCRIPT_UPLOAD_DISCARD[] = "rm -rf -- \"$1/$2\"\n";
  * (netpolicy_canary_parse) and is only the container's report of the
  * policy, next to the host's own check of the rules.
  */
+const char SCRIPT_PROXY_CA[] =
+    "f=/usr/local/share/ca-certificates/code-sandbox-proxy.crt\n"
+    "b=/etc/ssl/certs/ca-certificates.crt\n"
+    "line=$(printf '%s\\n' \"$1\" | tail -n 2 | head -n 1)\n"
+    "if [ -f \"$f\" ] && [ \"$(cat \"$f\")\" = \"$1\" ] && grep -qxF -- \"$line\" \"$b\" 2>/dev/null; then\n"
+    "  echo same; exit 0\n"
+    "fi\n"
+    "mkdir -p /usr/local/share/ca-certificates /etc/ssl/certs || exit 1\n"
+    "printf '%s\\n' \"$1\" > \"$f.tmp\" && mv -f \"$f.tmp\" \"$f\" || exit 1\n"
+    /* The bundle and the hashed folder, as update-ca-certificates would. */
+    "grep -qxF -- \"$line\" \"$b\" 2>/dev/null || cat \"$f\" >> \"$b\" || exit 1\n"
+    "if command -v openssl >/dev/null 2>&1; then\n"
+    "  h=$(openssl x509 -hash -noout -in \"$f\" 2>/dev/null) &&\n"
+    "    ln -sfn \"$f\" \"/etc/ssl/certs/$h.0\"\n"
+    "fi\n"
+    "echo installed\n";
+
 const char SCRIPT_CANARY[] =
     "if [ \"$1\" = none ]; then\n"
     "  for i in /sys/class/net/*; do\n"

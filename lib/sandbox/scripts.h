@@ -26,6 +26,15 @@ extern const char SCRIPT_USAGE[];
  */
 extern const char SCRIPT_CANARY[];
 
+/*
+ * The egress proxy's CA (sandbox/guard.c, with the canary), $1 its PEM
+ * text: put in the system store (the local certificates folder, the
+ * bundle and the hashed folder, as update-ca-certificates would, without
+ * its time) unless the same is there already. Prints
+ * "same" or "installed"; exit status not 0 when it could not.
+ */
+extern const char SCRIPT_PROXY_CA[];
+
 /* The clean-up pass over /sandbox (ops/cleanup.c). */
 extern const char SCRIPT_CLEANUP[];
 

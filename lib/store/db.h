@@ -238,6 +238,12 @@ enum db_stmt {
 	STMT_COUNT_PREVIEWS,	/* now -> active links, open connections */
 	STMT_PREVIEW_SEEN,	/* now: a preview program runs */
 	STMT_PREVIEW_SEEN_GET,	/* -> when one last said so */
+	/* secrets (sql/022-secrets.sql) */
+	STMT_SECRET_ADD,	/* name, hosts, owner, header, template, basic_user,
+				   sealed, now */
+	STMT_SECRET_DELETE,	/* name */
+	STMT_SECRET_LIST,	/* -> name, hosts, owner, header, template,
+				   basic_user, sealed, created (by name) */
 	STMT__MAX
 };
 

@@ -30,6 +30,7 @@ extern const struct db_sql db_sql_links[];
 extern const struct db_sql db_sql_sandbox[];
 extern const struct db_sql db_sql_ops[];
 extern const struct db_sql db_sql_terms[];
+extern const struct db_sql db_sql_secrets[];
 
 /* How db_row_json shows a column. */
 enum db_col_kind {

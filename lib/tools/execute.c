@@ -18,6 +18,7 @@
 #include "base/js.h"
 #include "base/log.h"
 #include "base/output.h"
+#include "base/secret.h"
 #include "http/http.h"
 #include "oauth/auth.h"
 #include "runs/result.h"
@@ -25,6 +26,7 @@
 #include "runs/tasks.h"
 #include "sandbox/pace.h"
 #include "sandbox/sandbox.h"
+#include "sandbox/secrets.h"
 #include "tools/tools.h"
 
 #define COMMAND_MAX	(256 * 1024)
@@ -169,6 +171,7 @@ struct watch {
 	bool		 cancel_seen;
 	bool		 handed;		/* answered with a task or handle */
 	bool		 dropped;		/* 2026: the client closed the stream: cancelled */
+	struct mask	*mask;			/* the secrets' values, or NULL */
 };
 
 static char	*recent_lines(const struct watch *);
@@ -231,6 +234,24 @@ recent_lines(const struct watch *w)
 			break;
 	if (end - start > PROGRESS_MESSAGE_MAX)
 		start = end - PROGRESS_MESSAGE_MAX;
+	/*
+	 * Masked: a value cut at the window's start can leave a piece, so a
+	 * window that starts mid-line starts at its next line.
+	 */
+	if (mask_count(w->mask) > 0) {
+		char	*m, *r;
+		size_t	 n;
+
+		if (start > 0 && w->recent[start - 1] != '\n')
+			while (start < end && w->recent[start++] != '\n')
+				;
+		if ((m = mask_apply(w->mask, w->recent + start, end - start,
+		    &n)) == NULL)
+			return NULL;
+		r = utf8_repair(m, n, NULL);
+		free(m);
+		return r;
+	}
 	return utf8_repair(w->recent + start, end - start, NULL);
 }
 
@@ -512,6 +533,13 @@ call(struct tool_ctx *tc, struct json_object *args)
 	}
 
 	memset(&w, 0, sizeof(w));
+	/* Output is masked with the secrets' values: none, no command. */
+	if (secrets_mask_load(tc->cfg, tc->db, &w.mask, &err) == -1) {
+		log_warn("execute: %s", err.msg);
+		return result_error("Not started: the server cannot read its "
+		    "secrets to keep them out of the output (the operator: "
+		    "sandboxctl status, the key file in SANDBOX_SECRETS_KEY).");
+	}
 	w.tc = tc;
 	w.run_id = run_id;
 	w.started = clock_ms();
@@ -536,6 +564,7 @@ call(struct tool_ctx *tc, struct json_object *args)
 	if (rc == -1) {
 		char esc[256];
 
+		mask_free(w.mask);
 		out = result_error("The command could not run: %s", err.msg);
 		log_warn("run %s: could not run: %s", run_id,
 		    log_escape(esc, sizeof(esc), err.msg, strlen(err.msg)));
@@ -548,10 +577,13 @@ call(struct tool_ctx *tc, struct json_object *args)
 	    (w.cancel_seen || runs_cancel_requested(tc->db, run_id)))
 		res.killed = true;
 
-	if ((out = result_exec(&res, timeout, run_id, &state)) == NULL) {
+	if ((out = result_exec(&res, timeout, run_id, w.mask, &state)) == NULL) {
 		exec_result_free(&res);
+		mask_free(w.mask);
 		return result_error("Internal error: out of memory.");
 	}
+	mask_free(w.mask);
+	w.mask = NULL;
 	/*
 	 * Detached from a run under the supervisor: its record will hold the
 	 * real result, which a later get_result or the reconciler collects;

@@ -17,7 +17,7 @@ what=${1:-test}
 
 pkgs="build-essential pkg-config libfcgi-dev libfcgi-bin libjson-c-dev
 libcurl4-openssl-dev libssl-dev libsqlite3-dev libvterm-dev sqlite3 lighttpd caddy
-spawn-fcgi docker.io debootstrap curl ca-certificates openssl"
+spawn-fcgi docker.io debootstrap curl ca-certificates openssl squid-openssl"
 case "$what" in
 serve) ;;
 test) pkgs="$pkgs nginx apache2 libapache2-mod-fcgid chromium socat clang unzip man-db shellcheck" ;;

@@ -43,10 +43,10 @@ export function sandboxDisk(args, diskDir) {
  * opts.clean none but those): {code, stdout, stderr}. Throws on a sanitizer
  * report in its stderr (lib/server.mjs runProgram).
  */
-export function ctl(srv, args, { env = {}, envFile, clean = false, timeout = 120000 } = {}) {
+export function ctl(srv, args, { env = {}, envFile, clean = false, timeout = 120000, input } = {}) {
   const bin = typeof srv === 'string' ? srv : srv.bin;
   const file = envFile ?? (typeof srv === 'string' ? undefined : srv.envFile);
-  return runProgram(join(bin, 'sandboxctl'), args, { env: { ...(file === undefined ? {} : { SANDBOX_ENV_FILE: file }), ...env }, clean, timeout });
+  return runProgram(join(bin, 'sandboxctl'), args, { env: { ...(file === undefined ? {} : { SANDBOX_ENV_FILE: file }), ...env }, clean, timeout, input });
 }
 
 /* sandboxctl --json status (exit 1 when something stops commands). */

@@ -1,0 +1,256 @@
+// The egress proxy and secrets, seen from inside the sandbox
+// (docs/secrets.md). The test makes everything it talks to on this
+// machine: its own network and rules (containers/netpolicy.sh with the
+// proxy's ports), a network namespace holding an HTTPS server with its own
+// test CA (trusted by the proxy as if it were a public one:
+// SANDBOX_PROXY_CA) and public-looking names given to it through the
+// proxy's hosts file (SANDBOX_PROXY_HOSTS_FILE), and the proxy itself
+// (containers/proxy.sh run). No traffic leaves the machine.
+
+import { describe, it, before, after } from 'node:test';
+import assert from 'node:assert/strict';
+import { spawn } from 'node:child_process';
+import { appendFileSync, chmodSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { connect as tcpConnect } from 'node:net';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { randomBytes } from 'node:crypto';
+import { startServer, TOP, waitFor } from './lib/server.mjs';
+import { connect, resultText } from './lib/client.mjs';
+import { netpolicy, ctl, testName, hostAddress, loAddresses, run, status } from './lib/hostile.mjs';
+
+const VALUE = `tok-${randomBytes(12).toString('hex')}`;
+const GIT_PASSWORD = `gitpw-${randomBytes(10).toString('hex')}`;
+const LL = '169.254.78.9';	// a link-local test address on lo
+
+async function sh(conn, command) {
+  const res = await conn.execute({ command, timeout: 120 });
+  assert.notEqual(res.isError, true, resultText(res));
+  return res.structuredContent;
+}
+
+function canConnect(host, port) {
+  return new Promise((res) => {
+    const s = tcpConnect({ host, port }, () => { s.destroy(); res(true); });
+    s.on('error', () => res(false));
+  });
+}
+
+describe('egress proxy with secrets', () => {
+  const net = testName('proxy');
+  const tag = randomBytes(2).toString('hex');
+  const ns = `cs-e2e-px-${tag}`;
+  const vethHost = `cspx${tag}a`;
+  const vethNs = `cspx${tag}b`;
+  const octet = 16 + (randomBytes(1)[0] % 200);
+  const hostSide = `10.203.${octet}.1`;
+  const addr = `10.203.${octet}.2`;
+  const port = 20000 + 3 * (randomBytes(2).readUInt16BE() % 5000);
+  const dir = mkdtempSync(join(tmpdir(), 'cs-e2e-proxy-'));
+  const state = join(dir, 'np');
+  const log = join(dir, 'server.log');
+  let srv, conn, server, proxy, unLo, gateway;
+
+  const seen = () => readFileSync(log, 'utf8').split('\n').filter(Boolean).map((l) => JSON.parse(l));
+  const startProxy = () => {
+    proxy = spawn(join(TOP, 'containers/proxy.sh'), ['run'], {
+      env: { ...process.env, SANDBOX_ENV_FILE: srv.envFile, CS_SANDBOXCTL: join(srv.bin, 'sandboxctl') },
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
+    proxy.out = '';
+    proxy.stdout.on('data', (d) => (proxy.out += d));
+    proxy.stderr.on('data', (d) => (proxy.out += d));
+    return waitFor(() => canConnect(gateway, port), { timeout: 30000, what: 'the proxy listening' })
+      .catch((e) => { throw new Error(`${e.message}; containers/proxy.sh said: ${proxy.out}`); });
+  };
+  const stopProxy = async () => {
+    if (!proxy || proxy.exitCode !== null) return;
+    const done = new Promise((r) => proxy.once('exit', r));
+    proxy.kill('SIGTERM');
+    await done;
+  };
+
+  before(async () => {
+    chmodSync(dir, 0o711);	// the proxy's user passes through to its folder
+    // The test CA and the server's certificate for the test names.
+    const o = (args) => run('openssl', args);
+    let r = await o(['req', '-x509', '-newkey', 'rsa:2048', '-nodes', '-days', '2', '-keyout', join(dir, 'ca.key'), '-out', join(dir, 'ca.pem'), '-subj', '/CN=cs e2e test CA', '-addext', 'basicConstraints=critical,CA:TRUE', '-addext', 'keyUsage=critical,keyCertSign']);
+    assert.equal(r.code, 0, r.stderr);
+    r = await o(['req', '-newkey', 'rsa:2048', '-nodes', '-keyout', join(dir, 'srv.key'), '-out', join(dir, 'srv.csr'), '-subj', '/CN=api.example.test']);
+    assert.equal(r.code, 0, r.stderr);
+    writeFileSync(join(dir, 'ext.cnf'), 'subjectAltName=DNS:api.example.test,DNS:other.example.test,DNS:git.example.test\n');
+    r = await o(['x509', '-req', '-in', join(dir, 'srv.csr'), '-CA', join(dir, 'ca.pem'), '-CAkey', join(dir, 'ca.key'), '-CAcreateserial', '-days', '2', '-out', join(dir, 'srv.pem'), '-extfile', join(dir, 'ext.cnf')]);
+    assert.equal(r.code, 0, r.stderr);
+    // A git repository for the Basic test.
+    r = await run('sh', ['-c', `set -e; git init -q --bare ${dir}/git/repo.git; git init -q ${dir}/w; cd ${dir}/w; echo private > README; git add README; git -c user.email=t@t -c user.name=t commit -qm one; git push -q ${dir}/git/repo.git HEAD:refs/heads/main; git -C ${dir}/git/repo.git symbolic-ref HEAD refs/heads/main`]);
+    assert.equal(r.code, 0, r.stderr);
+    // The namespace and its server.
+    for (const c of [['netns', 'add', ns], ['link', 'add', vethHost, 'type', 'veth', 'peer', 'name', vethNs], ['link', 'set', vethNs, 'netns', ns], ['addr', 'add', `${hostSide}/30`, 'dev', vethHost], ['link', 'set', vethHost, 'up'], ['-n', ns, 'addr', 'add', `${addr}/30`, 'dev', vethNs], ['-n', ns, 'link', 'set', vethNs, 'up'], ['-n', ns, 'link', 'set', 'lo', 'up']]) {
+      r = await run('ip', c);
+      assert.equal(r.code, 0, `ip ${c.join(' ')}: ${r.stderr}`);
+    }
+    writeFileSync(log, '');
+    server = spawn('ip', ['netns', 'exec', ns, process.execPath, join(TOP, 'tests/e2e/lib/tlsecho.mjs'), join(dir, 'srv.pem'), join(dir, 'srv.key'), addr, log, join(dir, 'git')], { env: { ...process.env, TOKEN: VALUE, GIT_PASSWORD }, stdio: ['ignore', 'pipe', 'inherit'] });
+    await new Promise((res) => server.stdout.once('data', res));
+    unLo = await loAddresses([LL]);
+    const host = hostAddress();
+    writeFileSync(join(dir, 'hosts'), `${addr} api.example.test other.example.test git.example.test\n127.0.0.1 loop.example.test\n${host} host.example.test\n${LL} ll.example.test\n`);
+    r = await netpolicy(['apply', '--network', net, '--policy', 'internet', '--allow', `${addr}/32`, '--proxy-port', String(port)], state);
+    assert.equal(r.code, 0, r.stderr);
+    gateway = (await run('docker', ['network', 'inspect', '-f', '{{(index .IPAM.Config 0).Gateway}}', net])).stdout.trim();
+    srv = await startServer({
+      name: 'proxy',
+      settings: {
+        SANDBOX_NETWORK: net, SANDBOX_EGRESS_ALLOW: `${addr}/32`, SANDBOX_PROXY: '1',
+        SANDBOX_PROXY_PORT: String(port), SANDBOX_PROXY_DIR: join(dir, 'proxy'),
+        SANDBOX_PROXY_CA: join(dir, 'ca.pem'), SANDBOX_PROXY_HOSTS_FILE: join(dir, 'hosts'),
+        SANDBOX_SECRETS_KEY: join(dir, 'secrets.key'),
+      },
+    });
+    r = await ctl(srv, ['secrets', 'add', 'GH', '--host', 'api.example.test'], { input: `${VALUE}\n` });
+    assert.equal(r.code, 0, r.stderr);
+    r = await ctl(srv, ['secrets', 'add', 'GIT', '--host', 'git.example.test', '--basic', 'git'], { input: GIT_PASSWORD });
+    assert.equal(r.code, 0, r.stderr);
+    await startProxy();
+    conn = await connect(srv);
+  });
+  after(async () => {
+    await conn?.close().catch(() => {});
+    await srv?.stop();
+    await stopProxy();
+    server?.kill('SIGTERM');
+    await run('ip', ['netns', 'del', ns]);
+    await run('ip', ['link', 'del', vethHost]);
+    await unLo?.();
+    await netpolicy(['remove', '--network', net], state);
+    rmSync(dir, { recursive: true, force: true });
+  });
+
+  it('a request to a secret host gets the header; the sandbox never holds the value', async () => {
+    const out = await sh(conn, 'curl -sS -w "\\n%{http_code}\\n" -H "Authorization: Bearer from-the-sandbox" https://api.example.test/echo-auth');
+    assert.match(out.stdout, /\n200\n$/, out.stdout + out.stderr);
+    const got = seen().filter((s) => s.path === '/echo-auth');
+    assert.equal(got.at(-1).authorization, `Bearer ${VALUE}`, 'the server saw the real header, the sandbox\'s dropped');
+    // Nowhere in the container: environment, processes, /etc, /sandbox.
+    const rev = [...VALUE].reverse().join('');
+    const look = await sh(conn, `v=$(printf %s '${rev}' | rev); { env; cat /proc/[0-9]*/environ /proc/[0-9]*/cmdline 2>/dev/null | tr '\\0' '\\n'; } | grep -cF -f <(printf '%s\\n' "$v") || true; grep -rlsF -f <(printf '%s\\n' "$v") /etc /sandbox | head; echo done`);
+    assert.equal(look.stdout.trim(), '0\ndone', look.stdout);
+  });
+
+  it('the instructions name the secrets and their hosts, never a value', async () => {
+    const text = conn.client.getInstructions();
+    assert.match(text, /HTTPS requests to api\.example\.test are authenticated for you \(secret GH, as Authorization\)/);
+    assert.match(text, /git\.example\.test are authenticated for you \(secret GIT, as HTTP Basic/);
+    assert.ok(!text.includes(VALUE) && !text.includes(GIT_PASSWORD));
+  });
+
+  it('the value the server echoes reaches the model masked', async () => {
+    const out = await sh(conn, 'curl -sS https://api.example.test/token; curl -sS https://api.example.test/token | base64');
+    assert.ok(!out.stdout.includes(VALUE), out.stdout);
+    assert.match(out.stdout, /token=\[secret GH\]/);
+    assert.ok(!out.stdout.includes(Buffer.from(`token=${VALUE}\n`).toString('base64').slice(8, 24)));
+  });
+
+  it('git over HTTPS with Basic credentials: clone works with no credential in the sandbox', async () => {
+    const out = await sh(conn, 'cd /tmp && rm -rf cl && git clone -q https://git.example.test/git/repo.git cl && cat cl/README && git -C cl config --get-regexp "credential|url" || true');
+    assert.match(out.stdout, /^private$/m, out.stdout + out.stderr);
+    assert.ok(!out.stdout.includes(GIT_PASSWORD));
+  });
+
+  it('another host gets no header and is not intercepted: the sandbox sees the server\'s own certificate', async () => {
+    const out = await sh(conn, 'curl -sS -k -v https://other.example.test/echo-auth 2>&1 | grep -E "issuer:|^\\{"');
+    assert.match(out.stdout, /issuer: CN=cs e2e test CA/, out.stdout);
+    const got = seen().filter((s) => s.host === 'other.example.test');
+    assert.equal(got.at(-1).authorization, null);
+    const mine = await sh(conn, 'curl -sS -v https://api.example.test/ 2>&1 | grep "issuer:"');
+    assert.match(mine.stdout, /issuer: O=code-sandbox; CN=code-sandbox egress proxy CA/);
+  });
+
+  it('plain HTTP to a secret host gets no header', async () => {
+    await sh(conn, 'curl -sS http://api.example.test/plain >/dev/null');
+    const got = seen().filter((s) => s.path === '/plain');
+    assert.equal(got.length, 1);
+    assert.equal(got[0].authorization, null);
+  });
+
+  it('the proxy is no way around the address rules: loopback, the host and link-local are refused', async () => {
+    const out = await sh(conn, 'for h in loop.example.test host.example.test ll.example.test; do printf "%s " $h; curl -s -o /dev/null -w "%{http_code}\\n" --max-time 10 http://$h/; done; curl -sS --max-time 10 https://loop.example.test/ 2>&1 | head -1');
+    assert.match(out.stdout, /loop\.example\.test 403/);
+    assert.match(out.stdout, /host\.example\.test 403/);
+    assert.match(out.stdout, /ll\.example\.test 403/);
+    assert.match(out.stdout, /CONNECT|403|refused/i);
+  });
+
+  it('ignoring the proxy variables does not bypass it: HTTPS to the address is redirected and injected', async () => {
+    const out = await sh(conn, `env -u https_proxy -u HTTPS_PROXY curl -sS --noproxy '*' --resolve api.example.test:443:${addr} -o /dev/null -w "%{http_code}\\n" https://api.example.test/direct`);
+    assert.equal(out.stdout.trim(), '200', out.stdout + out.stderr);
+    const got = seen().filter((s) => s.path === '/direct');
+    assert.equal(got.at(-1).authorization, `Bearer ${VALUE}`);
+  });
+
+  it('a secret removed takes effect at once; the proxy survives a restart', async () => {
+    let r = await ctl(srv, ['secrets', 'remove', 'GH']);
+    assert.equal(r.code, 0, r.stderr);
+    await waitFor(async () => {
+      await sh(conn, 'curl -sS -k https://api.example.test/after-remove >/dev/null');
+      return seen().filter((s) => s.path === '/after-remove').at(-1)?.authorization === null;
+    }, { timeout: 15000, what: 'no header after the removal' });
+    assert.equal((await status(srv)).proxy.running, true);
+    await stopProxy();
+    const st = await status(srv);
+    assert.equal(st.proxy.running, false);
+    assert.match(st.problems, /egress proxy not running/);
+    r = await ctl(srv, ['secrets', 'add', 'GH', '--host', 'api.example.test'], { input: VALUE });
+    assert.equal(r.code, 0, r.stderr);
+    await startProxy();
+    await sh(conn, 'curl -sS https://api.example.test/after-restart >/dev/null');
+    assert.equal(seen().filter((s) => s.path === '/after-restart').at(-1).authorization, `Bearer ${VALUE}`);
+    assert.ok(!proxy.out.includes(VALUE), 'the proxy\'s output holds no value');
+    assert.ok(!readFileSync(join(dir, 'proxy', 'cache.log'), 'utf8').includes(VALUE));
+  });
+
+  it('direct TCP to an allowed address works while no host list is set', async () => {
+    const out = await sh(conn, `timeout 5 bash -c 'exec 3<>/dev/tcp/${addr}/7000; head -1 <&3' || echo refused`);
+    assert.equal(out.stdout.trim(), 'hi');
+  });
+
+  describe('SANDBOX_EGRESS_HOSTS', () => {
+    before(async () => {
+      appendFileSync(srv.envFile, 'SANDBOX_EGRESS_HOSTS=api.example.test *.sub.example.test\n');
+      const r = await netpolicy(['apply', '--network', net, '--policy', 'internet', '--allow', `${addr}/32`, '--proxy-port', String(port), '--hosts-only'], state);
+      assert.equal(r.code, 0, r.stderr);
+      await stopProxy();
+      await startProxy();
+    });
+
+    it('a listed host works, with its secret', async () => {
+      const out = await sh(conn, 'curl -sS -o /dev/null -w "%{http_code}\\n" https://api.example.test/hosts-ok');
+      assert.equal(out.stdout.trim(), '200', out.stdout + out.stderr);
+      assert.equal(seen().filter((s) => s.path === '/hosts-ok').at(-1).authorization, `Bearer ${VALUE}`);
+    });
+
+    it('an unlisted host is refused with an answer that names the setting', async () => {
+      const out = await sh(conn, 'curl -s -w "\\n%{http_code}\\n" http://other.example.test/x; curl -sS -o /dev/null --max-time 10 https://other.example.test/ 2>&1 | head -1; echo end');
+      assert.match(out.stdout, /SANDBOX_EGRESS_HOSTS/);
+      assert.match(out.stdout, /\n403\n/);
+      assert.match(out.stdout, /curl: \(\d+\)/, 'HTTPS to an unlisted host fails');
+      assert.equal(seen().filter((s) => s.host === 'other.example.test' && s.path === '/x').length, 0);
+    });
+
+    it('a direct connection to the server\'s address, bypassing the proxy, is refused at once', async () => {
+      const t0 = Date.now();
+      const out = await sh(conn, `timeout 5 bash -c 'exec 3<>/dev/tcp/${addr}/7000; head -1 <&3' 2>&1 || echo refused; curl -sS -k --noproxy '*' --max-time 10 https://${addr}/echo-auth 2>&1 | head -1`);
+      assert.match(out.stdout, /refused/i, out.stdout);
+      assert.ok(!/^hi$/m.test(out.stdout));
+      assert.match(out.stdout, /curl: \(\d+\)/, out.stdout);
+      assert.ok(Date.now() - t0 < 15000);
+    });
+
+    it('a proxy restart is survived', async () => {
+      await stopProxy();
+      await startProxy();
+      const out = await sh(conn, 'curl -sS -o /dev/null -w "%{http_code}\\n" https://api.example.test/after-hosts-restart');
+      assert.equal(out.stdout.trim(), '200', out.stdout + out.stderr);
+    });
+  });
+});
