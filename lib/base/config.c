@@ -150,6 +150,12 @@ static const struct setting settings[] = {
 	  "Longest side, in pixels, of an image view_image returns; larger ones are scaled down." },
 	{ "SANDBOX_SHM_SIZE", K_SIZE, "1g", 64LL << 20, 1LL << 40, OFF(shm_bytes),
 	  "Size of the container's /dev/shm (headless Chromium needs more than Docker's 64 MB); applies when the container is created." },
+	{ "SANDBOX_SNAPSHOT_DIR", K_PATH, "snapshots", 1, PATH_MAX, OFF(snapshot_dir),
+	  "Folder on the server's host that holds the /sandbox archives of snapshots (made 0700 when missing); outside every container." },
+	{ "SANDBOX_SNAPSHOTS", K_LONG, "10", 0, 10000, OFF(snapshot_max),
+	  "Snapshots one sandbox (one owner in person scope) may keep; 0 turns the snapshot tools off." },
+	{ "SANDBOX_SNAPSHOT_BYTES", K_SIZE, "20g", 1LL << 20, 1LL << 50, OFF(snapshot_bytes),
+	  "Bytes the snapshots of one sandbox may take in all (its /sandbox archives and the layers' size as the engine reports it)." },
 };
 
 #define NSETTINGS (sizeof(settings) / sizeof(settings[0]))

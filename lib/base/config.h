@@ -79,6 +79,9 @@ struct config {
 	long long	 image_max_bytes; /* SANDBOX_IMAGE_MAX_BYTES: images to the model */
 	long		 image_max_pixels; /* SANDBOX_IMAGE_MAX_DIM: longest side */
 	long long	 shm_bytes;	/* SANDBOX_SHM_SIZE: the container's /dev/shm */
+	char		*snapshot_dir;	/* SANDBOX_SNAPSHOT_DIR: /sandbox archives */
+	long		 snapshot_max;	/* SANDBOX_SNAPSHOTS: per sandbox (owner) */
+	long long	 snapshot_bytes; /* SANDBOX_SNAPSHOT_BYTES: per sandbox (owner) */
 };
 
 /*

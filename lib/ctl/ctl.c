@@ -54,6 +54,8 @@ static const struct command {
 	    ctl_signins_list, NULL, NULL },
 	{ "unblock", "oauth_throttle", "sign-in throttle", true, false,
 	    ctl_signins_unblock, NULL, NULL },
+	{ "snapshots", "snapshot", "snapshots", true, false, ctl_snapshots,
+	    NULL, NULL },
 	{ NULL, NULL, NULL, false, false, NULL, NULL, NULL }
 };
 
@@ -74,6 +76,8 @@ ctl_usage(FILE *f)
 	    "  sandboxes list | sandboxes stop OWNER | sandboxes stop-idle |\n"
 	    "      sandboxes remove OWNER (deletes the volume)\n"
 	    "  recreate [OWNER]             make the container again (keeps /sandbox)\n"
+	    "  snapshots list [OWNER] | snapshots create [OWNER] |\n"
+	    "      snapshots restore ID [OWNER] [--force] | snapshots delete ID [OWNER]\n"
 	    "  signins [--limit N]          sign-in attempts, newest first\n"
 	    "  unblock [ADDRESS]            lift the wrong-key wait (all, or one address)\n"
 	    "settings: -e FILE, else $SANDBOX_ENV_FILE, else " SYSCONF_ENV_FILE "\n"

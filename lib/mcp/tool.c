@@ -25,6 +25,10 @@ static const struct tool *const tools[] = {
 	&tool_share_file,
 	&tool_upload_link,
 	&tool_view_image,
+	&tool_snapshot,
+	&tool_snapshots,
+	&tool_restore,
+	&tool_snapshot_delete,
 };
 
 #define NTOOLS (sizeof(tools) / sizeof(tools[0]))

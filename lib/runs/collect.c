@@ -178,6 +178,14 @@ runs_collect(struct db *db, struct sandbox *sb, const char *run_id)
 		res.timed_out = false;
 	if (in.cancel && res.exit_code == 137)
 		res.killed = true;
+	if (in.cancel) {
+		char *why = runs_stop_reason(db, run_id);
+
+		if (why != NULL) {
+			free(res.notice);
+			res.notice = why;
+		}
+	}
 	if ((out = result_exec(&res, (long)in.timeout, run_id,
 	    &state)) == NULL) {
 		exec_result_free(&res);

@@ -427,6 +427,15 @@ call(struct tool_ctx *tc, struct json_object *args)
 	if (!res.killed && !res.detached && res.exit_code == 137 &&
 	    (w.cancel_seen || runs_cancel_requested(tc->db, run_id)))
 		res.killed = true;
+	/* Stopped by the server itself (a forced restore): it says why. */
+	if (res.killed || res.with_container) {
+		char *reason = runs_stop_reason(tc->db, run_id);
+
+		if (reason != NULL) {
+			free(res.notice);
+			res.notice = reason;
+		}
+	}
 
 	if ((out = result_exec(&res, timeout, run_id, &state)) == NULL) {
 		exec_result_free(&res);

@@ -96,6 +96,10 @@ extern const struct tool tool_get_result;
 extern const struct tool tool_share_file;
 extern const struct tool tool_upload_link;
 extern const struct tool tool_view_image;
+extern const struct tool tool_snapshot;
+extern const struct tool tool_snapshots;
+extern const struct tool tool_restore;
+extern const struct tool tool_snapshot_delete;
 
 /* Building tools/list entries (spec: server/tools "Tool"). */
 /* A new entry with name, title and description. */
