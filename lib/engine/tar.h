@@ -113,8 +113,9 @@ size_t	tar_padding(unsigned long long size);
  *   - named root or root/..., with no empty, "." or ".." part, no leading
  *     "/", at most TAR_NAME_MAX bytes (pax "path" and GNU 'L' included);
  *   - a regular file, folder, symbolic link, hard link or FIFO (no device,
- *     no unknown type), with a valid checksum, mode of at most 07777 and
- *     numeric owner; only regular files carry data;
+ *     no unknown type), with a valid checksum, a mode of at most 0777777 and
+ *     numeric owner (the mode may carry the file type bits, as Go writes
+ *     them); only regular files carry data;
  *   - in walk order: its parent is root or a folder given before it and
  *     not left since (so no entry is reached through a symbolic link);
  *   - a symbolic link's target at most TAR_NAME_MAX bytes without NUL (kept

@@ -242,7 +242,7 @@ header(struct tar_check *c, struct error *err)
 	if (tar_number(h + OFF_SIZE, LEN_NUM, &size) == -1 ||
 	    tar_number(h + OFF_MODE, LEN_ID, &mode) == -1 ||
 	    tar_number(h + OFF_UID, LEN_ID, &uid) == -1 ||
-	    tar_number(h + OFF_GID, LEN_ID, &gid) == -1 || mode > 07777)
+	    tar_number(h + OFF_GID, LEN_ID, &gid) == -1 || mode > 0777777)
 		return bad(c, err, "bad number in a header", NULL);
 	if (type == 'x' || type == 'g' || type == 'L' || type == 'K') {
 		if (size == 0 || size > TAR_META_MAX)

@@ -264,7 +264,7 @@ snapshot_take(const struct config *cfg, struct db *db, struct sandbox *sb,
 		goto out;
 	}
 	took = clock_ms() - started;
-	if (db_exec(db, STMT_SNAP_INSERT, "ttttttiii", id, sb->container,
+	if (db_exec(db, STMT_SNAP_INSERT, "tttittiii", id, sb->container,
 	    who->owner, (long long)time(NULL), note, image, (long long)t.bytes,
 	    layer, took) != 1) {
 		unlink(final);
@@ -448,11 +448,17 @@ runs_stop(struct db *db, struct sandbox *sb, const char *id, bool force,
 		}
 		if (clock_ms() >= until)
 			return 0;	/* the container's stop ends them */
+		/*
+		 * Marked cancelled with the reason: the worker watching each
+		 * kills it and answers with why (the cancellation path). A
+		 * run no worker watches any more is killed here after a while.
+		 */
 		snprintf(why, sizeof(why), "Stopped: the sandbox was restored "
 		    "to snapshot %s (restore with force).", id);
 		for (i = 0; i < n; i++) {
 			db_exec(db, STMT_RUN_STOPPED_BY, "tt", why, runs[i]);
-			if (sandbox_kill(sb, runs[i], &e) == -1)
+			if (clock_ms() >= until - RUN_WAIT_MS / 2 &&
+			    sandbox_kill(sb, runs[i], &e) == -1)
 				log_warn("restore: kill %s: %s", runs[i], e.msg);
 		}
 		usleep(300000);

@@ -360,6 +360,7 @@ call(struct tool_ctx *tc, struct json_object *args)
 	enum tasks_admit	 admit;
 	int			 rc;
 	long			 timeout;
+	bool			 server_stop = false;
 	struct json_object	*v;
 
 	json_object_object_foreach(args, key, val) {
@@ -427,13 +428,17 @@ call(struct tool_ctx *tc, struct json_object *args)
 	if (!res.killed && !res.detached && res.exit_code == 137 &&
 	    (w.cancel_seen || runs_cancel_requested(tc->db, run_id)))
 		res.killed = true;
-	/* Stopped by the server itself (a forced restore): it says why. */
+	/*
+	 * Stopped by the server itself (a forced restore), not by the
+	 * client: it is answered, saying why.
+	 */
 	if (res.killed || res.with_container) {
 		char *reason = runs_stop_reason(tc->db, run_id);
 
 		if (reason != NULL) {
 			free(res.notice);
 			res.notice = reason;
+			server_stop = true;
 		}
 	}
 
@@ -450,7 +455,7 @@ call(struct tool_ctx *tc, struct json_object *args)
 		runs_finish(tc->db, run_id, state, res.exit_code,
 		    res.duration_ms, res.out.total, res.err.total, out);
 	exec_result_free(&res);
-	if (res.killed) {
+	if (res.killed && !server_stop) {
 		/* Cancelled: no response (spec: utilities/cancellation). */
 		json_object_put(out);
 		return NULL;
