@@ -20,6 +20,7 @@
  *   collect.c      a run's result from its record (sandbox_collect)
  *   exec.c         running a command (sandbox_exec)
  *   status.c       status and recreate, for operators
+ *   snapshot.c     snapshots and their restore (snapshot.h)
  *   sandboxes.c    the per-owner registry (sandboxes.h)
  *
  * This header includes no header of the folder, so it closes no circle.
