@@ -156,6 +156,8 @@ static const struct setting settings[] = {
 	  "Snapshots one sandbox (one owner in person scope) may keep; 0 turns the snapshot tools off." },
 	{ "SANDBOX_SNAPSHOT_BYTES", K_SIZE, "20g", 1LL << 20, 1LL << 50, OFF(snapshot_bytes),
 	  "Bytes the snapshots of one sandbox may take in all (its /sandbox archives and the layers' size as the engine reports it)." },
+	{ "SANDBOX_SNAPSHOT_DEPTH", K_LONG, "16", 1, 100, OFF(snapshot_depth),
+	  "Layers a snapshot's image may have beyond SANDBOX_IMAGE's (each snapshot taken after a restore adds one); past it the snapshot's image is flattened into one layer (the container's whole file system passes through the server once)." },
 };
 
 #define NSETTINGS (sizeof(settings) / sizeof(settings[0]))

@@ -82,6 +82,7 @@ struct config {
 	char		*snapshot_dir;	/* SANDBOX_SNAPSHOT_DIR: /sandbox archives */
 	long		 snapshot_max;	/* SANDBOX_SNAPSHOTS: per sandbox (owner) */
 	long long	 snapshot_bytes; /* SANDBOX_SNAPSHOT_BYTES: per sandbox (owner) */
+	long		 snapshot_depth; /* SANDBOX_SNAPSHOT_DEPTH: layers over the image */
 };
 
 /*

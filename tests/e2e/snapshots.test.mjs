@@ -332,3 +332,55 @@ describe('snapshots (person scope)', () => {
     assert.equal(left, '');
   });
 });
+
+describe('snapshots: the layer depth stays bounded over repeated restores', () => {
+  let srv;
+  let conn;
+  const ids = [];
+
+  before(async () => {
+    srv = await startServer({ name: 'snap-depth', settings: { SANDBOX_SNAPSHOT_DEPTH: 1 } });
+    conn = await connect(srv);
+  });
+  after(async () => {
+    await conn?.close().catch(() => {});
+    try {
+      await srv?.stop();
+    } finally {
+      if (srv) {
+        await removeGenerations(srv);
+        await removeImages(ids);
+      }
+    }
+  });
+
+  const layers = async (id) =>
+    Number((await docker('image', 'inspect', '-f', '{{len .RootFS.Layers}}', `code-sandbox-snap:${id}`)).stdout.trim());
+
+  it('past SANDBOX_SNAPSHOT_DEPTH a snapshot is flattened to one layer, and restores with its packages and environment', async () => {
+    const base = Number((await docker('image', 'inspect', '-f', '{{len .RootFS.Layers}}', (await inspect(srv.container ?? '')) ? (await inspect(srv.container)).Config.Image : srv.settings?.SANDBOX_IMAGE ?? 'code-sandbox:latest')).stdout.trim() || 0);
+    assert.equal((await sh(conn, MAKE_DEB)).trim(), 'hello from the package');
+    const path = await sh(conn, 'echo $PATH');
+    let r = await tool(conn, 'snapshot', { note: 'one' });
+    assert.notEqual(r.isError, true, resultText(r));
+    ids.push(r.structuredContent.snapshot_id);
+    assert.equal(await layers(ids[0]), base + 1);
+    r = await tool(conn, 'restore', { snapshot_id: ids[0] });
+    assert.notEqual(r.isError, true, resultText(r));
+    await sh(conn, 'echo two > /sandbox/two.txt');
+    r = await tool(conn, 'snapshot', { note: 'two' });
+    assert.notEqual(r.isError, true, resultText(r));
+    ids.push(r.structuredContent.snapshot_id);
+    assert.equal(await layers(ids[1]), 1, 'flattened');
+    await sh(conn, 'dpkg -r cs-snap-test >/dev/null; rm /sandbox/two.txt');
+    r = await tool(conn, 'restore', { snapshot_id: ids[1] });
+    assert.notEqual(r.isError, true, resultText(r));
+    assert.equal((await sh(conn, 'cs-snap-hello')).trim(), 'hello from the package');
+    assert.equal((await sh(conn, 'cat /sandbox/two.txt')).trim(), 'two');
+    assert.equal(await sh(conn, 'echo $PATH'), path);
+    r = await tool(conn, 'snapshot', { note: 'three' });
+    assert.notEqual(r.isError, true, resultText(r));
+    ids.push(r.structuredContent.snapshot_id);
+    assert.equal(await layers(ids[2]), 2, 'one layer over the flat one');
+  });
+});
