@@ -666,14 +666,34 @@ snapshot_list(struct db *db, struct sandbox *sb)
 	return a;
 }
 
-/* A snapshot's image, archive and row. */
+/* Does a snapshot row of sb still name image? */
+static bool
+image_named(struct db *db, struct sandbox *sb, const char *image)
+{
+	char		 id[DB_SNAP_ID_MAX], img[DB_SNAP_IMAGE_MAX];
+	struct db_q	*q;
+	bool		 yes = false;
+
+	if ((q = db_query(db, STMT_SNAP_IDS, "t", sb->container)) == NULL)
+		return true;	/* not known: kept */
+	while (!yes && db_snap_ids_next(q, id, img) == DB_ROW)
+		yes = strcmp(img, image) == 0;
+	db_done(q);
+	return yes;
+}
+
+/*
+ * A snapshot's image, archive and row. The image the container runs from
+ * now (its last restore's) stays until a restore moves it to another.
+ */
 static void
 remove_one(const struct config *cfg, struct db *db, struct sandbox *sb,
     const char *id, const char *image)
 {
 	char path[4096];
 
-	image_remove(sb, image);
+	if (strcmp(image, sb->image) != 0)
+		image_remove(sb, image);
 	if (file_path(cfg, id, ".tar", path, sizeof(path)) == 0 &&
 	    unlink(path) == -1 && errno != ENOENT)
 		log_warn("snapshot %s: %s: %s", id, path, strerror(errno));
@@ -718,6 +738,10 @@ snapshot_remove_all(const struct config *cfg, struct db *db,
 			remove_one(cfg, db, sb, ids[i], images[i]);
 		all += n;
 	} while (n == 256);
+	/* The image of the last restore, kept by remove_one, goes too. */
+	if (strncmp(sb->image, SANDBOX_SNAP_REPO ":",
+	    sizeof(SANDBOX_SNAP_REPO)) == 0)
+		image_remove(sb, sb->image);
 	if (file_path(cfg, sb->container, ".current", path, sizeof(path)) == 0)
 		unlink(path);
 	return all;
@@ -866,6 +890,13 @@ helper_create(struct sandbox *sb, const char *name, const char *image,
 	js_set_str(m, "Type", "volume");
 	js_set_str(m, "Source", volume);
 	js_set_str(m, "Target", "/sandbox");
+	/* The image's own /sandbox is not copied in: only the archive's. */
+	{
+		struct json_object *vo = json_object_new_object();
+
+		js_set_bool(vo, "NoCopy", true);
+		js_set(m, "VolumeOptions", vo);
+	}
 	json_object_array_add(mounts, m);
 	js_set(host, "Mounts", mounts);
 	js_set_str(host, "NetworkMode", "none");
@@ -1125,6 +1156,10 @@ snapshot_restore(const struct config *cfg, struct db *db, struct sandbox *sb,
 	container_remove(sb, old);
 	if (strcmp(oldvol, volume) != 0)
 		volume_remove(sb, oldvol);
+	/* The image of the last restore, when its snapshot was deleted since. */
+	if (strncmp(oldimg, SANDBOX_SNAP_REPO ":", sizeof(SANDBOX_SNAP_REPO)) ==
+	    0 && strcmp(oldimg, s.image) != 0 && !image_named(db, sb, oldimg))
+		image_remove(sb, oldimg);
 	log_info("restored %s to snapshot %s (volume %s)", sb->container, id,
 	    volume);
 out:

@@ -261,6 +261,16 @@ describe('snapshots (shared scope)', () => {
     assert.equal(await sh(conn, MANIFEST), manifest);
     assert.equal((await sh(conn, 'cs-snap-hello')).trim(), 'hello from the package');
   });
+
+  it('deleting the snapshot the sandbox runs from keeps its image: recreate still has the packages', async () => {
+    const r = await tool(conn, 'snapshot_delete', { snapshot_id: first });
+    assert.notEqual(r.isError, true, resultText(r));
+    assert.equal((await docker('image', 'inspect', `code-sandbox-snap:${first}`)).code, 0);
+    const c = await ctl(srv, ['recreate']);
+    assert.equal(c.code, 0, c.stderr);
+    assert.equal((await sh(conn, 'cs-snap-hello')).trim(), 'hello from the package');
+    assert.equal((await tool(conn, 'snapshots')).structuredContent.snapshots.length, 1);
+  });
 });
 
 const hash12 = (owner) => createHash('sha256').update(owner).digest('hex').slice(0, 12);
