@@ -1081,7 +1081,7 @@ snapshot_restore(const struct config *cfg, struct db *db, struct sandbox *sb,
 	char			 volume[SANDBOX_NAME_MAX], old[SANDBOX_NAME_MAX];
 	char			 oldvol[SANDBOX_NAME_MAX];
 	char			 oldimg[SANDBOX_NAME_MAX], msg[300];
-	long long		 log_id = 0;
+	long long		 log_id = 0, t0 = clock_ms(), t_fill = 0, t_run = 0;
 	int			 code, rc = -1;
 	bool			 moved = false, made = false, down = false;
 
@@ -1120,6 +1120,7 @@ snapshot_restore(const struct config *cfg, struct db *db, struct sandbox *sb,
 	if (fill_volume(cfg, sb, id, s.image, volume, s.archive_bytes,
 	    err) == -1)
 		goto out;
+	t_fill = clock_ms();
 
 	/* 2. No command of the sandbox runs (or, forced, none is left). */
 	if (runs_stop(db, sb, id, force, err) == -1)
@@ -1127,7 +1128,7 @@ snapshot_restore(const struct config *cfg, struct db *db, struct sandbox *sb,
 
 	/* 3. The old container stopped and set aside, a new one made. */
 	down = true;
-	if (container_op(sb, sb->container, "stop?t=3", err) == -1)
+	if (container_op(sb, sb->container, "stop?t=0", err) == -1)
 		goto out;
 	container_remove(sb, old);
 	{
@@ -1151,6 +1152,7 @@ snapshot_restore(const struct config *cfg, struct db *db, struct sandbox *sb,
 	/* 4. The switch: from now on every process opens the new ones. */
 	if (switch_write(cfg, sb->container, volume, s.image, err) == -1)
 		goto out;
+	t_run = clock_ms();
 	rc = 0;
 	moved = made = down = false;
 	container_remove(sb, old);
@@ -1160,8 +1162,10 @@ snapshot_restore(const struct config *cfg, struct db *db, struct sandbox *sb,
 	if (strncmp(oldimg, SANDBOX_SNAP_REPO ":", sizeof(SANDBOX_SNAP_REPO)) ==
 	    0 && strcmp(oldimg, s.image) != 0 && !image_named(db, sb, oldimg))
 		image_remove(sb, oldimg);
-	log_info("restored %s to snapshot %s (volume %s)", sb->container, id,
-	    volume);
+	log_info("restored %s to snapshot %s (volume %s): /sandbox filled in "
+	    "%lld ms, the new container running %lld ms later, the old one "
+	    "gone %lld ms later", sb->container, id, volume, t_fill - t0,
+	    t_run - t_fill, clock_ms() - t_run);
 out:
 	if (moved) {
 		/* Put the old container back as it was. */
