@@ -175,6 +175,14 @@ static const struct setting settings[] = {
 	  "A PEM file of CAs the egress proxy trusts for upstream servers besides the system store (an internal CA); empty for the system store only." },
 	{ "SANDBOX_PROXY_HOSTS_FILE", K_PATH, "/etc/hosts", 1, PATH_MAX, OFF(proxy_hosts_file),
 	  "The hosts file the egress proxy's resolver reads before DNS." },
+	{ "SANDBOX_SNAPSHOT_DIR", K_PATH, "snapshots", 1, PATH_MAX, OFF(snapshot_dir),
+	  "Folder on the server's host that holds the /sandbox archives of snapshots (made 0700 when missing); outside every container." },
+	{ "SANDBOX_SNAPSHOTS", K_LONG, "10", 0, 10000, OFF(snapshot_max),
+	  "Snapshots one sandbox (one owner in person scope) may keep; 0 turns the snapshot tools off." },
+	{ "SANDBOX_SNAPSHOT_BYTES", K_SIZE, "20g", 1LL << 20, 1LL << 50, OFF(snapshot_bytes),
+	  "Bytes the snapshots of one sandbox may take in all (its /sandbox archives and the layers' size as the engine reports it)." },
+	{ "SANDBOX_SNAPSHOT_DEPTH", K_LONG, "16", 1, 100, OFF(snapshot_depth),
+	  "Layers a snapshot's image may have beyond SANDBOX_IMAGE's (each snapshot taken after a restore adds one); past it the snapshot's image is flattened into one layer (the container's whole file system passes through the server once)." },
 };
 
 #define NSETTINGS (sizeof(settings) / sizeof(settings[0]))

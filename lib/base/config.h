@@ -91,6 +91,10 @@ struct config {
 	long		 proxy_port;	/* SANDBOX_PROXY_PORT */
 	char		*proxy_ca;	/* SANDBOX_PROXY_CA: extra upstream CAs, or "" */
 	char		*proxy_hosts_file; /* SANDBOX_PROXY_HOSTS_FILE */
+	char		*snapshot_dir;	/* SANDBOX_SNAPSHOT_DIR: /sandbox archives */
+	long		 snapshot_max;	/* SANDBOX_SNAPSHOTS: per sandbox (owner) */
+	long long	 snapshot_bytes; /* SANDBOX_SNAPSHOT_BYTES: per sandbox (owner) */
+	long		 snapshot_depth; /* SANDBOX_SNAPSHOT_DEPTH: layers over the image */
 };
 
 /*

@@ -61,6 +61,8 @@ static const struct command {
 	    NULL },
 	{ "proxy-config", "secret", "secrets", false, false, ctl_proxy_config,
 	    NULL, NULL },
+	{ "snapshots", "snapshot", "snapshots", true, false, ctl_snapshots,
+	    NULL, NULL },
 	{ NULL, NULL, NULL, false, false, NULL, NULL, NULL }
 };
 
@@ -81,6 +83,8 @@ ctl_usage(FILE *f)
 	    "  sandboxes list | sandboxes stop OWNER | sandboxes stop-idle |\n"
 	    "      sandboxes remove OWNER (deletes the volume)\n"
 	    "  recreate [OWNER]             make the container again (keeps /sandbox)\n"
+	    "  snapshots list [OWNER] | snapshots create [OWNER] |\n"
+	    "      snapshots restore ID [OWNER] [--force] | snapshots delete ID [OWNER]\n"
 	    "  signins [--limit N]          sign-in attempts, newest first\n"
 	    "  unblock [ADDRESS]            lift the wrong-key wait (all, or one address)\n"
 	    "  terminals list [--limit N] | terminals close TERMINAL_ID\n"

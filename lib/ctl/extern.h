@@ -124,6 +124,7 @@ int	ctl_rotate_key(struct ctl *);		/* rotate.c */
 int	ctl_keys(struct ctl *);			/* keys.c */
 int	ctl_sandboxes(struct ctl *);		/* sandboxes.c */
 int	ctl_sandboxes_recreate(struct ctl *);
+int	ctl_snapshots(struct ctl *);		/* snapshots.c */
 int	ctl_signins_list(struct ctl *);		/* signins.c */
 int	ctl_signins_unblock(struct ctl *);
 int	ctl_secrets(struct ctl *);		/* secrets.c */

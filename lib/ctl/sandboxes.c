@@ -67,6 +67,7 @@ ctl_sandboxes(struct ctl *c)
 	struct error	 err;
 	const char	*verb = c->argc > 0 ? c->argv[0] : "";
 	char		 b[80];
+	long		 removed = 0;
 	int		 n;
 
 	if (c->argc == 1 && strcmp(verb, "list") == 0)
@@ -86,13 +87,17 @@ ctl_sandboxes(struct ctl *c)
 	}
 	if ((strcmp(verb, "stop") == 0 ? sandboxes_stop(c->cfg, c->db,
 	    c->argv[1], "operator", &err) : sandboxes_remove(c->cfg, c->db,
-	    c->argv[1], &err)) == -1) {
+	    c->argv[1], &removed, &err)) == -1) {
 		fprintf(stderr, "sandboxctl: %s\n", err.msg);
 		return 1;
 	}
-	printf("sandbox of %s %s\n", ctl_show_esc(b, sizeof(b), c->argv[1]),
-	    strcmp(verb, "stop") == 0 ? "stopped (files kept)" :
-	    "removed with its volume");
+	if (strcmp(verb, "stop") == 0)
+		printf("sandbox of %s stopped (files kept)\n",
+		    ctl_show_esc(b, sizeof(b), c->argv[1]));
+	else
+		printf("sandbox of %s removed with its volume and %ld "
+		    "snapshot%s\n", ctl_show_esc(b, sizeof(b), c->argv[1]),
+		    removed, removed == 1 ? "" : "s");
 	return 0;
 }
 

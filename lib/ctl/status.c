@@ -73,6 +73,23 @@ status_database(struct ctl *c, struct json_object *st)
 	if (ctl_rows_have(c->db, "sandbox") &&
 	    (o = sandboxes_list(c->cfg, c->db)) != NULL)
 		js_set(st, "sandboxes", o);
+	if (ctl_rows_have(c->db, "snapshot")) {
+		struct json_object	*a = json_object_new_array(), *so;
+		struct db_q		*q;
+
+		if ((q = db_query(c->db, STMT_SNAP_PER_SANDBOX, "")) != NULL) {
+			while (db_step(q) == DB_ROW) {
+				so = json_object_new_object();
+				if (db_row_json(q, so) == -1) {
+					json_object_put(so);
+					break;
+				}
+				json_object_array_add(a, so);
+			}
+			db_done(q);
+		}
+		js_set(dbo, "snapshots", a);
+	}
 	o = json_object_new_object();
 	if (ctl_rows_one(c->db, STMT_CLEANUP_LIST, "i", 1, o))
 		js_set(dbo, "last_cleanup", o);
@@ -298,6 +315,26 @@ show_database(struct ctl *c, struct json_object *dbo)
 	if ((o = js_get(dbo, "oauth_clients", json_type_object)) != NULL)
 		printf("  oauth    %lld clients, %lld grants with live tokens\n",
 		    ctl_show_int(o, "total"), ctl_show_int(o, "live"));
+	if ((o = js_get(dbo, "snapshots", json_type_array)) != NULL) {
+		size_t i, n = json_object_array_length(o);
+
+		printf("  snapshots %zu sandbox%s with snapshots (limits %ld and "
+		    "%lld bytes each; /sandbox kept as a whole archive per "
+		    "snapshot, not incremental)\n", n, n == 1 ? "" : "es",
+		    c->cfg->snapshot_max, c->cfg->snapshot_bytes);
+		for (i = 0; i < n; i++) {
+			struct json_object *so = json_object_array_get_idx(o, i);
+
+			ctl_show_bytes(b2, sizeof(b2),
+			    ctl_show_int(so, "sandbox_bytes") +
+			    ctl_show_int(so, "layer_bytes"));
+			printf("    %-16s %s: %lld snapshot%s, %s\n",
+			    ctl_show_esc(b1, sizeof(b1), ctl_show_str(so,
+			    "owner")), ctl_show_str(so, "container"),
+			    ctl_show_int(so, "count"),
+			    ctl_show_int(so, "count") == 1 ? "" : "s", b2);
+		}
+	}
 	if ((o = js_get(dbo, "last_cleanup", json_type_object)) != NULL)
 		printf("  cleanup  last %s: %s, %lld entries removed%s%s\n",
 		    ctl_show_when(b2, sizeof(b2), ctl_show_int(o, "started")),

@@ -230,6 +230,17 @@ int	docker_put_stream(struct docker *, const char *path, const char *ctype,
 	    long *status, bool *aborted, struct error *);
 
 /*
+ * The same as a POST (the image import, POST /images/create?fromSrc=-,
+ * Engine API v1.41 "Create an image" by import), passing a 2xx answer's
+ * body to out->body as it arrives (out may be NULL: passed over), since
+ * the engine reports a failed import in that body, not in the status.
+ */
+int	docker_post_stream(struct docker *, const char *path, const char *ctype,
+	    unsigned long long length, const struct docker_put_cb *,
+	    const struct docker_raw_cb *out, long *status, bool *aborted,
+	    struct error *);
+
+/*
  * PUT len bytes of buf (a small archive held in memory, e.g. the
  * supervisor) on path with Content-Type application/x-tar, within the
  * absolute deadline of a JSON call. 0 with *status (err holds the engine's

@@ -114,24 +114,30 @@ put_read(char *buf, size_t size, size_t n, void *arg)
 	return (size_t)got;
 }
 
-int
-docker_put_stream(struct docker *d, const char *path, const char *ctype,
-    unsigned long long length, const struct docker_put_cb *cb, long *status,
-    bool *aborted, struct error *err)
+static int
+send_stream(struct docker *d, const char *method, const char *path,
+    const char *ctype, unsigned long long length,
+    const struct docker_put_cb *cb, const struct docker_raw_cb *out,
+    long *status, bool *aborted, struct error *err)
 {
 	struct docker_xfer	 x;
 	struct docker_waiter	 w;
 	struct raw		 r = { .x = &x, .w = &w, .put = cb, .left = length,
+				    .cb = out,
 				    .refusal = { .max = DOCKER_ERROR_BODY_MAX } };
 	int			 ret = -1;
 
 	*status = 0;
 	*aborted = false;
 	docker_waiter_deadline(&w, d, DOCKER_RAW_STALL_S * 1000L, true);
-	if (docker_xfer_open(&x, d, true, "PUT", path, ctype, err) == -1)
+	if (docker_xfer_open(&x, d, true, method, path, ctype, err) == -1)
 		goto out;
-	/* CURLOPT_UPLOAD over http is a PUT with this length, pulled as sent. */
-	if (curl_easy_setopt(x.e, CURLOPT_CUSTOMREQUEST, NULL) != CURLE_OK ||
+	/*
+	 * CURLOPT_UPLOAD over http is a PUT with this length, pulled as sent;
+	 * another method's word replaces PUT's (the body is sent the same).
+	 */
+	if (curl_easy_setopt(x.e, CURLOPT_CUSTOMREQUEST,
+	    strcmp(method, "PUT") == 0 ? NULL : method) != CURLE_OK ||
 	    curl_easy_setopt(x.e, CURLOPT_UPLOAD, 1L) != CURLE_OK ||
 	    curl_easy_setopt(x.e, CURLOPT_INFILESIZE_LARGE,
 	    (curl_off_t)length) != CURLE_OK ||
@@ -163,4 +169,23 @@ out:
 	docker_xfer_done(&x);
 	free(r.refusal.buf);
 	return ret;
+}
+
+int
+docker_put_stream(struct docker *d, const char *path, const char *ctype,
+    unsigned long long length, const struct docker_put_cb *cb, long *status,
+    bool *aborted, struct error *err)
+{
+	return send_stream(d, "PUT", path, ctype, length, cb, NULL, status,
+	    aborted, err);
+}
+
+int
+docker_post_stream(struct docker *d, const char *path, const char *ctype,
+    unsigned long long length, const struct docker_put_cb *cb,
+    const struct docker_raw_cb *out, long *status, bool *aborted,
+    struct error *err)
+{
+	return send_stream(d, "POST", path, ctype, length, cb, out, status,
+	    aborted, err);
 }

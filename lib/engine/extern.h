@@ -143,4 +143,12 @@ size_t	docker_body_write(char *p, size_t size, size_t n, void *arg);
 void	docker_refused(struct error *, long status,
 	    const struct docker_body *b, const char *what);
 
+/*
+ * tar.c's field readers, shared with tar_check.c: a numeric header field
+ * (octal, or GNU base-256), a header's checksum, a pax record's decimal.
+ */
+int	tar_number(const unsigned char *f, size_t n, unsigned long long *out);
+bool	tar_checksum_ok(const unsigned char *h);
+int	tar_decimal(const char *s, size_t n, unsigned long long *out);
+
 #endif

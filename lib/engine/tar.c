@@ -18,6 +18,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "engine/extern.h"
 #include "engine/tar.h"
 
 #define OFF_NAME	0
@@ -97,8 +98,8 @@ finish(struct tar_extract *t, enum tar_rc rc, const char *msg)
  * by spaces or NULs; or GNU base-256 (high bit of the first byte set), used
  * for sizes of 8 GiB and more. Negative and out-of-range values fail.
  */
-static int
-parse_number(const unsigned char *f, size_t n, unsigned long long *out)
+int
+tar_number(const unsigned char *f, size_t n, unsigned long long *out)
 {
 	unsigned long long	 v = 0;
 	size_t			 i = 0;
@@ -131,15 +132,15 @@ parse_number(const unsigned char *f, size_t n, unsigned long long *out)
 }
 
 /* The checksum is the sum of the header's bytes with its own field as spaces. */
-static bool
-checksum_ok(const unsigned char *h)
+bool
+tar_checksum_ok(const unsigned char *h)
 {
 	unsigned long long	 want;
 	unsigned long		 usum = 0;
 	long			 ssum = 0;
 	size_t			 i;
 
-	if (parse_number(h + OFF_CHKSUM, LEN_CHKSUM, &want) == -1)
+	if (tar_number(h + OFF_CHKSUM, LEN_CHKSUM, &want) == -1)
 		return false;
 	for (i = 0; i < TAR_BLOCK; i++) {
 		unsigned char c = i >= OFF_CHKSUM && i < OFF_CHKSUM + LEN_CHKSUM ?
@@ -163,8 +164,8 @@ all_zero(const unsigned char *h)
 }
 
 /* A decimal number of a pax record: digits only, bounded. */
-static int
-parse_decimal(const char *s, size_t n, unsigned long long *out)
+int
+tar_decimal(const char *s, size_t n, unsigned long long *out)
 {
 	unsigned long long v = 0;
 	size_t i;
@@ -212,7 +213,7 @@ parse_pax(struct tar_extract *t, const char *p, size_t n)
 		size_t			 klen, vlen;
 
 		if ((sp = memchr(p, ' ', n < 20 ? n : 20)) == NULL ||
-		    parse_decimal(p, (size_t)(sp - p), &len) == -1 ||
+		    tar_decimal(p, (size_t)(sp - p), &len) == -1 ||
 		    len > n || len < (size_t)(sp - p) + 3 || p[len - 1] != '\n')
 			return -1;
 		key = sp + 1;
@@ -225,7 +226,7 @@ parse_pax(struct tar_extract *t, const char *p, size_t n)
 			if (set_next_name(t, val, vlen) == -1)
 				return -1;
 		} else if (klen == 4 && memcmp(key, "size", 4) == 0) {
-			if (parse_decimal(val, vlen, &t->next_size) == -1)
+			if (tar_decimal(val, vlen, &t->next_size) == -1)
 				return -1;
 			t->has_size = true;
 		} else if (klen == 5 && memcmp(key, "mtime", 5) == 0) {
@@ -237,7 +238,7 @@ parse_pax(struct tar_extract *t, const char *p, size_t n)
 				i++;
 			for (d = i; d < vlen && val[d] != '.'; d++)
 				;
-			if (parse_decimal(val + i, d - i, &v) == -1)
+			if (tar_decimal(val + i, d - i, &v) == -1)
 				return -1;
 			t->next_mtime = neg ? -(long long)v : (long long)v;
 			t->has_mtime = true;
@@ -298,10 +299,10 @@ header(struct tar_extract *t)
 	if (all_zero(h))
 		/* End of archive (two zero blocks; one is enough to know). */
 		return finish(t, TAR_NOT_FOUND, "the archive does not hold the file");
-	if (!checksum_ok(h))
+	if (!tar_checksum_ok(h))
 		return finish(t, TAR_ERROR, "bad tar header checksum");
-	if (parse_number(h + OFF_SIZE, LEN_NUM, &size) == -1 ||
-	    parse_number(h + OFF_MTIME, LEN_NUM, &mtime) == -1)
+	if (tar_number(h + OFF_SIZE, LEN_NUM, &size) == -1 ||
+	    tar_number(h + OFF_MTIME, LEN_NUM, &mtime) == -1)
 		return finish(t, TAR_ERROR, "bad number in a tar header");
 	type = (char)h[OFF_TYPE];
 

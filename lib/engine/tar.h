@@ -105,4 +105,39 @@ long	tar_header_write(char out[TAR_HEADER_MAX], const char *name, char type,
 /* Zero bytes that follow size data bytes to end the entry's last block. */
 size_t	tar_padding(unsigned long long size);
 
+/*
+ * Checking a whole archive before it is sent back (a snapshot's /sandbox,
+ * read as hostile on restore): a push parser like tar_extract, fed pieces
+ * of any size, holding one header block, one metadata record and the path
+ * of the current folder. Every entry must be:
+ *   - named root or root/..., with no empty, "." or ".." part, no leading
+ *     "/", at most TAR_NAME_MAX bytes (pax "path" and GNU 'L' included);
+ *   - a regular file, folder, symbolic link, hard link or FIFO (no device,
+ *     no unknown type), with a valid checksum, a mode of at most 0777777 and
+ *     numeric owner (the mode may carry the file type bits, as Go writes
+ *     them); only regular files carry data;
+ *   - in walk order: its parent is root or a folder given before it and
+ *     not left since (so no entry is reached through a symbolic link);
+ *   - a symbolic link's target at most TAR_NAME_MAX bytes without NUL (kept
+ *     as it is, never followed); a hard link's target named as entries are.
+ * At most TAR_CHECK_ENTRIES entries. The archive ends with a zero block (or
+ * two); only zero bytes may follow.
+ */
+#define TAR_CHECK_ENTRIES	(4L * 1000 * 1000)
+
+struct tar_check;
+
+/* A checker for an archive of root (a single name part). NULL: out of memory. */
+struct tar_check	*tar_check_new(const char *root);
+void			 tar_check_free(struct tar_check *);
+/* The next len bytes: 0 while all is well, -1 with err once it is not. */
+int			 tar_check_feed(struct tar_check *, const void *buf,
+			    size_t len, struct error *err);
+/*
+ * At the end of the stream: 0 with *entries and *data_bytes (the regular
+ * files' bytes) when the archive was whole and valid, or -1 with err.
+ */
+int			 tar_check_end(struct tar_check *, long *entries,
+			    unsigned long long *data_bytes, struct error *err);
+
 #endif

@@ -31,6 +31,10 @@ static const struct tool *const tools[] = {
 	&tool_terminal_close,
 	&tool_terminal_link,
 	&tool_preview_link,
+	&tool_snapshot,
+	&tool_snapshots,
+	&tool_restore,
+	&tool_snapshot_delete,
 };
 
 #define NTOOLS (sizeof(tools) / sizeof(tools[0]))

@@ -181,6 +181,14 @@ runs_collect(struct db *db, struct sandbox *sb, const char *run_id)
 		res.timed_out = false;
 	if (in.cancel && res.exit_code == 137)
 		res.killed = true;
+	if (in.cancel) {
+		char *why = runs_stop_reason(db, run_id);
+
+		if (why != NULL) {
+			free(res.notice);
+			res.notice = why;
+		}
+	}
 	if (secrets_mask_load(sandbox_config(sb), db, &mask, &err) == -1) {
 		log_warn("run %s: cannot collect: %s", run_id, err.msg);
 		exec_result_free(&res);

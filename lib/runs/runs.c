@@ -1,5 +1,6 @@
 /* runs.c: see runs.h. */
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <time.h>
 
@@ -115,6 +116,17 @@ runs_cancel_requested(struct db *db, const char *run_id)
 
 	(void)db_run_cancelled(db, run_id, &yes);
 	return yes;
+}
+
+char *
+runs_stop_reason(struct db *db, const char *run_id)
+{
+	char why[256];
+
+	if (db_get_text(db, STMT_RUN_STOP_REASON, why, sizeof(why), "t",
+	    run_id) != LOOKUP_FOUND || why[0] == '\0')
+		return NULL;
+	return strdup(why);
 }
 
 enum lookup_result

@@ -52,6 +52,12 @@ enum lookup_result runs_request_cancel(struct db *, const char *session_id,
 bool	runs_cancel_requested(struct db *, const char *run_id);
 
 /*
+ * Why the server stopped a run it cancelled itself (a restore with force):
+ * a new note for the result (free it), or NULL.
+ */
+char	*runs_stop_reason(struct db *, const char *run_id);
+
+/*
  * A run of owner (owners.h): its state ("running", ...) into state (size
  * n) and, once finished, its kept result as a new object in *result (NULL
  * if pruned). Returns LOOKUP_FOUND, LOOKUP_NONE when there is no such run

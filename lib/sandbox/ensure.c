@@ -45,8 +45,8 @@ refuses(const struct cspec *cs, struct json_object *inspect,
 	return true;
 }
 
-static int
-volume_create(struct sandbox *sb, struct error *err)
+int
+sandbox_volume_create(struct sandbox *sb, struct error *err)
 {
 	static const long	 ok[] = { 200, 201, 0 };
 	struct json_object	*body, *labels;
@@ -68,8 +68,8 @@ out:
 }
 
 /* POST /containers/create; 0 when created or already there (409). */
-static int
-container_create(struct sandbox *sb, struct error *err)
+int
+sandbox_create_container(struct sandbox *sb, struct error *err)
 {
 	static const char *const cmd[] = { "sleep", "infinity", NULL };
 	static const char *const secopt[] = { "no-new-privileges", NULL };
@@ -140,8 +140,8 @@ out:
 	return rc;
 }
 
-static int
-container_start(struct sandbox *sb, bool paused, struct error *err)
+int
+sandbox_start_container(struct sandbox *sb, bool paused, struct error *err)
 {
 	/* 204 started, 304 already running; unpause answers 200 or 204. */
 	static const long	 start_ok[] = { 204, 304, 0 };
@@ -184,13 +184,13 @@ ensure_once(struct sandbox *sb, struct error *err)
 	bool			 running = false, paused = false;
 	int			 rc = -1;
 
-	if (volume_create(sb, err) == -1)
+	if (sandbox_volume_create(sb, err) == -1)
 		goto out;
 	if ((status = sandbox_call(sb, "GET", NULL, ok, &resp, "cannot inspect "
 	    "the container", err, "/containers/%s/json", sb->container)) == -1)
 		goto out;
 	if (status == 404) {
-		if (unclaimed(sb, err) || container_create(sb, err) == -1)
+		if (unclaimed(sb, err) || sandbox_create_container(sb, err) == -1)
 			goto out;
 	} else {
 		/* A weaker container is never started (sandbox/guard.h). */
@@ -203,7 +203,7 @@ ensure_once(struct sandbox *sb, struct error *err)
 	if (running && !paused)
 		rc = 0;
 	else if (!unclaimed(sb, err))
-		rc = container_start(sb, paused, err);
+		rc = sandbox_start_container(sb, paused, err);
 out:
 	json_object_put(resp);
 	return rc;

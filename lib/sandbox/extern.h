@@ -20,6 +20,7 @@
  *   collect.c      a run's result from its record (sandbox_collect)
  *   exec.c         running a command (sandbox_exec)
  *   status.c       status and recreate, for operators
+ *   snapshot.c     snapshots and their restore (snapshot.h)
  *   sandboxes.c    the per-owner registry (sandboxes.h)
  *
  * This header includes no header of the folder, so it closes no circle.
@@ -63,6 +64,9 @@ struct sandbox {
 	 */
 	bool		 claimed;
 };
+
+/* The repository of snapshots' images (snapshot.c): REPO:SNAPSHOT_ID. */
+#define SANDBOX_SNAP_REPO	"code-sandbox-snap"
 
 /* The longest timeout of a command, and the cap of a recorded duration. */
 #define SANDBOX_TIMEOUT_MAX	(30L * 86400)
@@ -164,6 +168,27 @@ int		sandbox_helper(struct sandbox *, const char *script,
  */
 int		sandbox_refusal(const struct cspec *, const char *diff,
 		    struct error *);
+
+/*
+ * The steps of sandbox_ensure, for a restore (snapshot.c): the handle's
+ * volume made (idempotent), its container created from sb->image with
+ * sb->volume at /sandbox and today's spec (0 also when it exists), and
+ * started or unpaused. 0 or -1.
+ */
+int		sandbox_volume_create(struct sandbox *, struct error *);
+int		sandbox_create_container(struct sandbox *, struct error *);
+int		sandbox_start_container(struct sandbox *, bool paused,
+		    struct error *);
+
+/*
+ * The volume and image a restore switched the sandbox of container to
+ * (snapshot.c writes them, SANDBOX_SNAPSHOT_DIR/CONTAINER.current): each
+ * copied into its buffer (SANDBOX_NAME_MAX bytes) when the file is there
+ * and valid (the volume named base-s..., the image a snapshot's); else
+ * they are left as they are. Reads at most a few hundred bytes.
+ */
+void		sandbox_current(const struct config *, const char *container,
+		    const char *base_volume, char *volume, char *image);
 
 /* --- guard_disk.c, for itself and guard.c --- */
 

@@ -12,6 +12,8 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <fcntl.h>
+#include <unistd.h>
 
 #include <json-c/json.h>
 
@@ -61,7 +63,47 @@ sandbox_str_array(const char *const *v)
 }
 
 void
-sandbox_names(const struct config *cfg, const char *owner, char *container,
+sandbox_current(const struct config *cfg, const char *container,
+    const char *base_volume, char *volume, char *image)
+{
+	char	 path[4096], buf[2 * SANDBOX_NAME_MAX + 4], *nl, *img;
+	size_t	 bl = strlen(base_volume);
+	ssize_t	 n;
+	int	 fd, w;
+
+	if (cfg->snapshot_dir == NULL)
+		return;
+	w = snprintf(path, sizeof(path), "%s/%s.current", cfg->snapshot_dir,
+	    container);
+	if (w < 0 || (size_t)w >= sizeof(path) ||
+	    (fd = open(path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW)) == -1)
+		return;
+	n = read(fd, buf, sizeof(buf) - 1);
+	close(fd);
+	if (n <= 0)
+		return;
+	buf[n] = '\0';
+	/* "VOLUME\nIMAGE\n", written by snapshot.c; anything else is ignored. */
+	if ((nl = strchr(buf, '\n')) == NULL)
+		return;
+	*nl = '\0';
+	img = nl + 1;
+	if ((nl = strchr(img, '\n')) == NULL || nl[1] != '\0')
+		return;
+	*nl = '\0';
+	if (!valid_name(buf) || strncmp(buf, base_volume, bl) != 0 ||
+	    strncmp(buf + bl, "-s", 2) != 0 ||
+	    strncmp(img, SANDBOX_SNAP_REPO ":", sizeof(SANDBOX_SNAP_REPO)) != 0 ||
+	    !valid_name(img + sizeof(SANDBOX_SNAP_REPO)))
+		return;
+	snprintf(volume, SANDBOX_NAME_MAX, "%s", buf);
+	if (image != NULL)
+		snprintf(image, SANDBOX_NAME_MAX, "%s", img);
+}
+
+/* The names before any restore: the settings', with the owner's hash. */
+static void
+names_base(const struct config *cfg, const char *owner, char *container,
     char *volume)
 {
 	char hash[CRYPTO_SHA256_HEX];
@@ -69,13 +111,25 @@ sandbox_names(const struct config *cfg, const char *owner, char *container,
 	if (!cfg->per_person || owner == NULL) {
 		snprintf(container, SANDBOX_NAME_MAX, "%s", cfg->container);
 		snprintf(volume, SANDBOX_NAME_MAX, "%s", cfg->volume);
-		return;
+	} else {
+		crypto_sha256_hex(owner, strlen(owner), hash);
+		snprintf(container, SANDBOX_NAME_MAX, "%s-%.*s", cfg->container,
+		    HASH_DIGITS, hash);
+		snprintf(volume, SANDBOX_NAME_MAX, "%s-%.*s", cfg->volume,
+		    HASH_DIGITS, hash);
 	}
-	crypto_sha256_hex(owner, strlen(owner), hash);
-	snprintf(container, SANDBOX_NAME_MAX, "%s-%.*s", cfg->container,
-	    HASH_DIGITS, hash);
-	snprintf(volume, SANDBOX_NAME_MAX, "%s-%.*s", cfg->volume,
-	    HASH_DIGITS, hash);
+}
+
+void
+sandbox_names(const struct config *cfg, const char *owner, char *container,
+    char *volume)
+{
+	char base[SANDBOX_NAME_MAX];
+
+	names_base(cfg, owner, container, base);
+	snprintf(volume, SANDBOX_NAME_MAX, "%s", base);
+	/* After a restore: the volume it switched to (snapshot.c). */
+	sandbox_current(cfg, container, base, volume, NULL);
 }
 
 int
@@ -84,11 +138,16 @@ sandbox_open(const struct config *cfg, const char *owner, struct sandbox **out,
 {
 	struct sandbox	*sb;
 	char		 container[SANDBOX_NAME_MAX], volume[SANDBOX_NAME_MAX];
+	char		 image[SANDBOX_NAME_MAX], base[SANDBOX_NAME_MAX];
 	int		 rc = -1;
 
 	*out = NULL;
 	/* The one place an owner's sandbox gets its names (sandboxes.h). */
-	sandbox_names(cfg, owner, container, volume);
+	names_base(cfg, owner, container, base);
+	/* The volume and image a restore left it on, or the settings'. */
+	snprintf(volume, sizeof(volume), "%s", base);
+	snprintf(image, sizeof(image), "%s", cfg->image);
+	sandbox_current(cfg, container, base, volume, image);
 	if (!valid_name(container) || !valid_name(volume))
 		return error_set(err, "SANDBOX_CONTAINER and SANDBOX_VOLUME: use "
 		    "letters, digits, '_', '.' and '-' only");
@@ -100,7 +159,7 @@ sandbox_open(const struct config *cfg, const char *owner, struct sandbox **out,
 	    cfg->docker_cert_path, &sb->docker, err) == -1 ||
 	    cspec_new(cfg, container, volume, &sb->spec, err) == -1)
 		goto out;
-	if ((sb->image = strdup(cfg->image)) == NULL ||
+	if ((sb->image = strdup(image)) == NULL ||
 	    (sb->container = strdup(container)) == NULL ||
 	    (sb->volume = strdup(volume)) == NULL ||
 	    (owner != NULL && (sb->owner = strdup(owner)) == NULL)) {

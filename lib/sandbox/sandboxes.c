@@ -18,6 +18,7 @@
 #include "sandbox/extern.h"
 #include "sandbox/sandbox.h"
 #include "sandbox/sandboxes.h"
+#include "sandbox/snapshot.h"
 #include "store/db.h"
 #include "store/db_sandbox.h"
 
@@ -92,12 +93,13 @@ sandboxes_stop(const struct config *cfg, struct db *db, const char *owner,
 
 int
 sandboxes_remove(const struct config *cfg, struct db *db, const char *owner,
-    struct error *err)
+    long *removed, struct error *err)
 {
 	static const long gone[] = { 204, 404, 0 };
 	char	container[SANDBOXES_NAME_MAX], volume[SANDBOXES_NAME_MAX];
 	char	path[SANDBOXES_NAME_MAX + 64], what[SANDBOXES_NAME_MAX + 32];
 
+	*removed = 0;
 	if (!cfg->per_person)
 		return error_set(err, "SANDBOX_SCOPE is shared: there are no "
 		    "sandboxes per person to remove");
@@ -112,9 +114,23 @@ sandboxes_remove(const struct config *cfg, struct db *db, const char *owner,
 	snprintf(what, sizeof(what), "remove volume %s", volume);
 	if (engine(cfg, owner, "DELETE", path, gone, what, err) == -1)
 		return -1;
+	/* Their snapshots too (and the switch file of the last restore). */
+	{
+		struct sandbox	*sb;
+		struct error	 e;
+
+		if (sandbox_open(cfg, owner, &sb, &e) == 0) {
+			if ((*removed = snapshot_remove_all(cfg, db, sb,
+			    &e)) == -1)
+				log_warn("sandboxes: snapshots of %s: %s",
+				    owner, e.msg);
+			sandbox_close(sb);
+		}
+	}
 	db_exec(db, STMT_SANDBOX_DELETE, "t", owner);
-	log_info("sandboxes: removed container %s and volume %s of %s",
-	    container, volume, owner);
+	log_info("sandboxes: removed container %s, volume %s and %ld "
+	    "snapshot(s) of %s", container, volume, *removed < 0 ? 0 :
+	    *removed, owner);
 	return 0;
 }
 

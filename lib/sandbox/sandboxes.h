@@ -81,10 +81,12 @@ int	sandboxes_stop(const struct config *, struct db *, const char *owner,
 	    const char *reason, struct error *);
 
 /*
- * Remove owner's container and volume, and forget the sandbox: everything
- * in it is gone. Only for an operator's explicit command. 0 or -1 with err.
+ * Remove owner's container and volume, and their snapshots (*removed: how
+ * many), and forget the sandbox: everything in it is gone. Only for an
+ * operator's explicit command. 0 or -1 with err.
  */
 int	sandboxes_remove(const struct config *, struct db *, const char *owner,
+	    long *removed,
 	    struct error *);
 
 /*

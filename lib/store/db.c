@@ -26,7 +26,7 @@
 /* The areas' statement tables (extern.h), gathered by sql_index. */
 static const struct db_sql *const sql_tables[] = {
 	db_sql_session, db_sql_runs, db_sql_oauth, db_sql_links,
-	db_sql_sandbox, db_sql_ops, db_sql_terms, db_sql_secrets,
+	db_sql_sandbox, db_sql_ops, db_sql_terms, db_sql_secrets, db_sql_snap,
 };
 
 static const char	*sql[STMT__MAX];

@@ -244,6 +244,21 @@ enum db_stmt {
 	STMT_SECRET_DELETE,	/* name */
 	STMT_SECRET_LIST,	/* -> name, hosts, owner, header, template,
 				   basic_user, sealed, created (by name) */
+	/* snapshots (sql/023-snapshots.sql) */
+	STMT_SNAP_INSERT,	/* id, container, owner, created, note, image,
+				   archive_bytes, layer_bytes, took_ms */
+	STMT_SNAP_GET,		/* id, container -> image, archive_bytes, created, note */
+	STMT_SNAP_LIST,		/* container -> id, created, note, archive_bytes,
+				   layer_bytes, took_ms, owner, newest first */
+	STMT_SNAP_TOTAL,	/* container -> count, bytes */
+	STMT_SNAP_DELETE,	/* id, container */
+	STMT_SNAP_PER_SANDBOX,	/* -> container, owner, count, archive bytes, layer bytes */
+	STMT_SNAP_IDS,		/* container -> id, image */
+	STMT_SNAP_RESTORE_BEGIN, /* snapshot_id, container, asked_by, client, now */
+	STMT_SNAP_RESTORE_END,	/* now, state, message, id */
+	STMT_RUN_ACTIVE_IN,	/* container_id, now -> id of running runs in it */
+	STMT_RUN_STOPPED_BY,	/* error, id: cancel requested, with the reason */
+	STMT_RUN_STOP_REASON,	/* id -> error, when cancel was requested */
 	STMT__MAX
 };
 

@@ -13,7 +13,7 @@
 
 /* The areas' shape tables (extern.h). */
 static const struct db_shape *const shape_tables[] = {
-	db_shape_oauth, db_shape_ops, db_shape_terms,
+	db_shape_oauth, db_shape_ops, db_shape_terms, db_shape_snap,
 };
 
 /*

@@ -31,6 +31,7 @@ extern const struct db_sql db_sql_sandbox[];
 extern const struct db_sql db_sql_ops[];
 extern const struct db_sql db_sql_terms[];
 extern const struct db_sql db_sql_secrets[];
+extern const struct db_sql db_sql_snap[];
 
 /* How db_row_json shows a column. */
 enum db_col_kind {
@@ -57,6 +58,7 @@ struct db_shape {
 extern const struct db_shape db_shape_oauth[];
 extern const struct db_shape db_shape_ops[];
 extern const struct db_shape db_shape_terms[];
+extern const struct db_shape db_shape_snap[];
 
 /*
  * The number of columns the row shape of statement id names, or -1 when

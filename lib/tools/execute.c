@@ -490,6 +490,7 @@ call(struct tool_ctx *tc, struct json_object *args)
 	enum tasks_admit	 admit;
 	int			 rc;
 	long			 timeout;
+	bool			 server_stop = false;
 	struct json_object	*v;
 	char			*full = NULL;	/* command with its stdin prologue */
 
@@ -576,6 +577,19 @@ call(struct tool_ctx *tc, struct json_object *args)
 	if (!res.killed && !res.detached && res.exit_code == 137 &&
 	    (w.cancel_seen || runs_cancel_requested(tc->db, run_id)))
 		res.killed = true;
+	/*
+	 * Stopped by the server itself (a forced restore), not by the
+	 * client: it is answered, saying why.
+	 */
+	if (res.killed || res.with_container) {
+		char *reason = runs_stop_reason(tc->db, run_id);
+
+		if (reason != NULL) {
+			free(res.notice);
+			res.notice = reason;
+			server_stop = true;
+		}
+	}
 
 	if ((out = result_exec(&res, timeout, run_id, w.mask, &state)) == NULL) {
 		exec_result_free(&res);
@@ -593,7 +607,7 @@ call(struct tool_ctx *tc, struct json_object *args)
 		runs_finish(tc->db, run_id, state, res.exit_code,
 		    res.duration_ms, res.out.total, res.err.total, out);
 	exec_result_free(&res);
-	if (res.killed) {
+	if (res.killed && !server_stop) {
 		/* Cancelled: no response (spec: utilities/cancellation). */
 		json_object_put(out);
 		return NULL;

@@ -102,6 +102,10 @@ extern const struct tool tool_terminal_read;
 extern const struct tool tool_terminal_close;
 extern const struct tool tool_terminal_link;
 extern const struct tool tool_preview_link;
+extern const struct tool tool_snapshot;
+extern const struct tool tool_snapshots;
+extern const struct tool tool_restore;
+extern const struct tool tool_snapshot_delete;
 
 /* Building tools/list entries (spec: server/tools "Tool"). */
 /* A new entry with name, title and description. */

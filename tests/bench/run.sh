@@ -31,7 +31,9 @@
 # killed, behind lighttpd and Caddy, tests/bench/close.mjs; tail: execute
 # p99 at concurrency 1 against its p50 and the Node reference's p99,
 # tests/bench/tail.mjs; terminal: time to echo on a terminal and through
-# its link against execute, tests/bench/terminal.mjs).
+# its link against execute, tests/bench/terminal.mjs; snapshots: snapshot
+# and restore of 1 GB in 10,000 files against the engine's commit and
+# archive GET and PUT, interleaved, tests/bench/snapshots.mjs).
 set -eu
 
 top=$(cd "$(dirname "$0")/../.." && pwd)
@@ -44,7 +46,7 @@ if ! command -v wrk >/dev/null 2>&1; then
 	}
 fi
 [ -d tests/e2e/node_modules ] || tests/setup/packages.sh
-[ $# -gt 0 ] || set -- bench dl up streaming eras teams lean supervisor close base tail terminal preview
+[ $# -gt 0 ] || set -- bench dl up streaming eras teams lean supervisor close base tail terminal preview snapshots
 rc=0
 for part in "$@"; do
 	[ -f "tests/bench/$part.mjs" ] || { echo "bench: no tests/bench/$part.mjs" >&2; rc=1; continue; }
