@@ -225,6 +225,7 @@ enum db_stmt {
 	STMT_TERM_LIST,		/* min_last_used, limit (sandboxctl terminals) */
 	STMT_COUNT_TERMINALS,	/* min_last_used -> total, open */
 	STMT_TERM_OWNER,	/* id -> owner, while open */
+	STMT_TERM_PRUNE,	/* min_last_used: older rows go */
 	STMT__MAX
 };
 
