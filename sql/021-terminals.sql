@@ -1,7 +1,8 @@
 -- 021-terminals.sql: the terminals the model opened (terminal_start), each
 -- a PTY under the supervisor in the owner's sandbox. The row says whose it
 -- is (only its owner's calls may use it), counts the open ones against
--- TERMINAL_MAX, and stays, closed, for the audit.
+-- TERMINAL_MAX, and stays, closed, for the audit: SANDBOX_AUDIT_RETENTION
+-- after its last use (pruned when a terminal starts).
 
 CREATE TABLE terminal (
 	id		TEXT PRIMARY KEY,	-- terminal id returned to the model

@@ -259,6 +259,7 @@ enum db_stmt {
 	STMT_RUN_ACTIVE_IN,	/* container_id, now -> id of running runs in it */
 	STMT_RUN_STOPPED_BY,	/* error, id: cancel requested, with the reason */
 	STMT_RUN_STOP_REASON,	/* id -> error, when cancel was requested */
+	STMT_TERM_PRUNE,	/* min_last_used: older rows go */
 	STMT__MAX
 };
 

@@ -36,6 +36,8 @@ const struct db_sql db_sql_terms[] = {
 	    "0) FROM terminal" },
 	{ STMT_TERM_OWNER,
 	    "SELECT owner FROM terminal WHERE id = ? AND closed IS NULL" },
+	{ STMT_TERM_PRUNE,
+	    "DELETE FROM terminal WHERE last_used < ?" },
 	{ STMT__MAX, NULL },
 };
 

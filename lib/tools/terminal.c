@@ -426,6 +426,9 @@ call_start(struct tool_ctx *tc, struct json_object *args)
 		return result_error("The terminal could not start: %s", err.msg);
 	}
 	log_info("terminal %s started by %s", id, owner);
+	/* Rows past the audit's retention go, as runs' do. */
+	db_exec(tc->db, STMT_TERM_PRUNE, "i", now -
+	    tc->cfg->audit_retention);
 	res = screen_result(tc, id, &s, false);
 	term_screen_free(&s);
 	return res;

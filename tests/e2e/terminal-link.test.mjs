@@ -15,7 +15,7 @@ import { connect, resultText } from './lib/client.mjs';
 import { ctl } from './lib/hostile.mjs';
 
 const PASSWORD = 'pw-Hunter2-Zq9xK7';
-const TTL = 10; // TERMINAL_LINK_TTL for this server, seconds
+const TTL = 25; // TERMINAL_LINK_TTL for this server, seconds
 
 describe('terminal_link', () => {
   let srv;
@@ -51,10 +51,6 @@ describe('terminal_link', () => {
   it('a password typed on the page reaches the program, never the model', async () => {
     const t = await ok('terminal_start', { command: 'bash', cols: 200, rows: 20 });
     await ok('terminal_send', { terminal_id: t.terminal_id, input: 'printf "\\e[31mRED\\e[0m \\e[1;44mBLUE\\e[0m\\n"; read -s P; echo "len=${#P}"\n', wait_ms: 500 });
-    const l = await ok('terminal_link', { terminal_id: t.terminal_id });
-    assert.ok(l.url.startsWith(`${srv.url}/dl/`), l.url);
-    assert.match(l.expires, /^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\dZ$/);
-    const { id } = linkParts(l.url);
     const profile = mkdtempSync(join(tmpdir(), 'cs-chromium-'));
     const browser = await chromium.launchPersistentContext(profile, {
       executablePath: '/usr/bin/chromium',
@@ -65,6 +61,11 @@ describe('terminal_link', () => {
     const errors = [];
     const hosts = new Set();
     try {
+      // The link made once the browser is up: its TTL is short here.
+      const l = await ok('terminal_link', { terminal_id: t.terminal_id });
+      assert.ok(l.url.startsWith(`${srv.url}/dl/`), l.url);
+      assert.match(l.expires, /^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\dZ$/);
+      const { id } = linkParts(l.url);
       const page = await browser.newPage();
       page.on('console', (m) => { if (m.type() === 'error') errors.push(m.text()); });
       page.on('request', (q) => hosts.add(new URL(q.url()).host));
@@ -90,7 +91,8 @@ describe('terminal_link', () => {
       await page.locator('#s').click();
       await page.keyboard.type(PASSWORD, { delay: 5 });
       await page.keyboard.press('Enter');
-      await page.waitForFunction(() => /len=\d+/.test(document.getElementById('s').textContent), null, { timeout: 15000 });
+      await page.waitForFunction(() => /len=\d+/.test(document.getElementById('s').textContent), null, { timeout: 30000 })
+        .catch(async (e) => assert.fail(`${e.message}: status ${await page.locator('#st').textContent()}, screen ${await page.locator('#s').textContent()}`));
       const shown = await page.locator('#s').textContent();
       assert.doesNotMatch(shown, new RegExp(PASSWORD), 'read -s echoes nothing, on the page either');
       assert.deepEqual([...hosts], [new URL(srv.url).host], 'the page talks to its own server only');
