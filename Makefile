@@ -104,14 +104,16 @@ $(BUILD)/lib/schema.o: $(BUILD)/lib/schema.c lib/store/schema.h
 # so no installed copy can drift from the server. Never sanitized: it runs
 # in the container, alone.
 SUP_SRC	 = containers/supervisor/supervisor.c containers/supervisor/frames.c \
-	   lib/base/output.c containers/supervisor/term.c
+	   containers/supervisor/io.c containers/supervisor/connect.c \
+	   containers/supervisor/term.c containers/supervisor/term_screen.c \
+	   lib/base/output.c
 # Terminals' screens: Debian's libvterm, linked in statically.
 SUP_LIBS = -l:libvterm.a
 SUP_CFLAGS = -std=c11 -D_GNU_SOURCE -Os -Wall -Wextra -Werror -Wshadow \
 	   -Wformat=2 -Wstrict-prototypes -Wmissing-prototypes -Wno-unused-parameter \
 	   -Icontainers -Ilib
 
-$(BUILD)/supervisor/supervisor: $(SUP_SRC) containers/supervisor/frames.h containers/supervisor/term.h lib/base/output.h lib/base/clock.h
+$(BUILD)/supervisor/supervisor: $(SUP_SRC) $(wildcard containers/supervisor/*.h) lib/base/output.h lib/base/clock.h
 	@mkdir -p $(@D)
 	@$(if $(Q),echo "  LD      $@ (static)")
 	$(Q)$(CC) $(SUP_CFLAGS) -static -s -o $@ $(SUP_SRC) $(SUP_LIBS)

@@ -42,8 +42,6 @@
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
-#include <ifaddrs.h>
-#include <netinet/in.h>
 #include <poll.h>
 #include <signal.h>
 #include <stdio.h>
@@ -59,7 +57,9 @@
 
 #include "base/clock.h"
 #include "base/output.h"
+#include "supervisor/connect.h"
 #include "supervisor/frames.h"
+#include "supervisor/io.h"
 #include "supervisor/term.h"
 
 #define RUNS		"/run/code-sandbox/runs"
@@ -110,34 +110,15 @@ number(const char *s, long min, long max)
 	return v;
 }
 
-/* Write all of buf to fd; -1 when the other end is gone. */
-static int
-write_all(int fd, const void *buf, size_t len)
-{
-	const char	*p = buf;
-	ssize_t		 n;
-
-	while (len > 0) {
-		n = write(fd, p, len);
-		if (n < 0 && errno == EINTR)
-			continue;
-		if (n <= 0)
-			return -1;
-		p += n;
-		len -= (size_t)n;
-	}
-	return 0;
-}
-
 static int
 frame(int fd, int type, const void *buf, size_t len)
 {
 	unsigned char hdr[SUPF_HEADER];
 
 	supf_header(type, (uint32_t)len, hdr);
-	if (write_all(fd, hdr, sizeof(hdr)) == -1)
+	if (sup_write_all(fd, hdr, sizeof(hdr)) == -1)
 		return -1;
-	return len == 0 ? 0 : write_all(fd, buf, len);
+	return len == 0 ? 0 : sup_write_all(fd, buf, len);
 }
 
 /* Head, then tail in order, as frames ht and tt (lib/base/output.c keeps them). */
@@ -154,9 +135,9 @@ cap_write(int fd, const struct capture *c, int ht, int tt)
 	if (tlen[0] + tlen[1] == 0)
 		return 0;
 	supf_header(tt, (uint32_t)(tlen[0] + tlen[1]), hdr);
-	if (write_all(fd, hdr, sizeof(hdr)) == -1 ||
-	    write_all(fd, tail[0], tlen[0]) == -1 ||
-	    write_all(fd, tail[1], tlen[1]) == -1)
+	if (sup_write_all(fd, hdr, sizeof(hdr)) == -1 ||
+	    sup_write_all(fd, tail[0], tlen[0]) == -1 ||
+	    sup_write_all(fd, tail[1], tlen[1]) == -1)
 		return -1;
 	return 0;
 }
@@ -346,7 +327,7 @@ run_command(struct run *r, int nchunks, char **chunks, char *argv[4])
 	    0600)) == -1)
 		die(125, "cannot write the command's file");
 	for (i = 0; i < nchunks; i++)
-		if (write_all(fd, chunks[i], strlen(chunks[i])) == -1)
+		if (sup_write_all(fd, chunks[i], strlen(chunks[i])) == -1)
 			die(125, "cannot write the command's file");
 	close(fd);
 	argv[1] = r->cmd;
@@ -624,7 +605,7 @@ collect(const char *id)
 	if ((rc = run_state(id, &fd)) != 0)
 		return rc;
 	while ((n = read(fd, buf, sizeof(buf))) > 0)
-		if (write_all(1, buf, (size_t)n) == -1)
+		if (sup_write_all(1, buf, (size_t)n) == -1)
 			return 1;
 	close(fd);
 	return n < 0 ? 1 : 0;
@@ -650,9 +631,9 @@ tagged(int type, const char *id, const void *body, size_t len)
 
 	if ((n = supf_tag_header(type, id, len, hdr)) == 0)
 		return 0;
-	if (write_all(1, hdr, n) == -1)
+	if (sup_write_all(1, hdr, n) == -1)
 		return -1;
-	return len == 0 ? 0 : write_all(1, body, len);
+	return len == 0 ? 0 : sup_write_all(1, body, len);
 }
 
 static int
@@ -826,7 +807,7 @@ channel(void)
 	supf_init(&in, SUPF_CHAN_IN_MAX);
 	supf_header('V', 4, hdr);
 	supf_put32(hdr + SUPF_HEADER, SUPF_CHAN_VERSION);
-	if (write_all(1, hdr, sizeof(hdr)) == -1)
+	if (sup_write_all(1, hdr, sizeof(hdr)) == -1)
 		return 1;
 	for (;;) {
 		pfd[0].fd = 0;
@@ -880,120 +861,6 @@ channel(void)
 	}
 }
 
-/* A connection to addr within CONNECT_MS, or -1. */
-#define CONNECT_MS	2000
-static int
-try_connect(const struct sockaddr *sa, socklen_t len)
-{
-	struct pollfd	pfd;
-	int		fd, e = 0;
-	socklen_t	el = sizeof(e);
-
-	if ((fd = socket(sa->sa_family, SOCK_STREAM | SOCK_NONBLOCK |
-	    SOCK_CLOEXEC, 0)) == -1)
-		return -1;
-	if (connect(fd, sa, len) == 0)
-		goto ok;
-	if (errno != EINPROGRESS)
-		goto fail;
-	pfd.fd = fd;
-	pfd.events = POLLOUT;
-	if (poll(&pfd, 1, CONNECT_MS) != 1 ||
-	    getsockopt(fd, SOL_SOCKET, SO_ERROR, &e, &el) == -1 || e != 0)
-		goto fail;
-ok:
-	fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) & ~O_NONBLOCK);
-	return fd;
-fail:
-	close(fd);
-	return -1;
-}
-
-static int
-open_port(long port)
-{
-	struct sockaddr_in	 a4;
-	struct sockaddr_in6	 a6;
-	struct ifaddrs		*ifs, *i;
-	int			 fd;
-
-	memset(&a4, 0, sizeof(a4));
-	a4.sin_family = AF_INET;
-	a4.sin_port = htons((uint16_t)port);
-	a4.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-	if ((fd = try_connect((struct sockaddr *)&a4, sizeof(a4))) >= 0)
-		return fd;
-	memset(&a6, 0, sizeof(a6));
-	a6.sin6_family = AF_INET6;
-	a6.sin6_port = htons((uint16_t)port);
-	a6.sin6_addr = in6addr_loopback;
-	if ((fd = try_connect((struct sockaddr *)&a6, sizeof(a6))) >= 0)
-		return fd;
-	if (getifaddrs(&ifs) == -1)
-		return -1;
-	for (i = ifs; i != NULL && fd < 0; i = i->ifa_next) {
-		if (i->ifa_addr == NULL)
-			continue;
-		if (i->ifa_addr->sa_family == AF_INET) {
-			memcpy(&a4, i->ifa_addr, sizeof(a4));
-			if (ntohl(a4.sin_addr.s_addr) >> 24 == 127)
-				continue;
-			a4.sin_port = htons((uint16_t)port);
-			fd = try_connect((struct sockaddr *)&a4, sizeof(a4));
-		} else if (i->ifa_addr->sa_family == AF_INET6) {
-			memcpy(&a6, i->ifa_addr, sizeof(a6));
-			if (IN6_IS_ADDR_LOOPBACK(&a6.sin6_addr))
-				continue;
-			a6.sin6_port = htons((uint16_t)port);
-			fd = try_connect((struct sockaddr *)&a6, sizeof(a6));
-		}
-	}
-	freeifaddrs(ifs);
-	return fd;
-}
-
-static int
-connect_port(long port)
-{
-	struct pollfd	 pfd[2];
-	char		 buf[READ_CHUNK];
-	ssize_t		 n;
-	int		 s;
-
-	signal(SIGPIPE, SIG_IGN);
-	if ((s = open_port(port)) == -1) {
-		write_all(1, "-", 1);
-		return 2;
-	}
-	if (write_all(1, "+", 1) == -1)
-		return 1;
-	for (;;) {
-		pfd[0].fd = 0;
-		pfd[0].events = POLLIN;
-		pfd[1].fd = s;
-		pfd[1].events = POLLIN;
-		if (poll(pfd, 2, -1) < 0) {
-			if (errno == EINTR)
-				continue;
-			return 1;
-		}
-		if (pfd[0].revents != 0) {
-			n = read(0, buf, sizeof(buf));
-			if (n < 0 && errno == EINTR)
-				continue;
-			if (n <= 0 || write_all(s, buf, (size_t)n) == -1)
-				return 0;
-		}
-		if (pfd[1].revents != 0) {
-			n = read(s, buf, sizeof(buf));
-			if (n < 0 && errno == EINTR)
-				continue;
-			if (n <= 0 || write_all(1, buf, (size_t)n) == -1)
-				return 0;
-		}
-	}
-}
-
 int
 main(int argc, char **argv)
 {
@@ -1002,7 +869,7 @@ main(int argc, char **argv)
 	if (argc == 3 && strcmp(argv[1], "connect") == 0) {
 		if ((timeout = number(argv[2], 1, 65535)) < 0)
 			die(125, "bad port");
-		return connect_port(timeout);
+		return connect_main(timeout);
 	}
 	if (argc >= 3 && !valid_id(argv[2]))
 		die(125, "bad run id");

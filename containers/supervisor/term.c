@@ -46,11 +46,11 @@
 
 #include "base/clock.h"
 #include "supervisor/frames.h"
+#include "supervisor/io.h"
 #include "supervisor/term.h"
+#include "supervisor/term_int.h"
 
 #define TERMS		"/run/code-sandbox/terms"
-#define SB_LINES	1000		/* scrollback kept */
-#define SB_LINE_MAX	4096		/* bytes of one kept line */
 #define REQ_HEAD	24
 #define OUT_MAX		(1024 * 1024)	/* input not yet taken by the PTY */
 #define READY_MS	5000
@@ -67,27 +67,6 @@ struct req {
 	uint32_t	 keylen;
 };
 
-struct term {
-	VTerm		*vt;
-	VTermScreen	*scr;
-	int		 rows, cols;
-	int		 master;
-	pid_t		 pid;
-	bool		 exited;
-	int		 status;
-	bool		 eof;		/* the PTY has no writer left */
-	char		*sb[SB_LINES];	/* the scrollback ring */
-	int		 sb_first, sb_count;
-	char		*out;		/* bytes for the PTY, not yet written */
-	size_t		 out_len;
-	long long	 last_activity, last_output;
-	int		 client;	/* the request waiting for quiet, or -1 */
-	uint32_t	 client_sb;
-	bool		 client_attrs;
-	long long	 quiet_ms, deadline, asked;
-	bool		 fresh;		/* output since the request */
-};
-
 static void	term_die(int, const char *) __attribute__((noreturn));
 
 static void
@@ -100,42 +79,6 @@ term_die(int code, const char *msg)
 	if (write(1, hdr, sizeof(hdr)) == (ssize_t)sizeof(hdr))
 		(void)!write(1, msg, n);
 	exit(code);
-}
-
-static int
-write_full(int fd, const void *buf, size_t len)
-{
-	const char	*p = buf;
-	ssize_t		 n;
-
-	while (len > 0) {
-		n = write(fd, p, len);
-		if (n < 0 && errno == EINTR)
-			continue;
-		if (n <= 0)
-			return -1;
-		p += n;
-		len -= (size_t)n;
-	}
-	return 0;
-}
-
-static int
-read_full(int fd, void *buf, size_t len)
-{
-	char	*p = buf;
-	ssize_t	 n;
-
-	while (len > 0) {
-		n = read(fd, p, len);
-		if (n < 0 && errno == EINTR)
-			continue;
-		if (n <= 0)
-			return -1;
-		p += n;
-		len -= (size_t)n;
-	}
-	return 0;
 }
 
 static int
@@ -170,296 +113,30 @@ on_vterm_output(const char *s, size_t len, void *user)
 	(void)out_add(user, s, len);
 }
 
-/* UTF-8 of one code point into p (4 bytes); its length. */
-static size_t
-utf8_put(uint32_t c, char *p)
-{
-	if (c < 0x80) {
-		p[0] = (char)c;
-		return 1;
-	}
-	if (c < 0x800) {
-		p[0] = (char)(0xc0 | c >> 6);
-		p[1] = (char)(0x80 | (c & 0x3f));
-		return 2;
-	}
-	if (c >= 0xd800 && c <= 0xdfff)
-		c = 0xfffd;
-	if (c < 0x10000) {
-		p[0] = (char)(0xe0 | c >> 12);
-		p[1] = (char)(0x80 | ((c >> 6) & 0x3f));
-		p[2] = (char)(0x80 | (c & 0x3f));
-		return 3;
-	}
-	if (c > 0x10ffff)
-		return utf8_put(0xfffd, p);
-	p[0] = (char)(0xf0 | c >> 18);
-	p[1] = (char)(0x80 | ((c >> 12) & 0x3f));
-	p[2] = (char)(0x80 | ((c >> 6) & 0x3f));
-	p[3] = (char)(0x80 | (c & 0x3f));
-	return 4;
-}
-
-/*
- * The text of cells as UTF-8 into buf (size at least 4 * 6 * ncells + 1),
- * trailing spaces cut; its length.
- */
-static size_t
-cells_text(const VTermScreenCell *cells, int ncells, char *buf)
-{
-	size_t	n = 0, end = 0;
-	int	i, k;
-
-	for (i = 0; i < ncells; i++) {
-		const VTermScreenCell *c = &cells[i];
-
-		if (c->chars[0] == (uint32_t)-1)
-			continue;	/* the right half of a wide character */
-		if (c->chars[0] == 0) {
-			buf[n++] = ' ';
-			continue;
-		}
-		for (k = 0; k < VTERM_MAX_CHARS_PER_CELL && c->chars[k] != 0;
-		    k++)
-			n += utf8_put(c->chars[k] < 0x20 ? ' ' : c->chars[k],
-			    buf + n);
-		end = n;
-		if (c->width > 1)
-			i += c->width - 1;
-	}
-	buf[end] = '\0';
-	return end;
-}
-
-static int
-on_pushline(int cols, const VTermScreenCell *cells, void *user)
-{
-	struct term	*t = user;
-	char		*buf, *line;
-	size_t		 n;
-	int		 slot;
-
-	if ((buf = malloc((size_t)cols * 4 * VTERM_MAX_CHARS_PER_CELL + 1)) ==
-	    NULL)
-		return 0;
-	n = cells_text(cells, cols, buf);
-	if (n > SB_LINE_MAX) {
-		n = SB_LINE_MAX;
-		while (n > 0 && ((unsigned char)buf[n] & 0xc0) == 0x80)
-			n--;
-		buf[n] = '\0';
-	}
-	line = realloc(buf, n + 1);
-	if (line == NULL)
-		line = buf;
-	if (t->sb_count == SB_LINES) {
-		free(t->sb[t->sb_first]);
-		t->sb[t->sb_first] = line;
-		t->sb_first = (t->sb_first + 1) % SB_LINES;
-	} else {
-		slot = (t->sb_first + t->sb_count) % SB_LINES;
-		t->sb[slot] = line;
-		t->sb_count++;
-	}
-	return 1;
-}
-
-/* A text buffer that grows. */
-struct buf {
-	char	*p;
-	size_t	 len, cap;
-	bool	 bad;
-};
-
-static void
-buf_add(struct buf *b, const void *p, size_t len)
-{
-	char *n;
-
-	if (b->bad)
-		return;
-	if (b->len + len > b->cap) {
-		size_t cap = b->cap * 2 + len + 256;
-
-		if (cap > SUPF_SCREEN_MAX + 64 || (n = realloc(b->p, cap)) ==
-		    NULL) {
-			b->bad = true;
-			return;
-		}
-		b->p = n;
-		b->cap = cap;
-	}
-	memcpy(b->p + b->len, p, len);
-	b->len += len;
-}
-
-/* The screen as a 'W' frame's payload into b (frames.h). */
-static void
-screen_payload(struct term *t, uint32_t scrollback, struct buf *b)
-{
-	VTermScreenCell	*cells;
-	VTermPos	 pos, cur;
-	unsigned char	 h[SUPF_SCREEN_HEAD];
-	char		*line;
-	size_t		 n;
-	uint32_t	 nsb, i;
-	int		 r, c;
-
-	nsb = scrollback < (uint32_t)t->sb_count ? scrollback :
-	    (uint32_t)t->sb_count;
-	vterm_state_get_cursorpos(vterm_obtain_state(t->vt), &cur);
-	memset(h, 0, sizeof(h));
-	h[0] = 1;
-	if (t->exited) {
-		h[1] = WIFEXITED(t->status) ? 1 : 2;
-		h[2] = (unsigned char)(WIFEXITED(t->status) ?
-		    WEXITSTATUS(t->status) : WTERMSIG(t->status));
-	}
-	h[4] = (unsigned char)(t->rows >> 8);
-	h[5] = (unsigned char)t->rows;
-	h[6] = (unsigned char)(t->cols >> 8);
-	h[7] = (unsigned char)t->cols;
-	h[8] = (unsigned char)(cur.row >> 8);
-	h[9] = (unsigned char)cur.row;
-	h[10] = (unsigned char)(cur.col >> 8);
-	h[11] = (unsigned char)cur.col;
-	supf_put32(h + 12, nsb);
-	buf_add(b, h, sizeof(h));
-	for (i = 0; i < nsb; i++) {
-		const char *s = t->sb[(t->sb_first + t->sb_count - nsb + i) %
-		    SB_LINES];
-
-		buf_add(b, s, strlen(s));
-		buf_add(b, "\n", 1);
-	}
-	cells = calloc((size_t)t->cols, sizeof(*cells));
-	line = malloc((size_t)t->cols * 4 * VTERM_MAX_CHARS_PER_CELL + 1);
-	if (cells == NULL || line == NULL) {
-		b->bad = true;
-		free(cells);
-		free(line);
-		return;
-	}
-	for (r = 0; r < t->rows; r++) {
-		pos.row = r;
-		for (c = 0; c < t->cols; c++) {
-			pos.col = c;
-			vterm_screen_get_cell(t->scr, pos, &cells[c]);
-		}
-		n = cells_text(cells, t->cols, line);
-		buf_add(b, line, n);
-		buf_add(b, "\n", 1);
-	}
-	free(cells);
-	free(line);
-}
-
-/* A cell's colour: SUPF_COLOR_DEFAULT, else 0xRRGGBB. */
-static uint32_t
-cell_color(const VTermScreen *scr, VTermColor c, bool fg)
-{
-	if (fg ? VTERM_COLOR_IS_DEFAULT_FG(&c) : VTERM_COLOR_IS_DEFAULT_BG(&c))
-		return SUPF_COLOR_DEFAULT;
-	vterm_screen_convert_color_to_rgb(scr, &c);
-	return (uint32_t)c.rgb.red << 16 | (uint32_t)c.rgb.green << 8 |
-	    c.rgb.blue;
-}
-
-static int
-cell_flags(const VTermScreenCell *c)
-{
-	return (c->attrs.bold ? SUPF_ATTR_BOLD : 0) |
-	    (c->attrs.underline ? SUPF_ATTR_UNDERLINE : 0) |
-	    (c->attrs.italic ? SUPF_ATTR_ITALIC : 0) |
-	    (c->attrs.reverse ? SUPF_ATTR_REVERSE : 0);
-}
-
-static void
-put16(unsigned char *p, int v)
-{
-	p[0] = (unsigned char)(v >> 8);
-	p[1] = (unsigned char)v;
-}
-
-/*
- * The screen's colours and attributes as an 'A' payload (frames.h): per
- * row, the runs of cells that are not all default.
- */
-static void
-attrs_payload(struct term *t, struct buf *b)
-{
-	VTermScreenCell	 c;
-	VTermPos	 pos;
-	unsigned char	 run[SUPF_RUN_LEN], h[2];
-	uint32_t	 fg = 0, bg = 0, rfg = 0, rbg = 0;
-	size_t		 count_at;
-	int		 r, col, start, flags = 0, rflags = 0, nruns;
-
-	put16(h, t->rows);
-	buf_add(b, h, 2);
-	for (r = 0; r < t->rows; r++) {
-		count_at = b->len;
-		buf_add(b, "\0\0", 2);
-		nruns = 0;
-		start = -1;
-		pos.row = r;
-		for (col = 0; col <= t->cols; col++) {
-			if (col < t->cols) {
-				pos.col = col;
-				vterm_screen_get_cell(t->scr, pos, &c);
-				fg = cell_color(t->scr, c.fg, true);
-				bg = cell_color(t->scr, c.bg, false);
-				flags = cell_flags(&c);
-				if (start >= 0 && fg == rfg && bg == rbg &&
-				    flags == rflags)
-					continue;
-			}
-			if (start >= 0 && (rfg != SUPF_COLOR_DEFAULT ||
-			    rbg != SUPF_COLOR_DEFAULT || rflags != 0)) {
-				put16(run, start);
-				put16(run + 2, col - start);
-				supf_put32(run + 4, rfg);
-				supf_put32(run + 8, rbg);
-				run[12] = (unsigned char)rflags;
-				buf_add(b, run, sizeof(run));
-				nruns++;
-			}
-			if (col < t->cols) {
-				start = col;
-				rfg = fg;
-				rbg = bg;
-				rflags = flags;
-			}
-		}
-		if (!b->bad)
-			put16((unsigned char *)b->p + count_at, nruns);
-	}
-}
-
 static void
 reply_screen(struct term *t, int fd, uint32_t scrollback, bool attrs)
 {
 	struct buf	b = { NULL, 0, 0, false };
 	unsigned char	hdr[SUPF_HEADER];
 
-	screen_payload(t, scrollback, &b);
+	term_screen_payload(t, scrollback, &b);
 	if (b.bad || b.len > SUPF_SCREEN_MAX) {
 		static const char m[] = "the screen is too large";
 
 		supf_header('X', sizeof(m) - 1, hdr);
-		(void)!write_full(fd, hdr, sizeof(hdr));
-		(void)!write_full(fd, m, sizeof(m) - 1);
+		(void)!sup_write_all(fd, hdr, sizeof(hdr));
+		(void)!sup_write_all(fd, m, sizeof(m) - 1);
 	} else {
 		supf_header('W', (uint32_t)b.len, hdr);
-		if (write_full(fd, hdr, sizeof(hdr)) == 0)
-			(void)!write_full(fd, b.p, b.len);
+		if (sup_write_all(fd, hdr, sizeof(hdr)) == 0)
+			(void)!sup_write_all(fd, b.p, b.len);
 		b.len = 0;
 		if (attrs) {
-			attrs_payload(t, &b);
+			term_attrs_payload(t, &b);
 			if (!b.bad && b.len <= SUPF_ATTRS_MAX) {
 				supf_header('A', (uint32_t)b.len, hdr);
-				if (write_full(fd, hdr, sizeof(hdr)) == 0)
-					(void)!write_full(fd, b.p, b.len);
+				if (sup_write_all(fd, hdr, sizeof(hdr)) == 0)
+					(void)!sup_write_all(fd, b.p, b.len);
 			}
 		}
 	}
@@ -612,7 +289,7 @@ read_req(int fd, struct req *q)
 	memset(q, 0, sizeof(*q));
 	setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv));
 	setsockopt(fd, SOL_SOCKET, SO_SNDTIMEO, &tv, sizeof(tv));
-	if (read_full(fd, h, sizeof(h)) == -1)
+	if (sup_read_full(fd, h, sizeof(h)) == -1)
 		return -1;
 	q->op = h[0];
 	q->attrs = (h[1] & 1) != 0;
@@ -626,8 +303,8 @@ read_req(int fd, struct req *q)
 		return -1;
 	if ((q->in = malloc(q->inlen + 1)) == NULL ||
 	    (q->keys = malloc(q->keylen + 1)) == NULL ||
-	    read_full(fd, q->in, q->inlen) == -1 ||
-	    read_full(fd, q->keys, q->keylen) == -1) {
+	    sup_read_full(fd, q->in, q->inlen) == -1 ||
+	    sup_read_full(fd, q->keys, q->keylen) == -1) {
 		free(q->in);
 		free(q->keys);
 		return -1;
@@ -657,8 +334,8 @@ on_request(struct term *t, int fd, const char *dir)
 		unsigned char hdr[SUPF_HEADER];
 
 		supf_header('X', sizeof(m) - 1, hdr);
-		(void)!write_full(fd, hdr, sizeof(hdr));
-		(void)!write_full(fd, m, sizeof(m) - 1);
+		(void)!sup_write_all(fd, hdr, sizeof(hdr));
+		(void)!sup_write_all(fd, m, sizeof(m) - 1);
 		close(fd);
 	} else {
 		t->client = fd;
@@ -841,7 +518,7 @@ term_daemon(const char *id, const char *dir, int cols, int rows, long idle_s,
 	vterm_output_set_callback(t.vt, on_vterm_output, &t);
 	t.scr = vterm_obtain_screen(t.vt);
 	memset(&cbs, 0, sizeof(cbs));
-	cbs.sb_pushline = on_pushline;
+	cbs.sb_pushline = term_on_pushline;
 	vterm_screen_set_callbacks(t.scr, &cbs, &t);
 	vterm_screen_enable_altscreen(t.scr, 1);
 	vterm_screen_reset(t.scr, 1);
@@ -899,16 +576,16 @@ term_ask(const char *id, int op, bool attrs, uint32_t quiet, uint32_t wait,
 	supf_put32(h + 12, scrollback);
 	supf_put32(h + 16, (uint32_t)inlen);
 	supf_put32(h + 20, (uint32_t)klen);
-	if (write_full(fd, h, sizeof(h)) == -1 ||
-	    write_full(fd, in, inlen) == -1 ||
-	    write_full(fd, keys, klen) == -1)
+	if (sup_write_all(fd, h, sizeof(h)) == -1 ||
+	    sup_write_all(fd, in, inlen) == -1 ||
+	    sup_write_all(fd, keys, klen) == -1)
 		term_die(125, "the terminal did not take the request");
 	while ((n = read(fd, buf, sizeof(buf))) > 0 || (n < 0 &&
 	    errno == EINTR)) {
 		if (n < 0)
 			continue;
 		any = true;
-		if (write_full(1, buf, (size_t)n) == -1)
+		if (sup_write_all(1, buf, (size_t)n) == -1)
 			return 1;
 	}
 	if (!any)
