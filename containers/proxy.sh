@@ -76,7 +76,7 @@ chmod 750 "$dir"
 umask 027
 if [ ! -s "$dir/ca.pem" ] || [ ! -s "$dir/ca.key" ]; then
 	rm -f "$dir/ca.pem" "$dir/ca.key" "$dir/ca.key.tmp"
-	openssl req -x509 -newkey rsa:2048 -nodes -sha256 -days 3650 \
+	openssl req -x509 -newkey ec -pkeyopt ec_paramgen_curve:prime256v1 -nodes -sha256 -days 3650 \
 	    -keyout "$dir/ca.key.tmp" -out "$dir/ca.pem" \
 	    -subj "/O=code-sandbox/CN=code-sandbox egress proxy CA $(hostname | tr -cd 'A-Za-z0-9.-')" \
 	    -addext basicConstraints=critical,CA:TRUE \

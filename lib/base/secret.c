@@ -466,6 +466,93 @@ mask_apply(const struct mask *m, const char *in, size_t n, size_t *outlen)
 	return out;
 }
 
+/*
+ * The longest piece of s (n bytes) at its end (at_end) that begins a
+ * pattern, or at its start that ends one: its length (0: none), the
+ * value's index in *value.
+ */
+static size_t
+piece(const struct mask *m, const char *s, size_t n, bool at_end,
+    size_t *value)
+{
+	size_t	 i, k, best = 0, lim;
+
+	for (i = 0; i < m->npats; i++) {
+		lim = m->pats[i].n - 1 < n ? m->pats[i].n - 1 : n;
+		for (k = lim; k >= MASK_PIECE_MIN && k > best; k--) {
+			if (at_end ? memcmp(s + n - k, m->pats[i].s, k) == 0 :
+			    memcmp(s, m->pats[i].s + m->pats[i].n - k, k) == 0) {
+				best = k;
+				*value = m->pats[i].value;
+				break;
+			}
+		}
+	}
+	return best;
+}
+
+char *
+mask_apply_cut(const struct mask *m, const char *in, size_t n, size_t *outlen)
+{
+	const char	*p = in, *mk = NULL, *d;
+	char		*head = NULL, *tail = NULL, *out = NULL;
+	size_t		 hn, tn, hl, tl, ms, me, ph, pt, vh = 0, vt = 0, len;
+
+	if (m == NULL || m->npats == 0)
+		return mask_apply(m, in, n, outlen);
+	/* The marker: "[... DIGITS bytes cut ...]\n". */
+	while ((p = memmem(p, n - (size_t)(p - in), "[... ", 5)) != NULL) {
+		d = p + 5;
+		while ((size_t)(d - in) < n && *d >= '0' && *d <= '9')
+			d++;
+		if (d > p + 5 && (size_t)(in + n - d) >= 15 &&
+		    memcmp(d, " bytes cut ...]", 15) == 0) {
+			mk = p;
+			break;
+		}
+		p += 5;
+	}
+	if (mk == NULL)
+		return mask_apply(m, in, n, outlen);
+	ms = (size_t)(mk - in);
+	me = (size_t)(d + 15 - in);
+	if (me < n && in[me] == '\n')
+		me++;
+	hl = ms > 0 && in[ms - 1] == '\n' ? ms - 1 : ms;
+	tl = n - me;
+	if ((head = mask_apply(m, in, hl, &hn)) == NULL ||
+	    (tail = mask_apply(m, in + me, tl, &tn)) == NULL)
+		goto out;
+	ph = piece(m, head, hn, true, &vh);
+	pt = piece(m, tail, tn, false, &vt);
+	len = hn + (ms - hl) + (me - ms) + tn + 1 +
+	    (ph > 0 ? strlen(m->names[vh]) : 0) +
+	    (pt > 0 ? strlen(m->names[vt]) : 0);
+	if ((out = malloc(len)) == NULL)
+		goto out;
+	len = 0;
+	memcpy(out, head, hn - ph);
+	len = hn - ph;
+	if (ph > 0) {
+		memcpy(out + len, m->names[vh], strlen(m->names[vh]));
+		len += strlen(m->names[vh]);
+	}
+	memcpy(out + len, in + hl, me - hl);
+	len += me - hl;
+	if (pt > 0) {
+		memcpy(out + len, m->names[vt], strlen(m->names[vt]));
+		len += strlen(m->names[vt]);
+	}
+	memcpy(out + len, tail + pt, tn - pt);
+	len += tn - pt;
+	out[len] = '\0';
+	*outlen = len;
+out:
+	free(head);
+	free(tail);
+	return out;
+}
+
 int
 mask_string(const struct mask *m, char **s)
 {

@@ -73,6 +73,15 @@ size_t		 mask_count(const struct mask *);
  */
 char		*mask_apply(const struct mask *, const char *in, size_t n,
 		    size_t *outlen);
+/*
+ * The same for text whose middle was cut (base/output.h's capture_text,
+ * "[... N bytes cut ...]"): a value the cut split leaves a piece at the end
+ * of the head and one at the start of the tail; pieces of at least
+ * MASK_PIECE_MIN bytes that begin or end a value there are masked too.
+ */
+#define MASK_PIECE_MIN	4
+char		*mask_apply_cut(const struct mask *, const char *in, size_t n,
+		    size_t *outlen);
 /* Mask a NUL-terminated string in place of itself: *s replaced. 0 or -1. */
 int		 mask_string(const struct mask *, char **s);
 

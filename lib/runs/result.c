@@ -123,9 +123,9 @@ result_exec(const struct exec_result *in, long timeout,
 	/* The secrets' values masked before anything is kept or sent. */
 	if (mask_count(mask) > 0) {
 		copy = *in;
-		if ((o = mask_apply(mask, in->out.text, in->out.len,
+		if ((o = mask_apply_cut(mask, in->out.text, in->out.len,
 		    &copy.out.len)) == NULL ||
-		    (e = mask_apply(mask, in->err.text, in->err.len,
+		    (e = mask_apply_cut(mask, in->err.text, in->err.len,
 		    &copy.err.len)) == NULL ||
 		    (in->notice != NULL && (nt = mask_apply(mask, in->notice,
 		    strlen(in->notice), &(size_t){ 0 })) == NULL)) {

@@ -167,6 +167,7 @@ proxy_conf(const struct config *cfg, const struct secrets *ss,
 	    "forwarded_for delete\n"
 	    "shutdown_lifetime 1 seconds\n"
 	    "pinger_enable off\n"
+	    "read_ahead_gap 1 MB\n"
 	    "sslproxy_cert_error deny all\n",
 	    cfg->proxy_dir, cfg->proxy_dir, cfg->proxy_dir, cfg->proxy_dir,
 	    cfg->proxy_dir, cfg->proxy_dir, cfg->proxy_hosts_file);

@@ -214,6 +214,38 @@ describe('egress proxy with secrets', () => {
     assert.equal(out.stdout.trim(), 'hi');
   });
 
+  // The benchmark (CS_PROXY_BENCH=1): HTTPS from the sandbox to the test
+  // server through the proxy with and without injection, against the same
+  // requests straight to the server (its port 8443, which the packet filter
+  // does not redirect), in the same run.
+  it('benchmark: latency and throughput through the proxy', { skip: process.env.CS_PROXY_BENCH ? false : 'CS_PROXY_BENCH=1 runs it' }, async () => {
+    const N = 40;
+    const times = async (url, extra = '') => {
+      const out = await sh(conn, `for i in $(seq ${N}); do curl -sS -o /dev/null ${extra} -w '%{time_total}\\n' '${url}'; done`);
+      const t = out.stdout.trim().split('\n').map(Number).sort((a, b) => a - b);
+      return t[Math.floor(t.length / 2)] * 1000;
+    };
+    const speed = async (url, extra = '') => {
+      const out = await sh(conn, `curl -sS -o /dev/null ${extra} -w '%{speed_download}\\n' '${url}'`);
+      return Number(out.stdout.trim()) / (1 << 20);
+    };
+    const direct = `--noproxy '*' -k --resolve api.example.test:8443:${addr}`;
+    await times(`https://api.example.test:8443/`, direct);	// warm
+    const p50 = {
+      direct: await times(`https://api.example.test:8443/`, direct),
+      spliced: await times('https://other.example.test/', '-k'),
+      injected: await times('https://api.example.test/'),
+    };
+    const mbs = {
+      direct: await speed(`https://api.example.test:8443/big?mb=100`, direct),
+      spliced: await speed('https://other.example.test/big?mb=100', '-k'),
+      injected: await speed('https://api.example.test/big?mb=100'),
+    };
+    const line = `p50 ms: straight ${p50.direct.toFixed(1)}, through the proxy spliced ${p50.spliced.toFixed(1)} (+${(p50.spliced - p50.direct).toFixed(1)}), injected ${p50.injected.toFixed(1)} (+${(p50.injected - p50.direct).toFixed(1)}); 100 MiB MiB/s: straight ${mbs.direct.toFixed(0)}, spliced ${mbs.spliced.toFixed(0)} (${(mbs.spliced / mbs.direct).toFixed(2)}x), injected ${mbs.injected.toFixed(0)} (${(mbs.injected / mbs.direct).toFixed(2)}x)`;
+    console.log(`# bench: ${line}`);
+    writeFileSync(join(TOP, 'build', 'proxy-bench.txt'), `${line}\n`);
+  });
+
   describe('SANDBOX_EGRESS_HOSTS', () => {
     before(async () => {
       appendFileSync(srv.envFile, 'SANDBOX_EGRESS_HOSTS=api.example.test *.sub.example.test\n');

@@ -48,6 +48,11 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 			abort();
 		free(out);
 	}
+	if ((out = mask_apply_cut(m, b, len, &n)) != NULL) {
+		if (memmem(out, n, value, strlen(value)) != NULL)
+			abort();
+		free(out);
+	}
 	if ((ms = mask_stream_new(m)) != NULL &&
 	    (all = malloc(len * 2 + 64 + len / 8 * 16)) != NULL) {
 		step = size > 0 ? (size_t)(data[0] % 17) + 1 : 1;

@@ -179,6 +179,26 @@ test_mask(void)
 	CHECK(s != NULL && strcmp(s, "abc") == 0, "no mask copies");
 	free(s);
 
+	/* A value the middle cut split: both pieces masked. */
+	{
+		const char *ct = "out: s3cr3t+/To\n[... 1234 bytes cut ...]\n"
+		    "value?& end\n";
+
+		s = mask_apply_cut(m, ct, strlen(ct), &n);
+		CHECK(s != NULL && strcmp(s, "out: [secret GH]\n[... 1234 bytes "
+		    "cut ...]\n[secret GH] end\n") == 0, "pieces at a cut");
+		free(s);
+		ct = "a s3cr3t+/Token=value?& b\n[... 9 bytes cut ...]\nplain\n";
+		s = mask_apply_cut(m, ct, strlen(ct), &n);
+		CHECK(s != NULL && strcmp(s, "a [secret GH] b\n[... 9 bytes cut "
+		    "...]\nplain\n") == 0, "whole values around a cut");
+		free(s);
+		s = mask_apply_cut(m, "no cut s3cr3t+/Token=value?&", 28, &n);
+		CHECK(s != NULL && strcmp(s, "no cut [secret GH]") == 0,
+		    "no cut: as mask_apply");
+		free(s);
+	}
+
 	/* Split across two reads, at every place. */
 	snprintf(buf, sizeof(buf), "before %s after", VALUE);
 	len = strlen(buf);

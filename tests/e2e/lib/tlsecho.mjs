@@ -1,10 +1,12 @@
 // The secrets tests' HTTPS server (tests/e2e/proxy.test.mjs), run inside a
 // network namespace the test makes: node tlsecho.mjs CERT KEY ADDR LOG
 // [GITROOT]. It listens on ADDR:443 (TLS, the test CA's certificate) and
-// ADDR:80 (plain), a TCP listener on ADDR:7000 answering "hi", appends each request's host, path and Authorization and
+// ADDR:80 (plain), ADDR:8443 (TLS, not redirected to the proxy: the
+// benchmark's straight path), a TCP listener on ADDR:7000 answering "hi", appends each request's host, path and Authorization and
 // X-Api-Key headers to LOG as a JSON line, and answers:
 //   /echo-auth     the request's headers as JSON
 //   /token         the value of $TOKEN (to see it masked)
+//   /big?mb=N      N MiB of zeros (the benchmark's download)
 //   /git/...       git http-backend on GITROOT, behind HTTP Basic
 //                  (user "git", password $GIT_PASSWORD)
 //   anything else  "hello HOST"
@@ -56,7 +58,23 @@ function git(req, res) {
   child.on('close', () => res.end());
 }
 
+const ZEROS = Buffer.alloc(1 << 20);
+
 function handler(req, res) {
+  if (req.url.startsWith('/big')) {
+    const mb = Math.min(1024, Number.parseInt(new URL(req.url, 'https://x').searchParams.get('mb') ?? '1', 10) || 1);
+    res.writeHead(200, { 'content-type': 'application/octet-stream', 'content-length': mb << 20 });
+    let left = mb;
+    const more = () => {
+      while (left > 0) {
+        left--;
+        if (!res.write(ZEROS)) { res.once('drain', more); return; }
+      }
+      res.end();
+    };
+    more();
+    return;
+  }
   appendFileSync(log, `${JSON.stringify({ host: req.headers.host, path: req.url, tls: !!req.socket.encrypted, authorization: req.headers.authorization ?? null, xApiKey: req.headers['x-api-key'] ?? null })}\n`);
   if (req.url.startsWith('/git/')) return git(req, res);
   let body;
@@ -67,7 +85,9 @@ function handler(req, res) {
   res.end(body);
 }
 
-https.createServer({ cert: readFileSync(cert), key: readFileSync(key) }, handler).listen(443, addr, () => {
+const tls = { cert: readFileSync(cert), key: readFileSync(key) };
+https.createServer(tls, handler).listen(8443, addr);
+https.createServer(tls, handler).listen(443, addr, () => {
   net.createServer((c) => c.end('hi\n')).listen(7000, addr, () => {
     http.createServer(handler).listen(80, addr, () => console.log('listening'));
   });
