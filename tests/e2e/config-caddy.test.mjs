@@ -86,6 +86,9 @@ test('Caddyfile: valid for caddy, and formatted as caddy fmt would', () => {
 test('run-programs.sh starts the programs lighttpd.conf routes', () => {
   const conf = readFileSync(join(TOP, 'lighttpd.conf'), 'utf8');
   const lighttpd = new Set([...conf.matchAll(/\/[a-z.-]*\/?:([a-z]+):(?:\d|\$m)/g)].map((m) => m[1]));
+  // Programs lighttpd starts without a route of their own (the preview
+  // program, reached through mod_proxy): each named by its -x check.
+  for (const m of conf.matchAll(/-x \\"\$b\/([a-z]+)\\"/g)) lighttpd.add(m[1]);
   const sh = readFileSync(join(TOP, 'containers/run-programs.sh'), 'utf8');
   const programs = new Set(/^PROGRAMS="([^"]*)"/m.exec(sh)[1].split(/\s+/));
   assert.ok(lighttpd.size >= 6, [...lighttpd].join(' '));
