@@ -95,7 +95,7 @@ describe('SDK v2 client, auto negotiation, OAuth', { skip: OLD_NODE && 'run unde
 
   it('tools/list: the three tools, worded for 2026', async () => {
     const { tools } = await conn.client.listTools();
-    assert.deepEqual(tools.map((t) => t.name), ['execute', 'get_result', 'share_file', 'upload_link', 'view_image']);
+    assert.deepEqual(tools.map((t) => t.name), ['execute', 'get_result', 'share_file', 'upload_link', 'view_image', 'snapshot', 'snapshots', 'restore', 'snapshot_delete']);
     assert.match(tools[0].description, /run_id/);
   });
 

@@ -101,7 +101,7 @@ describe('MCP 2026-07-28 and Tasks over raw HTTP', () => {
       assert.equal(x.status, 405, `${method}: ${x.text}`);
     }
     const list = await modern(srv, 'tools/list', {});
-    assert.deepEqual(list.json.result.tools.map((t) => t.name), ['execute', 'get_result', 'share_file', 'upload_link', 'view_image']);
+    assert.deepEqual(list.json.result.tools.map((t) => t.name), ['execute', 'get_result', 'share_file', 'upload_link', 'view_image', 'snapshot', 'snapshots', 'restore', 'snapshot_delete']);
     assert.equal(list.json.result.cacheScope, 'public');
     assert.match(list.json.result.tools[0].description, /kills the command/);
   });
