@@ -175,8 +175,8 @@ static const struct setting settings[] = {
 	  "A PEM file of CAs the egress proxy trusts for upstream servers besides the system store (an internal CA); empty for the system store only." },
 	{ "SANDBOX_PROXY_HOSTS_FILE", K_PATH, "/etc/hosts", 1, PATH_MAX, OFF(proxy_hosts_file),
 	  "The hosts file the egress proxy's resolver reads before DNS." },
-	{ "SANDBOX_SNAPSHOT_DIR", K_PATH, "snapshots", 1, PATH_MAX, OFF(snapshot_dir),
-	  "Folder on the server's host that holds the /sandbox archives of snapshots (made 0700 when missing); outside every container." },
+	{ "SANDBOX_SNAPSHOT_DIR", K_PATH, "", 0, PATH_MAX, OFF(snapshot_dir),
+	  "Folder on the server's host that holds the /sandbox archives of snapshots (made 0700 when missing); outside every container. Empty: snapshots/ beside SANDBOX_DB." },
 	{ "SANDBOX_SNAPSHOTS", K_LONG, "10", 0, 10000, OFF(snapshot_max),
 	  "Snapshots one sandbox (one owner in person scope) may keep; 0 turns the snapshot tools off." },
 	{ "SANDBOX_SNAPSHOT_BYTES", K_SIZE, "20g", 1LL << 20, 1LL << 50, OFF(snapshot_bytes),
@@ -765,6 +765,19 @@ derive(struct config *c, struct error *err)
 	if (strcmp(c->scope, "shared") != 0 && strcmp(c->scope, "person") != 0)
 		return error_set(err, "SANDBOX_SCOPE: expected shared or person");
 	c->per_person = strcmp(c->scope, "person") == 0;
+	/* No snapshot folder given: "snapshots" beside the database. */
+	if (c->snapshot_dir != NULL && c->snapshot_dir[0] == '\0' &&
+	    c->db_path != NULL) {
+		const char	*slash = strrchr(c->db_path, '/');
+		int		 dl = slash == NULL ? 1 : (int)(slash - c->db_path);
+
+		n = (size_t)dl + 16;
+		free(c->snapshot_dir);
+		if ((c->snapshot_dir = malloc(n)) == NULL)
+			return error_set(err, "out of memory");
+		snprintf(c->snapshot_dir, n, "%.*s/snapshots", dl,
+		    slash == NULL ? "." : c->db_path);
+	}
 	return 0;
 }
 

@@ -1091,9 +1091,18 @@ snapshot_restore(const struct config *cfg, struct db *db, struct sandbox *sb,
 		    "sandbox: snapshots() lists them.", id);
 	if (r == LOOKUP_ERROR)
 		return error_set(err, "cannot read the snapshots' table");
-	if (db_exec(db, STMT_SNAP_RESTORE_BEGIN, "tttti", id, sb->container,
-	    who->owner, who->client, (long long)time(NULL)) == 1)
+	/* One restore of a sandbox at a time (a row that is "running"). */
+	switch (db_exec(db, STMT_SNAP_RESTORE_BEGIN, "tttti", id, sb->container,
+	    who->owner, who->client, (long long)time(NULL))) {
+	case 1:
 		log_id = db_last_id(db);
+		break;
+	case 0:
+		return error_kind(err, ERR_CONFLICT, "Another restore of this "
+		    "sandbox is under way: try again when it is done.");
+	default:
+		return error_set(err, "cannot write the restores' log");
+	}
 	log_info("restore of %s to snapshot %s asked by %s (%s)",
 	    sb->container, id, who->owner != NULL ? who->owner : "operator",
 	    who->client != NULL ? who->client : "-");

@@ -254,7 +254,8 @@ enum db_stmt {
 	STMT_SNAP_DELETE,	/* id, container */
 	STMT_SNAP_PER_SANDBOX,	/* -> container, owner, count, archive bytes, layer bytes */
 	STMT_SNAP_IDS,		/* container -> id, image */
-	STMT_SNAP_RESTORE_BEGIN, /* snapshot_id, container, asked_by, client, now */
+	STMT_SNAP_RESTORE_BEGIN, /* snapshot_id, container, asked_by, client, now:
+				   no row while another restore of it runs */
 	STMT_SNAP_RESTORE_END,	/* now, state, message, id */
 	STMT_RUN_ACTIVE_IN,	/* container_id, now -> id of running runs in it */
 	STMT_RUN_STOPPED_BY,	/* error, id: cancel requested, with the reason */

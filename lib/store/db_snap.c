@@ -33,7 +33,9 @@ const struct db_sql db_sql_snap[] = {
 	    "SELECT id, image FROM snapshot WHERE container = ?" },
 	{ STMT_SNAP_RESTORE_BEGIN,
 	    "INSERT INTO snapshot_restore (snapshot_id, container, asked_by, "
-	    "client, started) VALUES (?, ?, ?, ?, ?)" },
+	    "client, started) SELECT ?1, ?2, ?3, ?4, ?5 WHERE NOT EXISTS "
+	    "(SELECT 1 FROM snapshot_restore WHERE container = ?2 AND "
+	    "state = 'running' AND started > ?5 - 900)" },
 	{ STMT_SNAP_RESTORE_END,
 	    "UPDATE snapshot_restore SET finished = ?, state = ?, message = ? "
 	    "WHERE id = ?" },

@@ -11,7 +11,7 @@ import { readdirSync, readFileSync, writeFileSync, statSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { startServer, docker, sleep } from './lib/server.mjs';
 import { connect, resultText } from './lib/client.mjs';
-import { ctl } from './lib/hostile.mjs';
+import { ctl, run } from './lib/hostile.mjs';
 import { TestProvider, connectOAuth } from './lib/oauth.mjs';
 
 const tool = (conn, name, args = {}) =>
@@ -167,6 +167,17 @@ describe('snapshots (shared scope)', () => {
     const text = resultText(res);
     assert.match(text, /restored to snapshot snap-[0-9a-f]{16} \(restore with force\)/);
     assert.doesNotMatch(text, /never/);
+    assert.equal(await sh(conn, MANIFEST), manifest);
+  });
+
+  it('each restore is logged with who asked, and one runs at a time', async () => {
+    const db = join(dirname(srv.envFile), 'state.db');
+    const rows = (await run('sqlite3', [db, "select asked_by, client, state from snapshot_restore order by id"])).stdout.trim().split('\n');
+    assert.deepEqual(rows.slice(0, 3).map((l) => l.replace(/\|[^|]+\|/, '|client|')), ['operator|client|done', 'operator|client|failed', 'operator|client|done'], rows.join('\n'));
+    const both = await Promise.all([tool(conn, 'restore', { snapshot_id: first }), tool(conn, 'restore', { snapshot_id: first })]);
+    const texts = both.map(resultText);
+    assert.equal(both.filter((r) => r.isError !== true).length >= 1, true, texts.join(' / '));
+    for (const r of both) if (r.isError) assert.match(resultText(r), /Another restore of this sandbox is under way/);
     assert.equal(await sh(conn, MANIFEST), manifest);
   });
 
