@@ -494,11 +494,15 @@ describe('person scope', { skip: WEB !== 'lighttpd' ? 'behind lighttpd only' : f
   const people = {};
   const hash12 = (o) => createHash('sha256').update(o).digest('hex').slice(0, 12);
   const SLOW = String.raw`
-import http.server, time
+import http.server, os, time
 class H(http.server.SimpleHTTPRequestHandler):
     def do_GET(self):
         if self.path == '/slow':
-            time.sleep(6)
+            # Held until the test lets it go (at most 60 s).
+            for _ in range(600):
+                if os.path.exists('/tmp/go'):
+                    break
+                time.sleep(0.1)
             self.path = '/who.txt'
         return super().do_GET()
 http.server.ThreadingHTTPServer(('127.0.0.1', 8000), H).serve_forever()
@@ -550,12 +554,13 @@ http.server.ThreadingHTTPServer(('127.0.0.1', 8000), H).serve_forever()
     const b = await open(lb.url);
     const slow = [get(new URL('/slow', la.url).href, { cookie: a.cookie }), get(new URL('/slow', la.url).href, { cookie: a.cookie })];
     await waitFor(async () => /"preview_connections":\s*2\b/.test((await ctl(ps, ['--json', 'status'], { env: {} })).stdout),
-      { timeout: 5000, what: 'two open connections in status' });
+      { timeout: 30000, what: 'two open connections in status' });
     const third = await get(new URL('/who.txt', la.url).href, { cookie: a.cookie });
     assert.equal(third.status, 429);
     assert.match(third.body.toString(), /SANDBOX_PREVIEW_CONNECTIONS/);
     // Another owner is not held back by alice's.
     assert.equal((await get(new URL('/who.txt', lb.url).href, { cookie: b.cookie })).status, 200);
+    await people.alice.call('execute', { command: 'touch /tmp/go' });
     for (const r of await Promise.all(slow)) assert.equal(r.status, 200);
     assert.equal((await get(new URL('/who.txt', la.url).href, { cookie: a.cookie })).status, 200);
     const st = await ctl(ps, ['status'], { env: {} });
