@@ -145,10 +145,12 @@ void	docker_refused(struct error *, long status,
 
 /*
  * tar.c's field readers, shared with tar_check.c: a numeric header field
- * (octal, or GNU base-256), a header's checksum, a pax record's decimal.
+ * (octal, or GNU base-256), a header's checksum, a pax record's decimal,
+ * the zero block; padding is tar_padding (tar.h).
  */
 int	tar_number(const unsigned char *f, size_t n, unsigned long long *out);
 bool	tar_checksum_ok(const unsigned char *h);
+bool	tar_zero_block(const unsigned char *h);
 int	tar_decimal(const char *s, size_t n, unsigned long long *out);
 
 #endif

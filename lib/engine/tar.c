@@ -70,12 +70,6 @@ struct tar_extract {
 	int			 entries;
 };
 
-static unsigned long long
-padding(unsigned long long size)
-{
-	return (TAR_BLOCK - size % TAR_BLOCK) % TAR_BLOCK;
-}
-
 /* Enter a final state; returns it. */
 static enum tar_rc
 finish(struct tar_extract *t, enum tar_rc rc, const char *msg)
@@ -152,8 +146,8 @@ tar_checksum_ok(const unsigned char *h)
 	return want == usum || (long long)want == ssum;
 }
 
-static bool
-all_zero(const unsigned char *h)
+bool
+tar_zero_block(const unsigned char *h)
 {
 	size_t i;
 
@@ -296,7 +290,7 @@ header(struct tar_extract *t)
 	size_t			 n, slen;
 	struct tar_entry	 e;
 
-	if (all_zero(h))
+	if (tar_zero_block(h))
 		/* End of archive (two zero blocks; one is enough to know). */
 		return finish(t, TAR_NOT_FOUND, "the archive does not hold the file");
 	if (!tar_checksum_ok(h))
@@ -311,7 +305,7 @@ header(struct tar_extract *t)
 			return finish(t, TAR_ERROR, "tar metadata record too large");
 		if (type == 'K' || type == 'g') {
 			/* Link names and global headers do not matter here. */
-			t->skip = size + padding(size);
+			t->skip = size + tar_padding(size);
 			return TAR_MORE;
 		}
 		free(t->meta);
@@ -355,7 +349,7 @@ header(struct tar_extract *t)
 
 	entry_name_span(ename, &s, &slen);
 	if (slen != strlen(t->want) || memcmp(s, t->want, slen) != 0) {
-		t->skip = has_no_data(type) ? 0 : size + padding(size);
+		t->skip = has_no_data(type) ? 0 : size + tar_padding(size);
 		clear_next(t);
 		return TAR_MORE;
 	}
@@ -392,7 +386,7 @@ meta_done(struct tar_extract *t)
 	t->meta = NULL;
 	if (rc == -1)
 		return finish(t, TAR_ERROR, "malformed tar metadata record");
-	t->skip = padding(t->meta_want);
+	t->skip = tar_padding(t->meta_want);
 	t->st = ST_HEADER;
 	t->hdr_len = 0;
 	return TAR_MORE;

@@ -63,12 +63,6 @@ bad(struct tar_check *c, struct error *err, const char *what,
 	return error_set(err, "%s", c->errmsg);
 }
 
-static unsigned long long
-pad(unsigned long long n)
-{
-	return (TAR_BLOCK - n % TAR_BLOCK) % TAR_BLOCK;
-}
-
 struct tar_check *
 tar_check_new(const char *root)
 {
@@ -252,7 +246,7 @@ header(struct tar_check *c, struct error *err)
 			return bad(c, err, "out of memory", NULL);
 		c->meta_len = 0;
 		c->meta_want = (size_t)size;
-		c->meta_pad = pad(size);
+		c->meta_pad = tar_padding(size);
 		c->meta_type = type;
 		c->st = C_META;
 		return 0;
@@ -331,7 +325,7 @@ header(struct tar_check *c, struct error *err)
 	}
 	c->entries++;
 	c->data += size;
-	c->skip = size + pad(size);
+	c->skip = size + tar_padding(size);
 	c->st = c->skip > 0 ? C_SKIP : C_HEADER;
 	rc = 0;
 out:
@@ -370,17 +364,6 @@ meta_done(struct tar_check *c, struct error *err)
 		c->st = c->skip > 0 ? C_SKIP : C_HEADER;
 	}
 	return rc;
-}
-
-static bool
-zero_block(const unsigned char *h)
-{
-	size_t i;
-
-	for (i = 0; i < TAR_BLOCK; i++)
-		if (h[i] != 0)
-			return false;
-	return true;
 }
 
 int
@@ -431,7 +414,7 @@ tar_check_feed(struct tar_check *c, const void *buf, size_t len,
 			if (c->hdr_len < TAR_BLOCK)
 				break;
 			c->hdr_len = 0;
-			if (zero_block(c->hdr)) {
+			if (tar_zero_block(c->hdr)) {
 				if (c->next_name != NULL || c->next_link !=
 				    NULL || c->has_size)
 					return bad(c, err, "metadata without "
