@@ -3,6 +3,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "base/clock.h"
 #include "base/config.h"
 #include "base/crypto.h"
 #include "base/js.h"
@@ -19,17 +20,6 @@ _Static_assert(DB_RUN_ID_MAX == RUN_ID_MAX, "a stored run id fits RUN_ID_MAX");
 #define LINE_MAX_BYTES	200
 #define ADMIT_COLLECT_MAX 64	/* runs collected at the cap, at most */
 
-/* ISO 8601 in UTC ("2026-07-28T10:30:00Z"). */
-static void
-iso8601(long long t, char *out, size_t n)
-{
-	time_t		tt = (time_t)t;
-	struct tm	tm;
-
-	gmtime_r(&tt, &tm);
-	strftime(out, n, "%Y-%m-%dT%H:%M:%SZ", &tm);
-}
-
 /* The Task fields every answer carries (tasks.md "Tasks"). */
 static void
 task_fields(struct json_object *o, const char *id, const char *status,
@@ -41,9 +31,9 @@ task_fields(struct json_object *o, const char *id, const char *status,
 	js_set_str(o, "status", status);
 	if (message != NULL)
 		js_set_str(o, "statusMessage", message);
-	iso8601(created, t, sizeof(t));
+	clock_iso8601(created, t, sizeof(t));
 	js_set_str(o, "createdAt", t);
-	iso8601(updated, t, sizeof(t));
+	clock_iso8601(updated, t, sizeof(t));
 	js_set_str(o, "lastUpdatedAt", t);
 	js_set_int(o, "ttlMs", (long long)TASK_KEEP_S * 1000);
 	js_set_int(o, "pollIntervalMs", TASK_POLL_MS);

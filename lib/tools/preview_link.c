@@ -9,6 +9,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "base/clock.h"
 #include "base/config.h"
 #include "base/js.h"
 #include "base/log.h"
@@ -65,8 +66,6 @@ call(struct tool_ctx *tc, struct json_object *args)
 	const char		*path = "/", *client;
 	char			*url, text[PREVIEW_PATH_MAX + 1536], expires[32];
 	long long		 port = 0;
-	struct tm		 tm;
-	time_t			 exp;
 
 	if (js_int(args, "port", &port) == -1 || port < 1 || port > 65535)
 		return result_error("port must be an integer from 1 to 65535.");
@@ -84,9 +83,7 @@ call(struct tool_ctx *tc, struct json_object *args)
 		return result_error("Cannot make a preview link: %s.", err.msg);
 	log_info("preview %s of port %lld made for %s", row.id, port,
 	    auth_owner(tc->who));
-	exp = (time_t)row.expires;
-	gmtime_r(&exp, &tm);
-	strftime(expires, sizeof(expires), "%Y-%m-%dT%H:%M:%SZ", &tm);
+	clock_iso8601(row.expires, expires, sizeof(expires));
 	snprintf(text, sizeof(text), "Preview of port %lld in the sandbox, "
 	    "valid until %s:\n%s\n\nGive the user this URL to open in their "
 	    "browser. It shows whatever listens on port %lld then (a page "

@@ -13,6 +13,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "base/clock.h"
 #include "base/config.h"
 #include "base/js.h"
 #include "links/links.h"
@@ -143,8 +144,6 @@ share_folder(struct tool_ctx *tc, struct json_object *args, const char *path)
 	const char		*archive = "tar.gz", *client;
 	char			*url, expires[32], text[3 * FILES_PATH_MAX + 512];
 	char			 name[LINK_NAME_MAX + 16];
-	struct tm		 tm;
-	time_t			 exp;
 
 	if (json_object_object_get_ex(args, "archive", &v) &&
 	    ((archive = js_str_max(args, "archive", 8)) == NULL ||
@@ -158,9 +157,7 @@ share_folder(struct tool_ctx *tc, struct json_object *args, const char *path)
 	    path, archive, client, auth_owner(tc->who), (long long)time(NULL),
 	    cfg->link_ttl, &row, &err)) == NULL)
 		return result_error("Cannot share %s: %s", path, err.msg);
-	exp = (time_t)row.expires;
-	gmtime_r(&exp, &tm);
-	strftime(expires, sizeof(expires), "%Y-%m-%dT%H:%M:%SZ", &tm);
+	clock_iso8601(row.expires, expires, sizeof(expires));
 	snprintf(text, sizeof(text), "Download link for the folder %s as one "
 	    ".%s archive (made when downloaded, so it holds the folder as it is "
 	    "then), valid until %s (%ld seconds):\n%s\n\nGive the user this URL "
@@ -294,8 +291,6 @@ share_link(struct tool_ctx *tc, const char *path, const struct file_stat *st)
 	const char		*client;
 	char			 expires[32], size[32];
 	char			*url = NULL, *text = NULL;
-	struct tm		 tm;
-	time_t			 exp;
 	size_t			 tlen;
 	FILE			*f;
 
@@ -309,9 +304,7 @@ share_link(struct tool_ctx *tc, const char *path, const struct file_stat *st)
 		goto out;
 	}
 	mime = mime_lookup(files_basename(path));
-	exp = (time_t)row.expires;
-	gmtime_r(&exp, &tm);
-	strftime(expires, sizeof(expires), "%Y-%m-%dT%H:%M:%SZ", &tm);
+	clock_iso8601(row.expires, expires, sizeof(expires));
 	human_size(st->size, size, sizeof(size));
 
 	if ((f = open_memstream(&text, &tlen)) == NULL) {

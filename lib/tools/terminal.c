@@ -15,6 +15,7 @@
 
 #include <json-c/json.h>
 
+#include "base/clock.h"
 #include "base/config.h"
 #include "base/crypto.h"
 #include "base/js.h"
@@ -602,8 +603,6 @@ call_link(struct tool_ctx *tc, struct json_object *args)
 	struct error		 err;
 	const char		*id;
 	char			*url, expires[32], *text;
-	struct tm		 tm;
-	time_t			 exp;
 	size_t			 n;
 
 	if ((res = check_args(args, "terminal_link", allowed)) != NULL ||
@@ -617,9 +616,7 @@ call_link(struct tool_ctx *tc, struct json_object *args)
 		return result_error("Cannot make the link: %s", err.msg);
 	log_info("terminal link %s to terminal %s made by %s", row.id, id,
 	    auth_owner(tc->who));
-	exp = (time_t)row.expires;
-	gmtime_r(&exp, &tm);
-	strftime(expires, sizeof(expires), "%Y-%m-%dT%H:%M:%SZ", &tm);
+	clock_iso8601(row.expires, expires, sizeof(expires));
 	n = strlen(url) + 600;
 	if ((text = malloc(n)) == NULL) {
 		free(url);

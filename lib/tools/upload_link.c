@@ -12,6 +12,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "base/clock.h"
 #include "base/config.h"
 #include "base/js.h"
 #include "links/uplinks.h"
@@ -78,8 +79,6 @@ call(struct tool_ctx *tc, struct json_object *args)
 	char			*url = NULL, text[3 * FILES_PATH_MAX + 2048];
 	long long		 max = cfg->upload_max_bytes;
 	bool			 overwrite = false;
-	struct tm		 tm;
-	time_t			 exp;
 
 	if (json_object_object_get_ex(args, "folder", &v)) {
 		if ((arg = js_str_max(args, "folder", FILES_PATH_MAX)) == NULL ||
@@ -106,9 +105,7 @@ call(struct tool_ctx *tc, struct json_object *args)
 	    overwrite, client, auth_owner(tc->who), (long long)time(NULL),
 	    cfg->link_ttl, &row, &err)) == NULL)
 		return result_error("Cannot make an upload link: %s", err.msg);
-	exp = (time_t)row.expires;
-	gmtime_r(&exp, &tm);
-	strftime(expires, sizeof(expires), "%Y-%m-%dT%H:%M:%SZ", &tm);
+	clock_iso8601(row.expires, expires, sizeof(expires));
 	snprintf(text, sizeof(text), "Upload link into %s, valid until %s, up to "
 	    "%lld bytes in all:\n%s\n\nGive the user this URL: they open it in a "
 	    "browser and choose or drop files (or run: curl -T FILE %sNAME). "
