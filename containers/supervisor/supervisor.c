@@ -644,30 +644,26 @@ reply(int type, const char *id, int code)
 	return tagged(type, id, &c, 1);
 }
 
-/* Start a run as a child; its live stream comes back on a pipe. */
-static int
-chan_start(const char *id, const unsigned char *p, size_t len)
+/*
+ * A child for request id whose stdout comes back, through a pipe, as the
+ * request's 'M' frames: 0 in the child (stdin and stderr /dev/null, none
+ * of the channel's streams), the pid in the channel (the slot taken), -1
+ * when there is no free slot or the fork failed (nothing taken).
+ */
+static pid_t
+chan_fork(const char *id)
 {
-	char		*cmd, *chunks[2];
-	long		 timeout, max;
-	pid_t		 pid;
-	int		 pfd[2], i, null;
+	pid_t	pid;
+	int	pfd[2], i, null;
 
-	timeout = (long)supf_get32(p);
-	max = (long)supf_get32(p + 4);
-	p += 8;
-	len -= 8;
 	for (i = 0; i < CHAN_RUNS && slots[i].fd >= 0; i++)
 		;
-	if (i == CHAN_RUNS || len < 1 || timeout < 1 || timeout > TIMEOUT_MAX ||
-	    max > MAX_OUTPUT || memchr(p, '\0', len) != NULL)
-		return reply('E', id, 125);
-	if (pipe2(pfd, O_CLOEXEC) == -1)
-		return reply('E', id, 125);
+	if (i == CHAN_RUNS || pipe2(pfd, O_CLOEXEC) == -1)
+		return -1;
 	if ((pid = fork()) == -1) {
 		close(pfd[0]);
 		close(pfd[1]);
-		return reply('E', id, 125);
+		return -1;
 	}
 	if (pid == 0) {
 		/* Nothing of the channel's exec streams stays with the run. */
@@ -687,6 +683,32 @@ chan_start(const char *id, const unsigned char *p, size_t len)
 		close(pfd[1]);
 		if (null > 2)
 			close(null);
+		return 0;
+	}
+	close(pfd[1]);
+	slots[i].pid = pid;
+	slots[i].fd = pfd[0];
+	memcpy(slots[i].id, id, strlen(id) + 1);
+	return pid;
+}
+
+/* Start a run as a child; its live stream comes back on a pipe. */
+static int
+chan_start(const char *id, const unsigned char *p, size_t len)
+{
+	char		*cmd, *chunks[2];
+	long		 timeout, max;
+	pid_t		 pid;
+
+	timeout = (long)supf_get32(p);
+	max = (long)supf_get32(p + 4);
+	p += 8;
+	len -= 8;
+	if (len < 1 || timeout < 1 || timeout > TIMEOUT_MAX ||
+	    max > MAX_OUTPUT || memchr(p, '\0', len) != NULL ||
+	    (pid = chan_fork(id)) == -1)
+		return reply('E', id, 125);
+	if (pid == 0) {
 		if ((cmd = malloc(len + 1)) == NULL)
 			die(125, "out of memory");
 		memcpy(cmd, p, len);
@@ -696,10 +718,6 @@ chan_start(const char *id, const unsigned char *p, size_t len)
 		/* Too long for one argument: run's file, as with chunks. */
 		exit(run(id, timeout, max, len > 96 * 1024 ? 2 : 1, chunks));
 	}
-	close(pfd[1]);
-	slots[i].pid = pid;
-	slots[i].fd = pfd[0];
-	memcpy(slots[i].id, id, strlen(id) + 1);
 	return 0;
 }
 
@@ -716,30 +734,11 @@ chan_term(const char *id, const unsigned char *p, size_t len)
 	char	*buf, *argv[TERM_ARGS + 2];
 	size_t	 o;
 	pid_t	 pid;
-	int	 pfd[2], i, argc, null;
+	int	 argc;
 
-	for (i = 0; i < CHAN_RUNS && slots[i].fd >= 0; i++)
-		;
-	if (i == CHAN_RUNS || len < 1 || p[len - 1] != '\0' ||
-	    pipe2(pfd, O_CLOEXEC) == -1)
+	if (len < 1 || p[len - 1] != '\0' || (pid = chan_fork(id)) == -1)
 		return reply('E', id, 125);
-	if ((pid = fork()) == -1) {
-		close(pfd[0]);
-		close(pfd[1]);
-		return reply('E', id, 125);
-	}
 	if (pid == 0) {
-		for (i = 0; i < CHAN_RUNS; i++)
-			if (slots[i].fd >= 0)
-				close(slots[i].fd);
-		if ((null = open("/dev/null", O_RDWR)) == -1 ||
-		    dup2(null, 0) == -1 || dup2(pfd[1], 1) == -1 ||
-		    dup2(null, 2) == -1)
-			_exit(125);
-		close(pfd[0]);
-		close(pfd[1]);
-		if (null > 2)
-			close(null);
 		if ((buf = malloc(len)) == NULL)
 			_exit(125);
 		memcpy(buf, p, len);
@@ -754,10 +753,6 @@ chan_term(const char *id, const unsigned char *p, size_t len)
 			die(125, "bad terminal request");
 		exit(term_main(argc, argv));
 	}
-	close(pfd[1]);
-	slots[i].pid = pid;
-	slots[i].fd = pfd[0];
-	memcpy(slots[i].id, id, strlen(id) + 1);
 	return 0;
 }
 
