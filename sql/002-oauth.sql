@@ -52,8 +52,8 @@ CREATE INDEX oauth_request_expires ON oauth_request (expires);
 CREATE TABLE oauth_throttle (
 	addr		TEXT PRIMARY KEY,	-- REMOTE_ADDR
 	failures	INTEGER NOT NULL,	-- consecutive failures
-	last_failure	INTEGER NOT NULL,	-- unix seconds
-	blocked_until	INTEGER NOT NULL	-- unix seconds
+	last_failure	INTEGER NOT NULL,	-- unix seconds (milliseconds: 024)
+	blocked_until	INTEGER NOT NULL	-- unix seconds (milliseconds: 024)
 );
 
 -- A grant: one successful sign-in of one client, and every token issued

@@ -1,7 +1,8 @@
 /*
  * clock.h: the monotonic clock in milliseconds, for deadlines, ticks and
  * durations (never for wall-clock times stored or shown: those are
- * time(NULL)), and how a wall-clock time is shown. Header-only so the
+ * time(NULL), or clock_wall_ms where a stored time needs less than a
+ * second), and how a wall-clock time is shown. Header-only so the
  * supervisor, a separate static program, shares it too.
  */
 #ifndef CLOCK_H
@@ -15,6 +16,16 @@ clock_ms(void)
 	struct timespec ts;
 
 	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (long long)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
+/* The wall clock in milliseconds since the epoch. */
+static inline long long
+clock_wall_ms(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_REALTIME, &ts);
 	return (long long)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
 }
 

@@ -628,7 +628,7 @@ post_throttle(struct post *p)
 {
 	char	esc[128], retry[32];
 
-	switch (oauth_throttle_take(p->db, p->akey, p->now, &p->wait)) {
+	switch (oauth_throttle_take(p->db, p->akey, &p->wait)) {
 	case OAUTH_THROTTLE_ERROR:
 		/* No audit row: the database is what failed (logged by db.c). */
 		log_warn("authorize: the throttle of %s cannot be checked; "

@@ -83,7 +83,8 @@ void	oauth_client_clear(struct oauth_client *);
  * what a wrong key costs; STMT_THROTTLE_CLEAR forgets it when the key is
  * right), OAUTH_THROTTLE_WAIT when it must wait *wait more seconds,
  * OAUTH_THROTTLE_ERROR on a database error. Each failure doubles the wait
- * (1 s, 2 s, ... at most 15 min; forgotten after an hour).
+ * (1 s, 2 s, ... at most 15 min; forgotten after an hour), kept to the
+ * millisecond so a try just past a second boundary still waits.
  */
 enum oauth_throttle {
 	OAUTH_THROTTLE_ERROR = -1,
@@ -91,7 +92,7 @@ enum oauth_throttle {
 	OAUTH_THROTTLE_TRY = 1,
 };
 enum oauth_throttle oauth_throttle_take(struct db *, const char *key,
-	    long long now, long long *wait);
+	    long long *wait);
 
 /*
  * The registered redirect URI given matches, or the one to use when given

@@ -11,6 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "base/clock.h"
 #include "base/js.h"
 #include "oauth/extern.h"
 #include "oauth/oauth.h"
@@ -89,7 +90,7 @@ oauth_prune(struct db *db)
 	db_exec(db, STMT_REQUEST_PRUNE, "i", now);
 	db_exec(db, STMT_TOKEN_PRUNE, "i", now);
 	db_exec(db, STMT_GRANT_PRUNE, "i", now - 600);
-	db_exec(db, STMT_THROTTLE_PRUNE, "i", now - 86400);
+	db_exec(db, STMT_THROTTLE_PRUNE, "i", (now - 86400) * 1000);
 	db_exec(db, STMT_RATE_PRUNE, "i", now - 7200);
 }
 
@@ -101,16 +102,17 @@ oauth_prune(struct db *db)
 /*
  * Check and count one try of the address key, in one transaction, before
  * the key is compared: OAUTH_THROTTLE_TRY when it may try now (the try is
- * already counted as a failure: *wait is what a wrong key costs),
- * OAUTH_THROTTLE_WAIT when it must wait *wait more seconds,
+ * already counted as a failure: *wait is what a wrong key costs, seconds),
+ * OAUTH_THROTTLE_WAIT when it must wait *wait more seconds (rounded up),
  * OAUTH_THROTTLE_ERROR on a database error (busy past the timeout).
- * A right key clears the count (STMT_THROTTLE_CLEAR).
+ * A right key clears the count (STMT_THROTTLE_CLEAR). The row's times are
+ * milliseconds (sql/024-throttle-ms.sql).
  */
 enum oauth_throttle
-oauth_throttle_take(struct db *db, const char *key, long long now, long long *wait)
+oauth_throttle_take(struct db *db, const char *key, long long *wait)
 {
 	struct db_throttle th;
-	long long	 failures = 0;
+	long long	 failures = 0, now = clock_wall_ms();
 	enum oauth_throttle rc = OAUTH_THROTTLE_ERROR;
 
 	*wait = 0;
@@ -119,9 +121,9 @@ oauth_throttle_take(struct db *db, const char *key, long long now, long long *wa
 	switch (db_throttle_get(db, key, &th)) {
 	case LOOKUP_FOUND:
 		if (th.blocked_until > now) {
-			*wait = th.blocked_until - now;
+			*wait = (th.blocked_until - now + 999) / 1000;
 			rc = OAUTH_THROTTLE_WAIT;
-		} else if (th.last_failure >= now - THROTTLE_FORGET)
+		} else if (th.last_failure >= now - THROTTLE_FORGET * 1000)
 			failures = th.failures;
 		break;
 	case LOOKUP_NONE:
@@ -138,7 +140,7 @@ oauth_throttle_take(struct db *db, const char *key, long long now, long long *wa
 	if (*wait > THROTTLE_MAX)
 		*wait = THROTTLE_MAX;
 	if (db_exec(db, STMT_THROTTLE_FAIL, "tiii", key, failures, now,
-	    now + *wait) != 1 || db_commit(db) == -1)
+	    now + *wait * 1000) != 1 || db_commit(db) == -1)
 		goto out;
 	return OAUTH_THROTTLE_TRY;
 out:

@@ -82,10 +82,10 @@ enum db_stmt {
 				   redirect_to, challenge, state, scope, resource */
 	STMT_REQUEST_DELETE,	/* id_hash */
 	STMT_REQUEST_PRUNE,	/* now */
-	STMT_THROTTLE_GET,	/* addr -> failures, last_failure, blocked_until */
+	STMT_THROTTLE_GET,	/* addr -> failures, last_failure, blocked_until (ms) */
 	STMT_THROTTLE_FAIL,	/* addr, failures, now, blocked_until */
 	STMT_THROTTLE_CLEAR,	/* addr */
-	STMT_THROTTLE_PRUNE,	/* min_last_failure */
+	STMT_THROTTLE_PRUNE,	/* min_last_failure (ms) */
 	STMT_CODE_INSERT,	/* code_hash, client_id, redirect_uri, challenge,
 				   scope, resource, expires */
 	STMT_CODE_GET,		/* code_hash -> client_id, redirect_uri, challenge,
@@ -191,7 +191,6 @@ enum db_stmt {
 				   redirect_host */
 	STMT_RATE_HIT,		/* key, window start -> count in this window */
 	STMT_RATE_PRUNE,	/* min_since */
-	STMT_OPS_THROTTLE_LIST,	/* now -> addr, failures, last_failure, blocked_until */
 	STMT_OPS_THROTTLE_CLEAR_ALL,
 	/* upload links (upload_link, /up; sql/010-uploads.sql) */
 	STMT_UPLINK_INSERT,	/* id, dir, max_bytes, overwrite, created, expires,

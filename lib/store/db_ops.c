@@ -91,9 +91,6 @@ const struct db_sql db_sql_ops[] = {
 	{ STMT_COUNT_PREVIEWS,
 	    "SELECT coalesce(sum(revoked IS NULL AND expires > ?1), 0), "
 	    "coalesce(sum(open_now), 0) FROM preview" },
-	{ STMT_OPS_THROTTLE_LIST,
-	    "SELECT addr, failures, last_failure, blocked_until FROM "
-	    "oauth_throttle WHERE blocked_until > ? ORDER BY blocked_until DESC" },
 	{ STMT_OPS_THROTTLE_CLEAR_ALL,
 	    "DELETE FROM oauth_throttle" },
 	{ STMT__MAX, NULL }

@@ -1,19 +1,25 @@
 /*
  * test_oauth.c: the pure parts of the OAuth server: redirect URI validation
  * and matching, PKCE S256, Basic client authentication, Client ID Metadata
- * Document URLs, addresses and documents.
+ * Document URLs, addresses and documents; and the sign-in throttle, on a
+ * real SQLite file.
  */
 #include <arpa/inet.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
+#include <time.h>
+#include <unistd.h>
 
+#include "base/clock.h"
 #include "base/crypto.h"
 #include "base/js.h"
 #include "check.h"
 #include "oauth/cimd.h"
 #include "oauth/extern.h"
 #include "oauth/oauth.h"
+#include "store/db.h"
+#include "store/db_oauth.h"
 
 static bool
 valid(const char *uri)
@@ -266,6 +272,59 @@ registration(void)
 #undef REFUSED
 }
 
+/*
+ * The throttle keeps milliseconds: a wrong key at 10.990 s and a retry at
+ * 11.010 s are 20 ms apart, so the retry waits; the second wrong key's
+ * wait is two full seconds.
+ */
+static void
+throttle(void)
+{
+	char		 dbpath[] = "/tmp/test_oauth.XXXXXX";
+	struct db	*db = NULL;
+	struct db_throttle th;
+	struct error	 err;
+	long long	 wait, ms;
+	int		 fd;
+
+	if ((fd = mkstemp(dbpath)) == -1) {
+		CHECK(0, "temporary database");
+		return;
+	}
+	close(fd);
+	if (db_open(dbpath, &db, &err) == -1) {
+		CHECK(0, err.msg);
+		goto out;
+	}
+	/* Just before a second boundary. */
+	ms = clock_wall_ms() % 1000;
+	usleep((useconds_t)((ms <= 985 ? 985 - ms : 1985 - ms) * 1000));
+	CHECK(oauth_throttle_take(db, "192.0.2.1", &wait) ==
+	    OAUTH_THROTTLE_TRY && wait == 1, "a first try is let through; "
+	    "a wrong key costs 1 s");
+	usleep(30 * 1000);
+	CHECK(oauth_throttle_take(db, "192.0.2.1", &wait) ==
+	    OAUTH_THROTTLE_WAIT && wait == 1, "30 ms later, past the second "
+	    "boundary, it still waits 1 s");
+	CHECK(oauth_throttle_take(db, "192.0.2.2", &wait) ==
+	    OAUTH_THROTTLE_TRY, "another address is not held up");
+	usleep(1000 * 1000);
+	CHECK(oauth_throttle_take(db, "192.0.2.1", &wait) ==
+	    OAUTH_THROTTLE_TRY && wait == 2, "after the wait: a try; the "
+	    "next wrong key costs 2 s");
+	CHECK(oauth_throttle_take(db, "192.0.2.1", &wait) ==
+	    OAUTH_THROTTLE_WAIT && wait == 2, "the wait is shown rounded up");
+	CHECK(db_throttle_get(db, "192.0.2.1", &th) == LOOKUP_FOUND &&
+	    th.failures == 2 && th.blocked_until - th.last_failure == 2000,
+	    "the row keeps milliseconds");
+	CHECK(db_exec(db, STMT_THROTTLE_CLEAR, "t", "192.0.2.1") == 1 &&
+	    oauth_throttle_take(db, "192.0.2.1", &wait) == OAUTH_THROTTLE_TRY &&
+	    wait == 1, "a right key clears the count");
+out:
+	db_close(db);
+	unlink(dbpath);
+}
+
 int
 main(void)
 {
@@ -274,5 +333,6 @@ main(void)
 	basic();
 	cimd();
 	registration();
+	throttle();
 	return check_status();
 }
