@@ -11,7 +11,8 @@
  *                  (cspec.c, netpolicy.c, disk_usage.c, scripts.c)
  *   ensure.c       the container's lifecycle (sandbox_ensure)
  *   guard_disk.c   the disk watchdog, and the guard's shared cache
- *   guard.c        configuration drift, the egress canary (sandbox/guard.h)
+ *   guard_egress.c the egress canary
+ *   guard.c        configuration drift around commands (sandbox/guard.h)
  *   files.c        one file through the archive API (files.h)
  *   identity.c     which container runs now (sandbox_identity)
  *   sup.c          the supervisor's upload (sandbox/sup.h)
@@ -20,7 +21,10 @@
  *   collect.c      a run's result from its record (sandbox_collect)
  *   exec.c         running a command (sandbox_exec)
  *   status.c       status and recreate, for operators
- *   snapshot.c     snapshots and their restore (snapshot.h)
+ *   snapshot.c     what the snapshot files share; rows, listing, deleting
+ *   snapshot_flat.c  a snapshot's image kept to a bounded depth
+ *   snapshot_take.c  taking a snapshot (snapshot.h)
+ *   snapshot_restore.c  restoring one (snapshot.h)
  *   sandboxes.c    the per-owner registry (sandboxes.h)
  *
  * This header includes no header of the folder, so it closes no circle.
@@ -65,7 +69,7 @@ struct sandbox {
 	bool		 claimed;
 };
 
-/* The repository of snapshots' images (snapshot.c): REPO:SNAPSHOT_ID. */
+/* The repository of snapshots' images (snapshot*.c): REPO:SNAPSHOT_ID. */
 #define SANDBOX_SNAP_REPO	"code-sandbox-snap"
 
 /* The longest timeout of a command, and the cap of a recorded duration. */
@@ -170,7 +174,7 @@ int		sandbox_refusal(const struct cspec *, const char *diff,
 		    struct error *);
 
 /*
- * The steps of sandbox_ensure, for a restore (snapshot.c): the handle's
+ * The steps of sandbox_ensure, for a restore (snapshot_restore.c): the handle's
  * volume made (idempotent), its container created from sb->image with
  * sb->volume at /sandbox and today's spec (0 also when it exists), and
  * started or unpaused. 0 or -1.
@@ -182,7 +186,7 @@ int		sandbox_start_container(struct sandbox *, bool paused,
 
 /*
  * The volume and image a restore switched the sandbox of container to
- * (snapshot.c writes them, SANDBOX_SNAPSHOT_DIR/CONTAINER.current): each
+ * (snapshot_restore.c writes them, SANDBOX_SNAPSHOT_DIR/CONTAINER.current): each
  * copied into its buffer (SANDBOX_NAME_MAX bytes) when the file is there
  * and valid (the volume named base-s..., the image a snapshot's); else
  * they are left as they are. Reads at most a few hundred bytes.
@@ -197,7 +201,8 @@ void		sandbox_current(const struct config *, const char *container,
  * under guard_mu, one entry per container name (guard_slot), so one
  * person's samples and verdicts never stand for another's; within it, kept
  * for one instance of the container (key: its Id and start time).
- * guard.c keeps the spec and canary verdicts, guard_disk.c the samples.
+ * guard.c keeps the spec verdicts, guard_egress.c the canary's,
+ * guard_disk.c the samples.
  * Zeroed for a new instance (and by guard_recreate), but for watched_id.
  */
 struct guard_cache {
@@ -277,6 +282,41 @@ bool		guard_disk_check(struct sandbox *, struct docker *,
  */
 void		guard_disk_ahead(struct sandbox *, struct docker *,
 		    const struct cspec *);
+/* --- guard_egress.c, for guard.c --- */
+
+#define CANARY_EVERY_MS		60000	/* re-run the canary after this */
+#define AHEAD_CANARY_MS		15000	/* beside the requests, that much sooner */
+
+/* Container c's Id and StartedAt: what the cached samples belong to. */
+void		guard_cache_key(struct json_object *c, char *key, size_t n);
+
+/*
+ * The egress verdict when the canary is due (older than every): 0 with
+ * *ok and detail, or -1 (err) when it could not run and no verdict
+ * stands. One canary at a time in a process.
+ */
+int		guard_canary_verdict(struct sandbox *, const struct cspec *,
+		    struct json_object *c, const char *key, long long every,
+		    bool *ok, char *detail, size_t n, struct error *);
+
+/*
+ * The egress policy in force for the running container c: the canary's
+ * verdict, the canary run when due. 0, or -1 with err saying why commands
+ * are refused.
+ */
+int		guard_egress_check(struct sandbox *, const struct cspec *,
+		    struct json_object *c, struct error *);
+
+/*
+ * The status's egress parts (eg): the internet policy's network, its
+ * bridge and firewall rules; and the canary run now in container c.
+ */
+void		guard_egress_status_network(struct docker *,
+		    const struct cspec *, struct json_object *eg);
+void		guard_egress_status_canary(struct sandbox *,
+		    const struct cspec *, struct json_object *c,
+		    struct json_object *eg);
+
 /* --- kill.c --- */
 
 /* Kill run_id's group, leaving marker "cancel", "timeout" or "disk". 0 or -1. */
@@ -288,5 +328,35 @@ int		sandbox_kill_run(struct sandbox *, const char *run_id,
 /* s from capture c: its text (malloc'd), length, cut and total. 0 or -1. */
 int		sandbox_stream_fill(struct exec_stream *s,
 		    const struct capture *c);
+
+/* --- snapshot.c, for the snapshot files --- */
+
+/* A snapshot id: "snap-" and 16 lowercase hex digits. */
+bool		snapshot_valid_id(const char *);
+
+/*
+ * A file or folder made in SANDBOX_SNAPSHOT_DIR takes the owner of dir (the
+ * folder it is in), so sandboxctl run as root and the programs run as
+ * their user share what either made. 0, or -1 with errno.
+ */
+int		snapshot_own_like(int fd, const char *dir);
+
+/* SANDBOX_SNAPSHOT_DIR/NAME.EXT into out (n bytes). 0, or -1 when too long. */
+int		snapshot_path(const struct config *, const char *name,
+		    const char *ext, char *out, size_t n);
+
+/* A snapshot's image, or a helper container, removed; a failure is logged. */
+void		snapshot_image_remove(struct sandbox *, const char *image);
+void		snapshot_container_remove(struct sandbox *, const char *name);
+
+/* --- snapshot_flat.c --- */
+
+/*
+ * When image (the snapshot id's) has more layers than the sandbox image's
+ * and SANDBOX_SNAPSHOT_DEPTH, make it one layer under the same tag. 0
+ * (also when nothing was needed), or -1 with the image left as it was.
+ */
+int		snapshot_flatten(const struct config *, struct sandbox *,
+		    const char *id, const char *image, struct error *);
 
 #endif

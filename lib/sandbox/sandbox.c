@@ -83,7 +83,10 @@ sandbox_current(const struct config *cfg, const char *container,
 	if (n <= 0)
 		return;
 	buf[n] = '\0';
-	/* "VOLUME\nIMAGE\n", written by snapshot.c; anything else is ignored. */
+	/*
+	 * "VOLUME\nIMAGE\n", written by snapshot_restore.c; anything else
+	 * is ignored.
+	 */
 	if ((nl = strchr(buf, '\n')) == NULL)
 		return;
 	*nl = '\0';
@@ -128,7 +131,7 @@ sandbox_names(const struct config *cfg, const char *owner, char *container,
 
 	names_base(cfg, owner, container, base);
 	snprintf(volume, SANDBOX_NAME_MAX, "%s", base);
-	/* After a restore: the volume it switched to (snapshot.c). */
+	/* After a restore: the volume it switched to (snapshot_restore.c). */
 	sandbox_current(cfg, container, base, volume, NULL);
 }
 

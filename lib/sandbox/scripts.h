@@ -27,7 +27,7 @@ extern const char SCRIPT_USAGE[];
 extern const char SCRIPT_CANARY[];
 
 /*
- * The egress proxy's CA (sandbox/guard.c, with the canary), $1 its PEM
+ * The egress proxy's CA (sandbox/guard_egress.c, with the canary), $1 its PEM
  * text: put in the system store (the local certificates folder, the
  * bundle and the hashed folder, as update-ca-certificates would, without
  * its time) unless the same is there already. Prints

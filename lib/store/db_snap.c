@@ -1,6 +1,6 @@
 /*
  * store/db_snap.c: the SQL of snapshots and their restores (lib/sandbox/
- * snapshot.c; sql/023-snapshots.sql) and the readers of their rows.
+ * snapshot*.c; sql/023-snapshots.sql) and the readers of their rows.
  */
 #include <string.h>
 

@@ -1,0 +1,283 @@
+/*
+ * sandbox/snapshot_take.c: taking a snapshot (snapshot.h): the engine's
+ * commit of the container, then /sandbox as the engine's archive, checked
+ * by tar_check as it is written to a file of the snapshot folder.
+ */
+#include <sys/stat.h>
+
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <json-c/json.h>
+
+#include "base/clock.h"
+#include "base/config.h"
+#include "base/crypto.h"
+#include "base/js.h"
+#include "base/log.h"
+#include "engine/docker.h"
+#include "engine/tar.h"
+#include "sandbox/extern.h"
+#include "sandbox/sandbox.h"
+#include "sandbox/snapshot.h"
+#include "store/db.h"
+#include "store/db_snap.h"
+
+static int
+new_id(char id[SNAPSHOT_ID_MAX], struct error *err)
+{
+	unsigned char	 r[8];
+	size_t		 i;
+
+	if (crypto_random(r, sizeof(r)) == -1)
+		return error_set(err, "no random bytes");
+	memcpy(id, "snap-", 5);
+	for (i = 0; i < sizeof(r); i++)
+		snprintf(id + 5 + 2 * i, 3, "%02x", r[i]);
+	return 0;
+}
+
+/* SANDBOX_SNAPSHOT_DIR, made 0700 when missing, owned as its parent. */
+static int
+dir_ensure(const struct config *cfg, struct error *err)
+{
+	struct stat	 st;
+	char		 parent[4096], *slash;
+	int		 fd;
+
+	if (mkdir(cfg->snapshot_dir, 0700) == 0) {
+		snprintf(parent, sizeof(parent), "%s", cfg->snapshot_dir);
+		if ((slash = strrchr(parent, '/')) != NULL && slash != parent)
+			*slash = '\0';
+		else
+			snprintf(parent, sizeof(parent), "%s", slash != NULL ?
+			    "/" : ".");
+		if ((fd = open(cfg->snapshot_dir, O_RDONLY | O_DIRECTORY |
+		    O_CLOEXEC)) != -1) {
+			if (snapshot_own_like(fd, parent) == -1)
+				log_warn("SANDBOX_SNAPSHOT_DIR %s: owner: %s",
+				    cfg->snapshot_dir, strerror(errno));
+			close(fd);
+		}
+	} else if (errno != EEXIST)
+		return error_set(err, "SANDBOX_SNAPSHOT_DIR %s: %s",
+		    cfg->snapshot_dir, strerror(errno));
+	if (lstat(cfg->snapshot_dir, &st) == -1 || !S_ISDIR(st.st_mode))
+		return error_set(err, "SANDBOX_SNAPSHOT_DIR %s is not a folder",
+		    cfg->snapshot_dir);
+	return 0;
+}
+
+/* --- taking --- */
+
+/* The archive as it arrives: checked, counted, written to the file. */
+struct take_out {
+	int			 fd;
+	struct tar_check	*check;
+	struct error		 cerr;
+	unsigned long long	 bytes, cap;
+	bool			 over, bad, failed;
+	int			 errnum;
+};
+
+static int
+take_body(void *arg, const char *buf, size_t len)
+{
+	struct take_out	*t = arg;
+	size_t		 off;
+	ssize_t		 w;
+
+	if ((t->bytes += len) > t->cap) {
+		t->over = true;
+		return -1;
+	}
+	if (tar_check_feed(t->check, buf, len, &t->cerr) == -1) {
+		t->bad = true;
+		return -1;
+	}
+	for (off = 0; off < len; off += (size_t)w)
+		if ((w = write(t->fd, buf + off, len - off)) <= 0) {
+			t->failed = true;
+			t->errnum = errno;
+			return -1;
+		}
+	return 0;
+}
+
+/* The size of the container's own layer, as the engine counts it. */
+static long long
+layer_size(struct sandbox *sb, struct error *err)
+{
+	static const long	 ok[] = { 200, 0 };
+	struct json_object	*r = NULL;
+	long long		 size = 0;
+
+	if (sandbox_call(sb, "GET", NULL, ok, &r, "cannot inspect the "
+	    "container", err, "/containers/%s/json?size=1", sb->container) == -1)
+		return -1;
+	if (js_int(r, "SizeRw", &size) == -1 || size < 0)
+		size = 0;
+	json_object_put(r);
+	return size;
+}
+
+int
+snapshot_take(const struct config *cfg, struct db *db, struct sandbox *sb,
+    const struct snapshot_who *who, const char *note,
+    char id[SNAPSHOT_ID_MAX], struct json_object **info, struct error *err)
+{
+	static const long	 commit_ok[] = { 201, 0 };
+	struct docker_raw_cb	 cb = { NULL, take_body, NULL };
+	struct take_out		 t;
+	struct json_object	*r = NULL;
+	char			 image[SANDBOX_NAME_MAX], part[4096], final[4096];
+	char			 url[SANDBOX_NAME_MAX + 64];
+	long long		 count, used, layer, started = clock_ms(), took;
+	long			 status, entries;
+	unsigned long long	 data;
+	bool			 stopped, committed = false, part_made = false;
+	int			 rc = -1;
+
+	memset(&t, 0, sizeof(t));
+	t.fd = -1;
+	part[0] = '\0';
+	id[0] = '\0';
+	if (info != NULL)
+		*info = NULL;
+	if (note == NULL)
+		note = "";
+	if (cfg->snapshot_max == 0)
+		return error_kind(err, ERR_DENIED, "Snapshots are turned off on "
+		    "this server (SANDBOX_SNAPSHOTS=0).");
+	if (db_snap_total(db, sb->container, &count, &used) == -1)
+		return error_set(err, "cannot read the snapshots' table");
+	if (count >= cfg->snapshot_max)
+		return error_kind(err, ERR_DENIED, "The limit of %ld snapshots "
+		    "per sandbox (SANDBOX_SNAPSHOTS) is reached: delete one "
+		    "with snapshot_delete(snapshot_id) first (snapshots() lists "
+		    "them).", cfg->snapshot_max);
+	if (used >= cfg->snapshot_bytes)
+		return error_kind(err, ERR_DENIED, "The snapshots of this sandbox "
+		    "take %lld bytes, the limit SANDBOX_SNAPSHOT_BYTES (%lld): "
+		    "delete one with snapshot_delete(snapshot_id) first.",
+		    used, cfg->snapshot_bytes);
+	if (dir_ensure(cfg, err) == -1 || new_id(id, err) == -1 ||
+	    sandbox_ensure(sb, err) == -1)
+		goto out;
+	if ((layer = layer_size(sb, err)) == -1)
+		goto out;
+
+	/* The layer: the engine's commit, paused only while it commits. */
+	snprintf(image, sizeof(image), "%s:%s", SANDBOX_SNAP_REPO, id);
+	if (sandbox_call(sb, "POST", NULL, commit_ok, &r, "cannot commit the "
+	    "container", err, "/commit?container=%s&repo=%s&tag=%s&pause=1",
+	    sb->container, SANDBOX_SNAP_REPO, id) == -1)
+		goto out;
+	committed = true;
+	/* Repeated restores and snapshots: the depth stays bounded. */
+	if (snapshot_flatten(cfg, sb, id, image, err) == -1)
+		goto out;
+
+	/* /sandbox: the engine's archive, checked, to a file of our own. */
+	if (snapshot_path(cfg, id, ".tar.part", part, sizeof(part)) == -1 ||
+	    snapshot_path(cfg, id, ".tar", final, sizeof(final)) == -1) {
+		error_set(err, "SANDBOX_SNAPSHOT_DIR: the path is too long");
+		goto out;
+	}
+	if ((t.fd = open(part, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC |
+	    O_NOFOLLOW, 0600)) == -1) {
+		error_set(err, "cannot create %s: %s", part, strerror(errno));
+		goto out;
+	}
+	part_made = true;
+	if (snapshot_own_like(t.fd, cfg->snapshot_dir) == -1) {
+		error_set(err, "cannot own %s: %s", part, strerror(errno));
+		goto out;
+	}
+	if ((t.check = tar_check_new("sandbox")) == NULL) {
+		error_set(err, "out of memory");
+		goto out;
+	}
+	t.cap = (unsigned long long)(cfg->snapshot_bytes - used -
+	    (layer < cfg->snapshot_bytes - used ? layer : 0));
+	cb.arg = &t;
+	snprintf(url, sizeof(url), "/containers/%s/archive?path=/sandbox",
+	    sb->container);
+	if (docker_raw(sb->docker, "GET", url, &cb, &status, &stopped,
+	    err) == -1)
+		goto out;
+	if (t.over) {
+		error_kind(err, ERR_DENIED, "This snapshot would pass the limit "
+		    "of SANDBOX_SNAPSHOT_BYTES (%lld bytes for the snapshots of "
+		    "a sandbox; %lld in use): delete one with "
+		    "snapshot_delete(snapshot_id), or remove files from "
+		    "/sandbox.", cfg->snapshot_bytes, used);
+		goto out;
+	}
+	if (t.bad) {
+		error_set(err, "/sandbox cannot be kept as it is: %s",
+		    t.cerr.msg);
+		goto out;
+	}
+	if (t.failed) {
+		error_set(err, "cannot write %s: %s", part,
+		    strerror(t.errnum));
+		goto out;
+	}
+	if (stopped || status != 200) {
+		error_kind(err, ERR_UPSTREAM, "Docker engine: the archive of "
+		    "/sandbox failed (HTTP %ld)", status);
+		goto out;
+	}
+	if (tar_check_end(t.check, &entries, &data, err) == -1)
+		goto out;
+	if (fsync(t.fd) == -1 || close(t.fd) == -1) {
+		t.fd = -1;
+		error_set(err, "cannot write %s: %s", part, strerror(errno));
+		goto out;
+	}
+	t.fd = -1;
+	if (rename(part, final) == -1) {
+		error_set(err, "cannot rename %s: %s", part, strerror(errno));
+		goto out;
+	}
+	took = clock_ms() - started;
+	if (db_exec(db, STMT_SNAP_INSERT, "tttittiii", id, sb->container,
+	    who->owner, (long long)time(NULL), note, image, (long long)t.bytes,
+	    layer, took) != 1) {
+		unlink(final);
+		error_set(err, "cannot record the snapshot");
+		goto out;
+	}
+	log_info("snapshot %s of %s: %ld entries, %llu bytes of /sandbox "
+	    "(%llu of data), layer %lld bytes, %lld ms", id, sb->container,
+	    entries, t.bytes, data, layer, took);
+	if (info != NULL) {
+		*info = json_object_new_object();
+		js_set_str(*info, "snapshot_id", id);
+		js_set_int(*info, "created", (long long)time(NULL));
+		js_set_str(*info, "note", note);
+		js_set_int(*info, "sandbox_bytes", (long long)t.bytes);
+		js_set_int(*info, "layer_bytes", layer);
+		js_set_int(*info, "took_ms", took);
+	}
+	rc = 0;
+out:
+	if (t.fd != -1)
+		close(t.fd);
+	if (rc == -1) {
+		if (part_made)
+			unlink(part);
+		if (committed)
+			snapshot_image_remove(sb, image);
+		id[0] = '\0';
+	}
+	tar_check_free(t.check);
+	json_object_put(r);
+	return rc;
+}
