@@ -41,10 +41,12 @@
 struct capture;
 struct config;
 struct cspec;
+struct db;
 struct docker;
 struct docker_exec_cb;
 struct exec_stream;
 struct json_object;
+struct snapshot_who;
 
 struct sandbox {
 	const struct config *cfg;	/* the process's settings it came from */
@@ -348,6 +350,45 @@ int		snapshot_path(const struct config *, const char *name,
 /* A snapshot's image, or a helper container, removed; a failure is logged. */
 void		snapshot_image_remove(struct sandbox *, const char *image);
 void		snapshot_container_remove(struct sandbox *, const char *name);
+
+/*
+ * A restore's hold on its sandbox (sql/025-restore-lease.sql): its row in
+ * snapshot_restore, 'running' with a deadline the restore moves on as it
+ * goes, so one killed midway holds the sandbox SNAPSHOT_LEASE_S at most.
+ * Longer than the longest stretch between renewals: two engine calls of
+ * DOCKER_REQUEST_TIMEOUT_S (60 s) or a stalled archive stream.
+ */
+#define SNAPSHOT_LEASE_S	150
+#define SNAPSHOT_LEASE_RENEW_MS	5000	/* renewed at most this often */
+
+struct snapshot_lease {
+	struct db	*db;
+	long long	 row;		/* the restore's row, 0: none held */
+	long long	 renewed_ms;	/* clock_ms of the last renewal */
+};
+
+/*
+ * Take the lease of container for a restore to snapshot id, first marking
+ * failed the rows of restores whose process let their lease lapse. 1 when
+ * taken (*l holds it), 0 when another restore holds it, -1 on error.
+ */
+int		snapshot_lease_begin(struct db *, struct snapshot_lease *l,
+		    const char *id, const char *container,
+		    const struct snapshot_who *);
+
+/* Move the lease on when SNAPSHOT_LEASE_RENEW_MS have passed; NULL-safe. */
+void		snapshot_lease_renew(struct snapshot_lease *l);
+
+/* The restore's row finished ("done" or "failed" with message). */
+void		snapshot_lease_end(struct snapshot_lease *l, bool done,
+		    const char *message);
+
+/*
+ * Is a restore of container under way (its lease held)? 1 with id its
+ * snapshot (SNAPSHOT_ID_MAX bytes), 0 when none is, -1 on error.
+ */
+int		snapshot_restoring(struct db *, const char *container,
+		    char id[32]);
 
 /* --- snapshot_flat.c --- */
 

@@ -17,6 +17,7 @@
 
 #include <json-c/json.h>
 
+#include "base/clock.h"
 #include "base/config.h"
 #include "base/log.h"
 #include "sandbox/extern.h"
@@ -91,6 +92,65 @@ snapshot_container_remove(struct sandbox *sb, const char *name)
 		log_warn("snapshot: %s", e.msg);
 }
 
+/* --- the restore's lease --- */
+
+int
+snapshot_lease_begin(struct db *db, struct snapshot_lease *l, const char *id,
+    const char *container, const struct snapshot_who *who)
+{
+	long long now = (long long)time(NULL);
+
+	memset(l, 0, sizeof(*l));
+	l->db = db;
+	/* A hold whose process stopped moving it on is marked failed. */
+	db_exec(db, STMT_SNAP_RESTORE_LAPSE, "it", now, container);
+	switch (db_exec(db, STMT_SNAP_RESTORE_BEGIN, "ttttii", id, container,
+	    who->owner, who->client, now, now + SNAPSHOT_LEASE_S)) {
+	case 1:
+		l->row = db_last_id(db);
+		l->renewed_ms = clock_ms();
+		return 1;
+	case 0:
+		return 0;
+	default:
+		return -1;
+	}
+}
+
+void
+snapshot_lease_renew(struct snapshot_lease *l)
+{
+	if (l == NULL || l->row == 0 ||
+	    clock_ms() - l->renewed_ms < SNAPSHOT_LEASE_RENEW_MS)
+		return;
+	if (db_exec(l->db, STMT_SNAP_RESTORE_RENEW, "ii", (long long)time(NULL) +
+	    SNAPSHOT_LEASE_S, l->row) == -1)
+		log_warn("restore: cannot renew its lease");
+	l->renewed_ms = clock_ms();
+}
+
+void
+snapshot_lease_end(struct snapshot_lease *l, bool done, const char *message)
+{
+	if (l->row == 0)
+		return;
+	db_exec(l->db, STMT_SNAP_RESTORE_END, "itti", (long long)time(NULL),
+	    done ? "done" : "failed", done ? NULL : message, l->row);
+	l->row = 0;
+}
+
+int
+snapshot_restoring(struct db *db, const char *container,
+    char id[SNAPSHOT_ID_MAX])
+{
+	enum lookup_result r;
+
+	id[0] = '\0';
+	r = db_get_text(db, STMT_SNAP_RESTORING, id, SNAPSHOT_ID_MAX, "ti",
+	    container, (long long)time(NULL));
+	return r == LOOKUP_FOUND ? 1 : r == LOOKUP_NONE ? 0 : -1;
+}
+
 /* --- listing, deleting --- */
 
 struct json_object *
@@ -139,6 +199,7 @@ snapshot_delete(const struct config *cfg, struct db *db, struct sandbox *sb,
 {
 	struct db_snap		 s;
 	enum lookup_result	 r;
+	char			 busy[SNAPSHOT_ID_MAX];
 
 	if (!snapshot_valid_id(id) ||
 	    (r = db_snap_get(db, id, sb->container, &s)) == LOOKUP_NONE)
@@ -146,6 +207,16 @@ snapshot_delete(const struct config *cfg, struct db *db, struct sandbox *sb,
 		    "sandbox: snapshots() lists them.", id);
 	if (r == LOOKUP_ERROR)
 		return error_set(err, "cannot read the snapshots' table");
+	switch (snapshot_restoring(db, sb->container, busy)) {
+	case -1:
+		return error_set(err, "cannot read the restores' log");
+	case 1:
+		if (strcmp(busy, id) == 0)
+			return error_kind(err, ERR_CONFLICT, "Snapshot %s is being "
+			    "restored now: delete it when the restore is done.",
+			    id);
+		break;
+	}
 	remove_one(cfg, db, sb, id, s.image);
 	log_info("snapshot %s of %s deleted", id, sb->container);
 	return 0;

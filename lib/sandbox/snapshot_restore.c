@@ -53,6 +53,7 @@ image_named(struct db *db, struct sandbox *sb, const char *image)
 struct put_in {
 	int			 fd;
 	struct tar_check	*check;
+	struct snapshot_lease	*lease;	/* moved on as the archive goes */
 	struct error		 cerr;
 	bool			 bad;
 };
@@ -63,6 +64,7 @@ put_read(void *arg, char *buf, size_t len)
 	struct put_in	*p = arg;
 	ssize_t		 n;
 
+	snapshot_lease_renew(p->lease);
 	if ((n = read(p->fd, buf, len)) < 0)
 		return -1;
 	if (n > 0 && tar_check_feed(p->check, buf, (size_t)n, &p->cerr) == -1) {
@@ -78,7 +80,7 @@ put_read(void *arg, char *buf, size_t len)
  */
 static int
 runs_stop(struct db *db, struct sandbox *sb, const char *id, bool force,
-    struct error *err)
+    struct snapshot_lease *lease, struct error *err)
 {
 	char		 cid[SANDBOX_IDENT_MAX], started[SANDBOX_IDENT_MAX];
 	char		 runs[16][72], why[160], list[400];
@@ -92,6 +94,7 @@ runs_stop(struct db *db, struct sandbox *sb, const char *id, bool force,
 		return e.kind == ERR_NOT_FOUND ? 0 : error_kind(err, e.kind,
 		    "%s", e.msg);
 	for (;;) {
+		snapshot_lease_renew(lease);
 		if ((q = db_query(db, STMT_RUN_ACTIVE_IN, "ti", cid,
 		    (long long)time(NULL))) == NULL)
 			return error_set(err, "cannot read the runs' table");
@@ -200,7 +203,8 @@ helper_create(struct sandbox *sb, const char *name, const char *image,
 /* Fill volume from the archive at path (size bytes), checking it. */
 static int
 fill_volume(const struct config *cfg, struct sandbox *sb, const char *id,
-    const char *image, const char *volume, long long size, struct error *err)
+    const char *image, const char *volume, long long size,
+    struct snapshot_lease *lease, struct error *err)
 {
 	struct docker_put_cb	 cb = { put_read, NULL };
 	struct put_in		 p;
@@ -214,6 +218,7 @@ fill_volume(const struct config *cfg, struct sandbox *sb, const char *id,
 
 	memset(&p, 0, sizeof(p));
 	p.fd = -1;
+	p.lease = lease;
 	snprintf(helper, sizeof(helper), "%.100s-restore-%s", sb->container,
 	    id + 5);
 	if (snapshot_path(cfg, id, ".tar", path, sizeof(path)) == -1 ||
@@ -365,12 +370,13 @@ snapshot_restore(const struct config *cfg, struct db *db, struct sandbox *sb,
 	    NULL };
 	struct db_snap		 s;
 	struct small_out	 o;
+	struct snapshot_lease	 lease;
 	struct error		 e;
 	enum lookup_result	 r;
 	char			 volume[SANDBOX_NAME_MAX], old[SANDBOX_NAME_MAX];
 	char			 oldvol[SANDBOX_NAME_MAX];
 	char			 oldimg[SANDBOX_NAME_MAX], msg[300];
-	long long		 log_id = 0, t0 = clock_ms(), t_fill = 0, t_run = 0;
+	long long		 t0 = clock_ms(), t_fill = 0, t_run = 0;
 	int			 code, rc = -1;
 	bool			 moved = false, made = false, down = false;
 
@@ -380,11 +386,12 @@ snapshot_restore(const struct config *cfg, struct db *db, struct sandbox *sb,
 		    "sandbox: snapshots() lists them.", id);
 	if (r == LOOKUP_ERROR)
 		return error_set(err, "cannot read the snapshots' table");
-	/* One restore of a sandbox at a time (a row that is "running"). */
-	switch (db_exec(db, STMT_SNAP_RESTORE_BEGIN, "tttti", id, sb->container,
-	    who->owner, who->client, (long long)time(NULL))) {
+	/*
+	 * One restore of a sandbox at a time, and no snapshot meanwhile: the
+	 * lease of its row in the restores' log, moved on at every step.
+	 */
+	switch (snapshot_lease_begin(db, &lease, id, sb->container, who)) {
 	case 1:
-		log_id = db_last_id(db);
 		break;
 	case 0:
 		return error_kind(err, ERR_CONFLICT, "Another restore of this "
@@ -403,7 +410,7 @@ snapshot_restore(const struct config *cfg, struct db *db, struct sandbox *sb,
 	snprintf(old, sizeof(old), "%.100s-old-%s", sb->container, id + 5);
 
 	/* Refused at once, before the long part, while commands run. */
-	if (!force && runs_stop(db, sb, id, false, err) == -1)
+	if (!force && runs_stop(db, sb, id, false, &lease, err) == -1)
 		goto out;
 
 	/* 1. The new volume, filled and checked; nothing else touched yet. */
@@ -415,14 +422,16 @@ snapshot_restore(const struct config *cfg, struct db *db, struct sandbox *sb,
 			goto out;
 	}
 	made = true;
-	if (fill_volume(cfg, sb, id, s.image, volume, s.archive_bytes,
+	if (fill_volume(cfg, sb, id, s.image, volume, s.archive_bytes, &lease,
 	    err) == -1)
 		goto out;
 	t_fill = clock_ms();
+	snapshot_lease_renew(&lease);
 
 	/* 2. No command of the sandbox runs (or, forced, none is left). */
-	if (runs_stop(db, sb, id, force, err) == -1)
+	if (runs_stop(db, sb, id, force, &lease, err) == -1)
 		goto out;
+	snapshot_lease_renew(&lease);
 
 	/* 3. The old container stopped and set aside, a new one made. */
 	down = true;
@@ -437,12 +446,14 @@ snapshot_restore(const struct config *cfg, struct db *db, struct sandbox *sb,
 			goto out;
 	}
 	moved = true;
+	snapshot_lease_renew(&lease);
 	if (handle_switch(cfg, sb, volume, s.image, err) == -1)
 		goto out;
 	guard_forget(sb);
 	if (sandbox_create_container(sb, err) == -1 ||
 	    sandbox_start_container(sb, false, err) == -1)
 		goto out;
+	snapshot_lease_renew(&lease);
 	/* The supervisor and its records of the snapshot's time go. */
 	if (sandbox_helper(sb, NULL, clean, &o, &code, &e) == -1)
 		log_warn("restore: %s", e.msg);
@@ -485,8 +496,6 @@ out:
 		volume_remove(sb, volume);
 	if (rc == -1)
 		snprintf(msg, sizeof(msg), "%.290s", err->msg);
-	if (log_id != 0)
-		db_exec(db, STMT_SNAP_RESTORE_END, "itti", (long long)time(NULL),
-		    rc == 0 ? "done" : "failed", rc == 0 ? NULL : msg, log_id);
+	snapshot_lease_end(&lease, rc == 0, msg);
 	return rc;
 }

@@ -136,6 +136,7 @@ snapshot_take(const struct config *cfg, struct db *db, struct sandbox *sb,
 	struct take_out		 t;
 	struct json_object	*r = NULL;
 	char			 image[SANDBOX_NAME_MAX], part[4096], final[4096];
+	char			 busy[SNAPSHOT_ID_MAX];
 	char			 url[SANDBOX_NAME_MAX + 64];
 	long long		 count, used, layer, started = clock_ms(), took;
 	long			 status, entries;
@@ -154,6 +155,14 @@ snapshot_take(const struct config *cfg, struct db *db, struct sandbox *sb,
 	if (cfg->snapshot_max == 0)
 		return error_kind(err, ERR_DENIED, "Snapshots are turned off on "
 		    "this server (SANDBOX_SNAPSHOTS=0).");
+	switch (snapshot_restoring(db, sb->container, busy)) {
+	case -1:
+		return error_set(err, "cannot read the restores' log");
+	case 1:
+		return error_kind(err, ERR_CONFLICT, "A restore of this sandbox "
+		    "(to snapshot %s) is under way: take the snapshot when it "
+		    "is done.", busy);
+	}
 	if (db_snap_total(db, sb->container, &count, &used) == -1)
 		return error_set(err, "cannot read the snapshots' table");
 	if (count >= cfg->snapshot_max)

@@ -253,13 +253,19 @@ enum db_stmt {
 	STMT_SNAP_DELETE,	/* id, container */
 	STMT_SNAP_PER_SANDBOX,	/* -> container, owner, count, archive bytes, layer bytes */
 	STMT_SNAP_IDS,		/* container -> id, image */
-	STMT_SNAP_RESTORE_BEGIN, /* snapshot_id, container, asked_by, client, now:
-				   no row while another restore of it runs */
+	STMT_SNAP_RESTORE_BEGIN, /* snapshot_id, container, asked_by, client, now,
+				   deadline: no row while another restore of it
+				   holds its lease */
 	STMT_SNAP_RESTORE_END,	/* now, state, message, id */
 	STMT_RUN_ACTIVE_IN,	/* container_id, now -> id of running runs in it */
 	STMT_RUN_STOPPED_BY,	/* error, id: cancel requested, with the reason */
 	STMT_RUN_STOP_REASON,	/* id -> error, when cancel was requested */
 	STMT_TERM_PRUNE,	/* min_last_used: older rows go */
+	STMT_SNAP_RESTORE_RENEW, /* deadline, id: the restore's lease moved on */
+	STMT_SNAP_RESTORE_LAPSE, /* now, container: running rows past their
+				   lease marked failed */
+	STMT_SNAP_RESTORING,	/* container, now -> snapshot_id of the restore
+				   holding its lease */
 	STMT__MAX
 };
 

@@ -33,9 +33,9 @@ const struct db_sql db_sql_snap[] = {
 	    "SELECT id, image FROM snapshot WHERE container = ?" },
 	{ STMT_SNAP_RESTORE_BEGIN,
 	    "INSERT INTO snapshot_restore (snapshot_id, container, asked_by, "
-	    "client, started) SELECT ?1, ?2, ?3, ?4, ?5 WHERE NOT EXISTS "
-	    "(SELECT 1 FROM snapshot_restore WHERE container = ?2 AND "
-	    "state = 'running' AND started > ?5 - 900)" },
+	    "client, started, deadline) SELECT ?1, ?2, ?3, ?4, ?5, ?6 "
+	    "WHERE NOT EXISTS (SELECT 1 FROM snapshot_restore WHERE "
+	    "container = ?2 AND state = 'running' AND deadline > ?5)" },
 	{ STMT_SNAP_RESTORE_END,
 	    "UPDATE snapshot_restore SET finished = ?, state = ?, message = ? "
 	    "WHERE id = ?" },
@@ -48,6 +48,17 @@ const struct db_sql db_sql_snap[] = {
 	{ STMT_RUN_STOP_REASON,
 	    "SELECT error FROM run WHERE id = ? AND cancel_requested = 1 "
 	    "AND error IS NOT NULL" },
+	{ STMT_SNAP_RESTORE_RENEW,
+	    "UPDATE snapshot_restore SET deadline = ? WHERE id = ? AND "
+	    "state = 'running'" },
+	{ STMT_SNAP_RESTORE_LAPSE,
+	    "UPDATE snapshot_restore SET state = 'failed', finished = ?1, "
+	    "message = 'the restoring process stopped before the end (its "
+	    "lease lapsed)' WHERE container = ?2 AND state = 'running' AND "
+	    "deadline <= ?1" },
+	{ STMT_SNAP_RESTORING,
+	    "SELECT snapshot_id FROM snapshot_restore WHERE container = ? AND "
+	    "state = 'running' AND deadline > ? ORDER BY id DESC LIMIT 1" },
 	{ STMT__MAX, NULL }
 };
 

@@ -1,7 +1,9 @@
 // Snapshots: snapshot, snapshots, restore and snapshot_delete (and
 // sandboxctl snapshots), against the real engine: /sandbox's files, owners,
 // modes, times and links, and a package installed in the container, brought
-// back exactly; restore refused while a command runs, then forced; limits;
+// back exactly; restore refused while a command runs, then forced; one
+// restore at a time and no snapshot during one (a lease that lapses when
+// its process is killed); limits;
 // another owner's snapshot; a restore that fails midway; a restart.
 
 import { describe, it, before, after } from 'node:test';
@@ -178,6 +180,40 @@ describe('snapshots (shared scope)', () => {
     const texts = both.map(resultText);
     assert.equal(both.filter((r) => r.isError !== true).length >= 1, true, texts.join(' / '));
     for (const r of both) if (r.isError) assert.match(resultText(r), /Another restore of this sandbox is under way/);
+    assert.equal(await sh(conn, MANIFEST), manifest);
+  });
+
+  it('while a restore holds the sandbox, a snapshot, another restore and deleting its snapshot are refused; a killed restore\'s hold lapses', async () => {
+    const db = join(dirname(srv.envFile), 'state.db');
+    const sql = (q) => run('sqlite3', ['-cmd', '.timeout 5000', db, q]);
+    // A real restore and a snapshot asked while it runs.
+    const restoring = tool(conn, 'restore', { snapshot_id: first });
+    await sleep(300);
+    const snap = await tool(conn, 'snapshot', { note: 'during a restore' });
+    assert.notEqual((await restoring).isError, true);
+    if (snap.isError) assert.match(resultText(snap), new RegExp(`A restore of this sandbox \\(to snapshot ${first}\\) is under way: take the snapshot when it is done`));
+    else await tool(conn, 'snapshot_delete', { snapshot_id: snap.structuredContent.snapshot_id });
+    // The row of a restore under way, as its process writes it.
+    const now = Math.floor(Date.now() / 1000);
+    await sql(`insert into snapshot_restore (snapshot_id, container, client, started, state, deadline) values ('${first}', '${srv.container}', 'test', ${now}, 'running', ${now + 120})`);
+    let r = await tool(conn, 'snapshot', { note: 'refused' });
+    assert.equal(r.isError, true);
+    assert.match(resultText(r), new RegExp(`A restore of this sandbox \\(to snapshot ${first}\\) is under way`));
+    r = await tool(conn, 'restore', { snapshot_id: first });
+    assert.equal(r.isError, true);
+    assert.match(resultText(r), /Another restore of this sandbox is under way: try again when it is done/);
+    r = await tool(conn, 'snapshot_delete', { snapshot_id: first });
+    assert.equal(r.isError, true);
+    assert.match(resultText(r), new RegExp(`Snapshot ${first} is being restored now: delete it when the restore is done`));
+    const c = await ctl(srv, ['snapshots', 'create']);
+    assert.notEqual(c.code, 0);
+    assert.match(c.stdout + c.stderr, /is under way/);
+    // Its process killed: nothing moves the deadline on, and the hold lapses.
+    await sql(`update snapshot_restore set deadline = ${now - 1} where client = 'test'`);
+    r = await tool(conn, 'restore', { snapshot_id: first });
+    assert.notEqual(r.isError, true, resultText(r));
+    const row = (await sql("select state, message from snapshot_restore where client = 'test'")).stdout.trim();
+    assert.match(row, /^failed\|the restoring process stopped before the end \(its lease lapsed\)$/);
     assert.equal(await sh(conn, MANIFEST), manifest);
   });
 

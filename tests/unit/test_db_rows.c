@@ -202,6 +202,43 @@ registration_buckets(struct db *db)
 	    "own oldest (security review item 8)");
 }
 
+/*
+ * A restore's lease (sql/025-restore-lease.sql): one holder per container
+ * while its deadline is ahead; a lapsed one is marked failed and frees it.
+ */
+static void
+restore_lease(struct db *db)
+{
+	char	 id[64];
+
+	CHECK(db_exec(db, STMT_SNAP_RESTORE_BEGIN, "ttttii", "snap-1", "c1",
+	    "alice", "cl", 1000LL, 1150LL) == 1, "a restore takes the lease");
+	CHECK(db_exec(db, STMT_SNAP_RESTORE_BEGIN, "ttttii", "snap-2", "c1",
+	    "bob", "cl", 1100LL, 1250LL) == 0, "a second one does not");
+	CHECK(db_exec(db, STMT_SNAP_RESTORE_BEGIN, "ttttii", "snap-3", "c2",
+	    "bob", "cl", 1100LL, 1250LL) == 1, "another sandbox's does");
+	CHECK(db_get_text(db, STMT_SNAP_RESTORING, id, sizeof(id), "ti", "c1",
+	    1100LL) == LOOKUP_FOUND && strcmp(id, "snap-1") == 0,
+	    "the holder's snapshot is known");
+	CHECK(db_exec(db, STMT_SNAP_RESTORE_LAPSE, "it", 1100LL, "c1") == 0,
+	    "a held lease does not lapse");
+	CHECK(db_exec(db, STMT_SNAP_RESTORE_RENEW, "ii", 1300LL, 1LL) == 1,
+	    "the holder moves it on");
+	CHECK(db_get_text(db, STMT_SNAP_RESTORING, id, sizeof(id), "ti", "c1",
+	    1200LL) == LOOKUP_FOUND, "still held past the first deadline");
+	/* The holder was killed: nothing moves it on past 1300. */
+	CHECK(db_get_text(db, STMT_SNAP_RESTORING, id, sizeof(id), "ti", "c1",
+	    1300LL) == LOOKUP_NONE, "a lapsed lease holds nothing");
+	CHECK(db_exec(db, STMT_SNAP_RESTORE_LAPSE, "it", 1300LL, "c1") == 1,
+	    "a lapsed one is marked failed");
+	CHECK(db_get_text(db, STMT_SNAP_RESTORING, id, sizeof(id), "ti", "c2",
+	    1200LL) == LOOKUP_FOUND, "another sandbox's still holds");
+	CHECK(db_exec(db, STMT_SNAP_RESTORE_BEGIN, "ttttii", "snap-2", "c1",
+	    "bob", "cl", 1300LL, 1450LL) == 1, "then the next one takes it");
+	CHECK(db_exec(db, STMT_SNAP_RESTORE_RENEW, "ii", 2000LL, 1LL) == 0,
+	    "a failed row is not moved on");
+}
+
 int
 main(void)
 {
@@ -240,6 +277,7 @@ main(void)
 	owner_keys(db);
 	listings(db);
 	registration_buckets(db);
+	restore_lease(db);
 out:
 	db_close(db);
 	unlink(dbpath);
