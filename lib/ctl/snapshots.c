@@ -117,7 +117,7 @@ ctl_snapshots(struct ctl *c)
 		json_object_put(info);
 		rc = 0;
 	} else if (strcmp(verb, "restore") == 0) {
-		if (snapshot_restore(c->cfg, c->db, sb, &who, id, force,
+		if (snapshot_restore(c->cfg, c->db, sb, &who, id, force, NULL,
 		    &err) == -1)
 			goto fail;
 		printf("restored to snapshot %s\n", id);

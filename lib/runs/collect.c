@@ -27,6 +27,7 @@
 #include "base/secret.h"
 #include "sandbox/sandbox.h"
 #include "sandbox/secrets.h"
+#include "sandbox/snapshot.h"
 #include "store/db.h"
 #include "store/db_runs.h"
 
@@ -66,6 +67,28 @@ run_info(struct db *db, const char *run_id, struct info *in)
 		memcpy(in->cid, r.container_id, sizeof(in->cid));
 		memcpy(in->cstarted, r.container_started, sizeof(in->cstarted));
 	}
+	return rc;
+}
+
+/*
+ * The run of a restore that answered its client early, whose process
+ * stopped before it finished the run: said honestly.
+ */
+static int
+finish_restore_gone(struct db *db, const char *run_id)
+{
+	struct json_object	*res;
+	struct json_object	*sc = json_object_new_object();
+	int			 rc;
+
+	js_set_str(sc, "run_id", run_id);
+	js_set_bool(sc, "restored", false);
+	res = result_new("The restore stopped before it ended: the server's "
+	    "process that ran it was stopped. If it stopped before its "
+	    "switch, the sandbox is as it was before; commands and "
+	    "snapshots() show which. Restore again to be sure.", sc, true);
+	rc = runs_finish(db, run_id, "error", -1, 0, 0, 0, res);
+	json_object_put(res);
 	return rc;
 }
 
@@ -109,6 +132,18 @@ runs_collect(struct db *db, struct sandbox *sb, const char *run_id)
 		return rc == 0 ? RUN_COLLECT_FINISHED : RUN_COLLECT_FAILED;
 	if (strcmp(in.state, "running") != 0)
 		return RUN_COLLECT_FINISHED;
+	/* A restore's run has no record in the container: its worker ends it. */
+	switch (snapshot_run_state(db, run_id)) {
+	case SNAPSHOT_RUN_ERROR:
+		return RUN_COLLECT_FAILED;
+	case SNAPSHOT_RUN_LIVE:
+		return RUN_COLLECT_RUNNING;
+	case SNAPSHOT_RUN_GONE:
+		return finish_restore_gone(db, run_id) == -1 ?
+		    RUN_COLLECT_FAILED : RUN_COLLECT_FINISHED;
+	case SNAPSHOT_RUN_NONE:
+		break;
+	}
 	switch (sandbox_collect(sb, run_id, (long)in.timeout, &res, &err)) {
 	case SANDBOX_RUNNING:
 		/*

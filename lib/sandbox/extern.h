@@ -361,10 +361,13 @@ void		snapshot_container_remove(struct sandbox *, const char *name);
 #define SNAPSHOT_LEASE_S	150
 #define SNAPSHOT_LEASE_RENEW_MS	5000	/* renewed at most this often */
 
+struct snapshot_watch;
 struct snapshot_lease {
 	struct db	*db;
 	long long	 row;		/* the restore's row, 0: none held */
 	long long	 renewed_ms;	/* clock_ms of the last renewal */
+	const struct snapshot_watch *watch; /* the caller's, or NULL */
+	bool		 handed;	/* watch answered its client */
 };
 
 /*
@@ -376,7 +379,10 @@ int		snapshot_lease_begin(struct db *, struct snapshot_lease *l,
 		    const char *id, const char *container,
 		    const struct snapshot_who *);
 
-/* Move the lease on when SNAPSHOT_LEASE_RENEW_MS have passed; NULL-safe. */
+/*
+ * The restore's heartbeat: the lease moved on when SNAPSHOT_LEASE_RENEW_MS
+ * have passed, and the watch's tick called (snapshot.h); NULL-safe.
+ */
 void		snapshot_lease_renew(struct snapshot_lease *l);
 
 /* The restore's row finished ("done" or "failed" with message). */

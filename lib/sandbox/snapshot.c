@@ -120,13 +120,41 @@ snapshot_lease_begin(struct db *db, struct snapshot_lease *l, const char *id,
 void
 snapshot_lease_renew(struct snapshot_lease *l)
 {
-	if (l == NULL || l->row == 0 ||
-	    clock_ms() - l->renewed_ms < SNAPSHOT_LEASE_RENEW_MS)
+	const char *run_id;
+
+	if (l == NULL || l->row == 0)
 		return;
-	if (db_exec(l->db, STMT_SNAP_RESTORE_RENEW, "ii", (long long)time(NULL) +
-	    SNAPSHOT_LEASE_S, l->row) == -1)
-		log_warn("restore: cannot renew its lease");
-	l->renewed_ms = clock_ms();
+	if (clock_ms() - l->renewed_ms >= SNAPSHOT_LEASE_RENEW_MS) {
+		if (db_exec(l->db, STMT_SNAP_RESTORE_RENEW, "ii",
+		    (long long)time(NULL) + SNAPSHOT_LEASE_S, l->row) == -1)
+			log_warn("restore: cannot renew its lease");
+		l->renewed_ms = clock_ms();
+	}
+	if (l->watch == NULL || l->handed ||
+	    (run_id = l->watch->tick(l->watch->arg)) == NULL)
+		return;
+	/* The row names the run before the client hears of it. */
+	if (db_exec(l->db, STMT_SNAP_RESTORE_RUN, "ti", run_id, l->row) != 1)
+		log_warn("restore: cannot name its run %s", run_id);
+	l->handed = true;
+	l->watch->answer(l->watch->arg);
+}
+
+enum snapshot_run
+snapshot_run_state(struct db *db, const char *run_id)
+{
+	char s[8];
+
+	switch (db_get_text(db, STMT_SNAP_RUN_STATE, s, sizeof(s), "ti",
+	    run_id, (long long)time(NULL))) {
+	case LOOKUP_NONE:
+		return SNAPSHOT_RUN_NONE;
+	case LOOKUP_FOUND:
+		return strcmp(s, "live") == 0 ? SNAPSHOT_RUN_LIVE :
+		    SNAPSHOT_RUN_GONE;
+	default:
+		return SNAPSHOT_RUN_ERROR;
+	}
 }
 
 void

@@ -71,14 +71,43 @@ int	snapshot_delete(const struct config *, struct db *, struct sandbox *,
 	    const char *id, struct error *);
 
 /*
+ * A restore's way to let go of its client before it ends (2026-07-28: a
+ * Task, or a run_id handle) and to keep a 2025 stream alive. Once the
+ * restore has passed its refusals, tick is called between its steps and
+ * as its archive streams (at least every few seconds). It returns NULL to
+ * go on, or the id of a run the caller made to hold the restore's result,
+ * when it wants to answer now: the restore's row then names that run
+ * (snapshot_run_state), answer is called once, and tick no more.
+ */
+struct snapshot_watch {
+	const char	*(*tick)(void *arg);
+	void		 (*answer)(void *arg);
+	void		*arg;
+};
+
+/*
  * Restore sb's sandbox to snapshot id. While commands of this sandbox run
  * it is refused (ERR_CONFLICT, naming them) unless force: then they are
  * killed first and their results say so. The restore is logged with who
- * asked. 0, or -1 with the sandbox as it was before.
+ * asked; watch may be NULL. 0, or -1 with the sandbox as it was before.
  */
 int	snapshot_restore(const struct config *, struct db *, struct sandbox *,
 	    const struct snapshot_who *, const char *id, bool force,
-	    struct error *);
+	    const struct snapshot_watch *watch, struct error *);
+
+/*
+ * Is run_id the run of a restore that let go of its client (its row names
+ * it)? SNAPSHOT_RUN_NONE: no, a command's. SNAPSHOT_RUN_LIVE: the restore
+ * goes on (or ended under 30 s ago: its worker finishes the run).
+ * SNAPSHOT_RUN_GONE: its process stopped before finishing the run.
+ */
+enum snapshot_run {
+	SNAPSHOT_RUN_ERROR = -1,
+	SNAPSHOT_RUN_NONE = 0,
+	SNAPSHOT_RUN_LIVE = 1,
+	SNAPSHOT_RUN_GONE = 2,
+};
+enum snapshot_run snapshot_run_state(struct db *, const char *run_id);
 
 /*
  * Every snapshot of the sandbox whose container is named container (its

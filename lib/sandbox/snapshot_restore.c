@@ -364,7 +364,7 @@ guard_forget(struct sandbox *sb)
 int
 snapshot_restore(const struct config *cfg, struct db *db, struct sandbox *sb,
     const struct snapshot_who *who, const char *id, bool force,
-    struct error *err)
+    const struct snapshot_watch *watch, struct error *err)
 {
 	static const char *const clean[] = { "rm", "-rf", "/run/code-sandbox",
 	    NULL };
@@ -412,6 +412,8 @@ snapshot_restore(const struct config *cfg, struct db *db, struct sandbox *sb,
 	/* Refused at once, before the long part, while commands run. */
 	if (!force && runs_stop(db, sb, id, false, &lease, err) == -1)
 		goto out;
+	/* Past its refusals: from now on the caller may answer early. */
+	lease.watch = watch;
 
 	/* 1. The new volume, filled and checked; nothing else touched yet. */
 	{

@@ -266,6 +266,9 @@ enum db_stmt {
 				   lease marked failed */
 	STMT_SNAP_RESTORING,	/* container, now -> snapshot_id of the restore
 				   holding its lease */
+	STMT_SNAP_RESTORE_RUN,	/* run_id, id: the run holding its result */
+	STMT_SNAP_RUN_STATE,	/* run_id, now -> "live" (going on, or ended
+				   under 30 s ago) or "gone" */
 	STMT__MAX
 };
 

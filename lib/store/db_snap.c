@@ -59,6 +59,13 @@ const struct db_sql db_sql_snap[] = {
 	{ STMT_SNAP_RESTORING,
 	    "SELECT snapshot_id FROM snapshot_restore WHERE container = ? AND "
 	    "state = 'running' AND deadline > ? ORDER BY id DESC LIMIT 1" },
+	{ STMT_SNAP_RESTORE_RUN,
+	    "UPDATE snapshot_restore SET run_id = ? WHERE id = ?" },
+	{ STMT_SNAP_RUN_STATE,
+	    "SELECT CASE WHEN state = 'running' AND deadline > ?2 THEN 'live' "
+	    "WHEN state <> 'running' AND finished > ?2 - 30 THEN 'live' "
+	    "ELSE 'gone' END FROM snapshot_restore WHERE run_id = ?1 "
+	    "ORDER BY id DESC LIMIT 1" },
 	{ STMT__MAX, NULL }
 };
 

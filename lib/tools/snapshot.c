@@ -2,7 +2,9 @@
  * tools/snapshot.c: the snapshot tools: snapshot(note), snapshots(),
  * restore(snapshot_id, force) and snapshot_delete(snapshot_id), over
  * sandbox/snapshot.h. A snapshot holds /sandbox and the packages installed
- * in the container; restore brings both back exactly.
+ * in the container; restore brings both back exactly. On 2026-07-28 a
+ * restore outliving SANDBOX_INLINE_WAIT answers with a task (when the
+ * request declared Tasks) or a run_id handle, and goes on.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -10,10 +12,15 @@
 
 #include <json-c/json.h>
 
+#include "base/clock.h"
 #include "base/config.h"
+#include "base/crypto.h"
 #include "base/js.h"
+#include "base/log.h"
 #include "oauth/auth.h"
 #include "runs/result.h"
+#include "runs/runs.h"
+#include "runs/tasks.h"
 #include "sandbox/snapshot.h"
 #include "tools/tools.h"
 
@@ -196,15 +203,18 @@ static struct json_object *
 restore_describe(const struct config *cfg, const struct tool_mode *mode)
 {
 	struct json_object *t, *props;
+	char		    desc[600];
 
 	(void)cfg;
-	(void)mode;
-	t = tool_new("restore", "Restore the sandbox to a snapshot",
-	    "Bring the sandbox back to exactly the state of a snapshot: "
-	    "/sandbox holds the snapshot's files (what was added since is "
-	    "gone, what was removed is back) and the container its installed "
-	    "packages. Refused while commands run in the sandbox, unless "
-	    "force is true: they are then stopped first. Answers when done.");
+	snprintf(desc, sizeof(desc), "Bring the sandbox back to exactly the "
+	    "state of a snapshot: /sandbox holds the snapshot's files (what was "
+	    "added since is gone, what was removed is back) and the container "
+	    "its installed packages. Refused while commands run in the "
+	    "sandbox, unless force is true: they are then stopped first. %s",
+	    mode->stateless ? "Answers when done; a restore that takes longer "
+	    "than a few seconds answers with a task, or a run_id: "
+	    "get_result(run_id) waits for its result." : "Answers when done.");
+	t = tool_new("restore", "Restore the sandbox to a snapshot", desc);
 	props = json_object_new_object();
 	js_set(props, "snapshot_id", tool_prop("string", "From snapshot() or "
 	    "snapshots()."));
@@ -215,15 +225,88 @@ restore_describe(const struct config *cfg, const struct tool_mode *mode)
 	return t;
 }
 
+#define RESTORE_RUN_TIMEOUT_S	3600	/* the run row's; its worker ends it */
+
+/* A restore under way, for its watch (snapshot.h). */
+struct restore_watch {
+	struct tool_ctx	*tc;
+	const char	*id;		/* the snapshot */
+	long long	 started;	/* clock_ms */
+	char		 run_id[RUN_ID_MAX + 1];
+	bool		 handed;	/* answered with a task or handle */
+};
+
+/*
+ * 2025: the stream kept alive. 2026: past SANDBOX_INLINE_WAIT, a run made
+ * to hold the result, so the client is answered now (restore_answer).
+ */
+static const char *
+restore_tick(void *arg)
+{
+	struct restore_watch	*w = arg;
+	struct tool_ctx		*tc = w->tc;
+	char			 what[64];
+
+	if (!tc->mode.stateless) {
+		tool_alive(tc, tc->cfg->ping_interval * 1000);
+		return NULL;
+	}
+	if (clock_ms() - w->started < tc->cfg->inline_wait * 1000)
+		return NULL;
+	if (crypto_token(w->run_id, sizeof(w->run_id), 12) == -1)
+		return NULL;
+	snprintf(what, sizeof(what), "restore %s", w->id);
+	if (runs_start(tc->db, NULL, w->run_id, tc->session_id, tc->request_id,
+	    tc->who, what, RESTORE_RUN_TIMEOUT_S) == -1) {
+		log_warn("restore %s: its run is not recorded", w->id);
+		return NULL;
+	}
+	return w->run_id;
+}
+
+/* The CreateTaskResult, or a result naming run_id, as the answer now. */
+static void
+restore_answer(void *arg)
+{
+	struct restore_watch	*w = arg;
+	struct tool_ctx		*tc = w->tc;
+	struct json_object	*res = NULL, *sc;
+	char			 text[400];
+	long long		 secs = (clock_ms() - w->started) / 1000;
+
+	snprintf(text, sizeof(text), "Restoring to snapshot %s for %llds "
+	    "(run_id %s).", w->id, secs, w->run_id);
+	if (!tc->mode.tasks || tasks_mark(tc->db, w->run_id, "task", text,
+	    &res) == -1) {
+		if (tasks_mark(tc->db, w->run_id, "handle", NULL, NULL) == -1)
+			log_warn("restore %s: cannot record its handle", w->id);
+		snprintf(text, sizeof(text), "Still restoring to snapshot %s "
+		    "after %llds (run_id %s); it goes on. Call get_result("
+		    "run_id=\"%s\") to wait for its result.", w->id, secs,
+		    w->run_id, w->run_id);
+		sc = json_object_new_object();
+		js_set_str(sc, "snapshot_id", w->id);
+		js_set_str(sc, "run_id", w->run_id);
+		js_set_bool(sc, "restored", false);
+		js_set_bool(sc, "running", true);
+		res = result_new(text, sc, false);
+	}
+	w->handed = true;
+	tool_answer(tc, res);
+}
+
 static struct json_object *
 restore_call(struct tool_ctx *tc, struct json_object *args)
 {
 	struct json_object	*res, *sc, *v;
 	struct snapshot_who	 w = who_of(tc);
+	struct snapshot_watch	 watch = { restore_tick, restore_answer, NULL };
+	struct restore_watch	 rw;
 	struct error		 err;
 	const char		*id;
 	char			 text[300];
 	bool			 force = false;
+	int			 rc;
 
 	if ((res = unknown_arg(args, "restore", "snapshot_id", "force")) != NULL)
 		return res;
@@ -233,16 +316,31 @@ restore_call(struct tool_ctx *tc, struct json_object *args)
 	    !json_object_is_type(v, json_type_null) &&
 	    js_bool(args, "force", &force) == -1)
 		return result_error("force must be true or false.");
-	tool_alive(tc, tc->cfg->ping_interval * 1000);
-	if (snapshot_restore(tc->cfg, tc->db, tc->sandbox, &w, id, force,
-	    &err) == -1)
-		return result_error("Not restored: %s", err.msg);
-	snprintf(text, sizeof(text), "The sandbox is restored to snapshot %s: "
-	    "/sandbox and the installed packages are as they were then.", id);
-	sc = json_object_new_object();
-	js_set_str(sc, "snapshot_id", id);
-	js_set_bool(sc, "restored", true);
-	return result_new(text, sc, false);
+	if (!tc->mode.stateless)
+		tool_alive(tc, tc->cfg->ping_interval * 1000);
+	memset(&rw, 0, sizeof(rw));
+	rw.tc = tc;
+	rw.id = id;
+	rw.started = clock_ms();
+	watch.arg = &rw;
+	rc = snapshot_restore(tc->cfg, tc->db, tc->sandbox, &w, id, force,
+	    &watch, &err);
+	if (rc == -1)
+		res = result_error("Not restored: %s", err.msg);
+	else {
+		snprintf(text, sizeof(text), "The sandbox is restored to "
+		    "snapshot %s: /sandbox and the installed packages are as "
+		    "they were then.", id);
+		sc = json_object_new_object();
+		js_set_str(sc, "snapshot_id", id);
+		js_set_bool(sc, "restored", true);
+		res = result_new(text, sc, false);
+	}
+	/* Answered early: the run keeps the result for tasks/get, get_result. */
+	if (rw.handed && runs_finish(tc->db, rw.run_id, rc == 0 ? "exit" :
+	    "error", -1, clock_ms() - rw.started, 0, 0, res) == -1)
+		log_warn("restore %s: its run %s not finished", id, rw.run_id);
+	return res;
 }
 
 const struct tool tool_restore = { "restore", restore_describe, restore_call,

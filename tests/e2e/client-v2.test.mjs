@@ -4,7 +4,7 @@
 // server/discover, selects 2026-07-28, and uses the tools statelessly. A
 // long command comes back as a run_id handle within the inline wait, and
 // get_result fetches its result without any call outliving the client's
-// request timeout. (The v1 SDK tests are the 2025 clients.) Run behind
+// request timeout; so does a restore. (The v1 SDK tests are the 2025 clients.) Run behind
 // lighttpd and Caddy.
 
 import { describe, it, before, after } from 'node:test';
@@ -13,7 +13,7 @@ import { randomBytes } from 'node:crypto';
 import { spawn } from 'node:child_process';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { startServer, TOP } from './lib/server.mjs';
+import { startServer, docker, TOP } from './lib/server.mjs';
 import { TestProvider } from './lib/oauth.mjs';
 
 // The v2 client needs Node 20 or later. Under an older node (Debian
@@ -67,7 +67,7 @@ if (OLD_NODE) {
     p.stderr.on('data', (d) => (out += d));
     const code = await new Promise((r) => p.on('close', r));
     assert.equal(code, 0, out);
-    assert.match(out, /^# pass 5$/m, out);
+    assert.match(out, /^# pass 6$/m, out);
   });
 }
 
@@ -75,6 +75,7 @@ describe('SDK v2 client, auto negotiation, OAuth', { skip: OLD_NODE && 'run unde
   let srv;
   let conn;
   let provider;
+  let snapId;
 
   before(async () => {
     srv = await startServer({ name: 'sdk-v2', settings: { SANDBOX_INLINE_WAIT: INLINE } });
@@ -84,6 +85,12 @@ describe('SDK v2 client, auto negotiation, OAuth', { skip: OLD_NODE && 'run unde
   after(async () => {
     await conn?.client.close().catch(() => {});
     await srv?.stop();
+    // The restore's volume generation and the snapshot's image.
+    if (srv) {
+      const v = await docker('volume', 'ls', '-q', '--filter', `name=${srv.volume}-s`);
+      for (const name of v.stdout.split('\n').filter(Boolean)) await docker('volume', 'rm', '-f', name);
+      if (snapId) await docker('rmi', '-f', `code-sandbox-snap:${snapId}`);
+    }
   });
 
   it('signs in through OAuth and negotiates 2026-07-28', () => {
@@ -140,5 +147,32 @@ describe('SDK v2 client, auto negotiation, OAuth', { skip: OLD_NODE && 'run unde
     }
     const list = await conn.client.callTool({ name: 'get_result', arguments: {} });
     assert.ok(list.structuredContent.runs.some((r) => r.run_id === runId));
+  });
+
+  it('restore: its result in time, or a run_id that get_result completes; each call short', async () => {
+    await conn.client.callTool({ name: 'execute', arguments: { command: 'head -c 30000000 /dev/urandom > /sandbox/v2-big; echo before > /sandbox/v2-r.txt' } });
+    const snap = await conn.client.callTool({ name: 'snapshot', arguments: { note: 'v2' } });
+    const id = snap.structuredContent.snapshot_id;
+    assert.ok(id, text(snap));
+    snapId = id;
+    await conn.client.callTool({ name: 'execute', arguments: { command: 'echo after > /sandbox/v2-r.txt' } });
+    const t0 = Date.now();
+    let res = await conn.client.callTool({ name: 'restore', arguments: { snapshot_id: id } });
+    assert.ok(Date.now() - t0 < (INLINE + 20) * 1000, `restore answered after ${Date.now() - t0} ms`);
+    assert.notEqual(res.isError, true, text(res));
+    if (res.structuredContent.running) {
+      const runId = res.structuredContent.run_id;
+      assert.match(text(res), /get_result/);
+      for (let i = 0; res.structuredContent.running || res.structuredContent.state === 'running'; i++) {
+        assert.ok(i < 40, 'still restoring after many calls');
+        const t1 = Date.now();
+        res = await conn.client.callTool({ name: 'get_result', arguments: { run_id: runId, wait: 120 } });
+        assert.ok(Date.now() - t1 < INLINE * 1000 + 5000, `get_result took ${Date.now() - t1} ms`);
+      }
+    }
+    assert.equal(res.structuredContent.restored, true, text(res));
+    const cat = await conn.client.callTool({ name: 'execute', arguments: { command: 'cat /sandbox/v2-r.txt; rm -f /sandbox/v2-big' } });
+    assert.equal(cat.structuredContent.stdout, 'before\n');
+    await conn.client.callTool({ name: 'snapshot_delete', arguments: { snapshot_id: id } });
   });
 });

@@ -3,7 +3,8 @@
 // modes, times and links, and a package installed in the container, brought
 // back exactly; restore refused while a command runs, then forced; one
 // restore at a time and no snapshot during one (a lease that lapses when
-// its process is killed); limits;
+// its process is killed); on 2026-07-28 a long restore answers with a task
+// or a run_id; limits;
 // another owner's snapshot; a restore that fails midway; a restart.
 
 import { describe, it, before, after } from 'node:test';
@@ -12,7 +13,7 @@ import { createHash } from 'node:crypto';
 import { readdirSync, readFileSync, writeFileSync, statSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { startServer, docker, sleep } from './lib/server.mjs';
-import { connect, resultText } from './lib/client.mjs';
+import { connect, resultText, http } from './lib/client.mjs';
 import { ctl, run } from './lib/hostile.mjs';
 import { TestProvider, connectOAuth } from './lib/oauth.mjs';
 
@@ -439,5 +440,106 @@ describe('snapshots: the layer depth stays bounded over repeated restores', () =
     assert.notEqual(r.isError, true, resultText(r));
     ids.push(r.structuredContent.snapshot_id);
     assert.equal(await layers(ids[2]), 2, 'one layer over the flat one');
+  });
+});
+
+/* A 2026-07-28 tools/call or tasks/get over raw HTTP, declaring Tasks or not. */
+const V26 = '2026-07-28';
+const TASKS = 'io.modelcontextprotocol/tasks';
+function modern(srv, method, params, { tasks = true, id = 1 } = {}) {
+  return http(srv, {
+    body: {
+      jsonrpc: '2.0', id, method,
+      params: {
+        ...params,
+        _meta: {
+          'io.modelcontextprotocol/protocolVersion': V26,
+          'io.modelcontextprotocol/clientCapabilities': tasks ? { extensions: { [TASKS]: {} } } : {},
+          'io.modelcontextprotocol/clientInfo': { name: 'raw-2026', version: '1.0.0' },
+        },
+      },
+    },
+    headers: { 'mcp-protocol-version': V26, 'mcp-method': method, 'mcp-name': params.name ?? params.taskId },
+    timeout: 300000,
+  });
+}
+const call26 = (srv, name, args, opts) => modern(srv, 'tools/call', { name, arguments: args }, opts);
+
+describe('snapshots: a long restore on 2026-07-28 answers with a task or a run_id', () => {
+  let srv;
+  const ids = [];
+
+  before(async () => {
+    srv = await startServer({ name: 'snap-task', settings: { SANDBOX_INLINE_WAIT: 1 } });
+  });
+  after(async () => {
+    try {
+      await srv?.stop();
+    } finally {
+      if (srv) {
+        await removeGenerations(srv);
+        await removeImages(ids);
+      }
+    }
+  });
+
+  const sh26 = async (command) => {
+    const r = await call26(srv, 'execute', { command }, { tasks: false });
+    assert.equal(r.json?.result?.structuredContent?.exit_code, 0, r.text);
+    return r.json.result.structuredContent.stdout;
+  };
+
+  it('with Tasks declared: a CreateTaskResult at once, tasks/get working then completed; the sandbox restored', async () => {
+    await sh26('mkdir -p /sandbox/t && head -c 20000000 /dev/urandom > /sandbox/t/big && echo one > /sandbox/t/a');
+    let r = await call26(srv, 'snapshot', { note: 'task' });
+    const id = r.json.result.structuredContent.snapshot_id;
+    assert.ok(id, r.text);
+    ids.push(id);
+    await sh26('echo two > /sandbox/t/a; echo added > /sandbox/t/b');
+    const t0 = Date.now();
+    r = await call26(srv, 'restore', { snapshot_id: id });
+    const task = r.json?.result;
+    assert.equal(task?.resultType, 'task', r.text);
+    assert.equal(task.status, 'working');
+    assert.match(task.statusMessage, new RegExp(`Restoring to snapshot ${id}`));
+    const taskId = task.taskId;
+    // While it goes on: a snapshot is refused, tasks/get says working.
+    const during = await call26(srv, 'snapshot', { note: 'during' }, { tasks: false });
+    if (during.json.result.isError) assert.match(during.json.result.content[0].text, /A restore of this sandbox \(to snapshot .*\) is under way/);
+    else ids.push(during.json.result.structuredContent.snapshot_id);
+    let done;
+    for (let i = 0; i < 150 && !done; i++) {
+      const g = await modern(srv, 'tasks/get', { taskId });
+      assert.equal(g.status, 200, g.text);
+      if (g.json.result.status === 'completed') done = g.json.result;
+      else {
+        assert.equal(g.json.result.status, 'working', g.text);
+        await sleep(400);
+      }
+    }
+    assert.ok(done, 'the task completed');
+    assert.ok(Date.now() - t0 < 120000);
+    assert.equal(done.result.structuredContent.restored, true, JSON.stringify(done));
+    assert.notEqual(done.result.isError, true);
+    assert.equal((await sh26('cat /sandbox/t/a; ls /sandbox/t')).trim(), 'one\na\nbig');
+  });
+
+  it('without Tasks: a run_id handle, and get_result returns the restore\'s result', async () => {
+    await sh26('echo three > /sandbox/t/a');
+    const id = ids[0];
+    const r = await call26(srv, 'restore', { snapshot_id: id }, { tasks: false });
+    const res = r.json?.result;
+    assert.equal(res?.resultType, 'complete', r.text);
+    assert.equal(res.structuredContent.running, true, r.text);
+    const runId = res.structuredContent.run_id;
+    assert.match(res.content[0].text, new RegExp(`get_result\\(run_id="${runId}"\\)`));
+    let final;
+    for (let i = 0; i < 60 && !final; i++) {
+      const g = await call26(srv, 'get_result', { run_id: runId, wait: 5 }, { tasks: false });
+      if (g.json.result.structuredContent?.state !== 'running') final = g.json.result;
+    }
+    assert.ok(final, 'the restore finished');
+    assert.equal(final.structuredContent.restored, true, JSON.stringify(final));
+    assert.equal((await sh26('cat /sandbox/t/a')).trim(), 'one');
   });
 });

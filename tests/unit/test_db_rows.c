@@ -237,6 +237,25 @@ restore_lease(struct db *db)
 	    "bob", "cl", 1300LL, 1450LL) == 1, "then the next one takes it");
 	CHECK(db_exec(db, STMT_SNAP_RESTORE_RENEW, "ii", 2000LL, 1LL) == 0,
 	    "a failed row is not moved on");
+	/* A restore that answered early names its run (row 3: snap-2). */
+	CHECK(db_get_text(db, STMT_SNAP_RUN_STATE, id, sizeof(id), "ti", "r1",
+	    1400LL) == LOOKUP_NONE, "a command's run is no restore's");
+	CHECK(db_exec(db, STMT_SNAP_RESTORE_RUN, "ti", "r1", 3LL) == 1,
+	    "the restore names its run");
+	CHECK(db_get_text(db, STMT_SNAP_RUN_STATE, id, sizeof(id), "ti", "r1",
+	    1400LL) == LOOKUP_FOUND && strcmp(id, "live") == 0,
+	    "its run is live while the lease holds");
+	CHECK(db_get_text(db, STMT_SNAP_RUN_STATE, id, sizeof(id), "ti", "r1",
+	    1450LL) == LOOKUP_FOUND && strcmp(id, "gone") == 0,
+	    "and gone once the lease lapsed");
+	CHECK(db_exec(db, STMT_SNAP_RESTORE_END, "itti", 1440LL, "done",
+	    NULL, 3LL) == 1, "the restore ends");
+	CHECK(db_get_text(db, STMT_SNAP_RUN_STATE, id, sizeof(id), "ti", "r1",
+	    1460LL) == LOOKUP_FOUND && strcmp(id, "live") == 0,
+	    "just ended: its worker is about to finish the run");
+	CHECK(db_get_text(db, STMT_SNAP_RUN_STATE, id, sizeof(id), "ti", "r1",
+	    1480LL) == LOOKUP_FOUND && strcmp(id, "gone") == 0,
+	    "ended long ago without finishing the run: gone");
 }
 
 int
