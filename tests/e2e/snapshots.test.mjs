@@ -483,10 +483,15 @@ describe('snapshots: a long restore on 2026-07-28 answers with a task or a run_i
     }
   });
 
+  /* A command; one outliving the 1 s inline wait is waited for with get_result. */
   const sh26 = async (command) => {
-    const r = await call26(srv, 'execute', { command }, { tasks: false });
-    assert.equal(r.json?.result?.structuredContent?.exit_code, 0, r.text);
-    return r.json.result.structuredContent.stdout;
+    let res = (await call26(srv, 'execute', { command }, { tasks: false })).json?.result;
+    for (let i = 0; res?.structuredContent?.running || res?.structuredContent?.state === 'running'; i++) {
+      assert.ok(i < 60, 'still running');
+      res = (await call26(srv, 'get_result', { run_id: res.structuredContent.run_id, wait: 5 }, { tasks: false })).json?.result;
+    }
+    assert.equal(res?.structuredContent?.exit_code, 0, JSON.stringify(res));
+    return res.structuredContent.stdout;
   };
 
   it('with Tasks declared: a CreateTaskResult at once, tasks/get working then completed; the sandbox restored', async () => {
