@@ -106,6 +106,7 @@ $(BUILD)/lib/schema.o: $(BUILD)/lib/schema.c lib/store/schema.h
 SUP_SRC	 = containers/supervisor/supervisor.c containers/supervisor/frames.c \
 	   containers/supervisor/io.c containers/supervisor/connect.c \
 	   containers/supervisor/term.c containers/supervisor/term_screen.c \
+	   containers/supervisor/term_cmd.c \
 	   lib/base/output.c
 # Terminals' screens: Debian's libvterm, linked in statically.
 SUP_LIBS = -l:libvterm.a

@@ -94,7 +94,7 @@ length_ok(const struct supf *f, int type, uint32_t len)
 	case 'p':
 		return len >= 3 && len <= f->max && len <= SUPF_CHAN_IN_MAX;
 	case 'W':
-		return len >= SUPF_SCREEN_HEAD && len <= f->max &&
+		return len >= SUPF_SCREEN_HEAD_V1 && len <= f->max &&
 		    len <= SUPF_SCREEN_MAX;
 	case 'r':
 		return len >= 11 && len <= f->max && len <= SUPF_CHAN_IN_MAX;
@@ -262,12 +262,15 @@ int
 supf_screen_decode(const unsigned char *p, size_t len, struct supf_screen *s)
 {
 	const unsigned char	*t, *end;
-	size_t			 lines = 0;
+	size_t			 lines = 0, head;
 
-	if (len < SUPF_SCREEN_HEAD || len > SUPF_SCREEN_MAX || p[0] != 1 ||
+	head = len > 0 && p[0] == 1 ? SUPF_SCREEN_HEAD_V1 : SUPF_SCREEN_HEAD;
+	if (len < head || len > SUPF_SCREEN_MAX || p[0] < 1 || p[0] > 2 ||
 	    p[1] > 2 || p[3] != 0)
 		return -1;
 	memset(s, 0, sizeof(*s));
+	if (head == SUPF_SCREEN_HEAD)
+		s->gen = get32(p + 16);
 	s->state = p[1];
 	s->code = p[2];
 	s->rows = p[4] << 8 | p[5];
@@ -281,7 +284,7 @@ supf_screen_decode(const unsigned char *p, size_t len, struct supf_screen *s)
 	    s->cols > SUPF_TERM_COLS_MAX || s->cursor_row >= s->rows ||
 	    s->cursor_col > s->cols || (s->state == 0 && s->code != 0))
 		return -1;
-	t = p + SUPF_SCREEN_HEAD;
+	t = p + head;
 	end = p + len;
 	s->text = (const char *)t;
 	s->text_len = (size_t)(end - t);

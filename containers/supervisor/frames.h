@@ -68,10 +68,11 @@
  * The channel carries the fast path only: every run still keeps its
  * record, so a run survives the channel, and the channel the run.
  *
- * Terminals (term.c): "supervisor term-start", "term-send" and
- * "term-close" each write one frame on stdout, 'X' (a message) or:
+ * Terminals (term.c): "supervisor term-start", "term-send", "term-watch"
+ * and "term-close" each write one frame on stdout, 'X' (a message) or:
  *   'W'  a terminal's screen, SUPF_SCREEN_HEAD bytes, big-endian:
- *          0  u8   version (1)
+ *          0  u8   version (2; a version 1 head ends at byte 16, with
+ *                  no generation)
  *          1  u8   state: 0 the program runs, 1 it exited (code = its
  *                  status), 2 a signal ended it (code = the signal)
  *          2  u8   code
@@ -79,6 +80,8 @@
  *          4  u16  rows        6  u16  columns
  *          8  u16  cursor row 10  u16  cursor column (0-based)
  *         12  u32  lines of scrollback that follow
+ *         16  u32  the screen's generation: it changes whenever the
+ *                  screen does (term-watch waits for another)
  *        then UTF-8 text: the scrollback lines (oldest first), then one
  *        line per row, each ended by '\n' (no other control character).
  *   'A'  after a 'W' when asked ("term-send ... attrs"): the screen's
@@ -103,7 +106,8 @@
 #define SUPF_COMMAND_MAX	(1024u * 1024)
 #define SUPF_CHAN_VERSION	1
 /* Terminals: the bounds of a screen frame and of a request. */
-#define SUPF_SCREEN_HEAD	16
+#define SUPF_SCREEN_HEAD	20
+#define SUPF_SCREEN_HEAD_V1	16
 #define SUPF_SCREEN_MAX		(4u * 1024 * 1024)
 #define SUPF_TERM_ROWS_MAX	200
 #define SUPF_TERM_COLS_MAX	500
@@ -193,6 +197,7 @@ struct supf_screen {
 	int		 code;
 	int		 rows, cols, cursor_row, cursor_col;
 	unsigned	 scrollback;	/* lines of text before the screen's */
+	uint32_t	 gen;		/* the screen's generation (0: version 1) */
 	const char	*text;		/* scrollback + rows lines, each '\n'-ended */
 	size_t		 text_len;
 };

@@ -142,7 +142,7 @@ term_screen_payload(struct term *t, uint32_t scrollback, struct buf *b)
 	    (uint32_t)t->sb_count;
 	vterm_state_get_cursorpos(vterm_obtain_state(t->vt), &cur);
 	memset(h, 0, sizeof(h));
-	h[0] = 1;
+	h[0] = 2;
 	if (t->exited) {
 		h[1] = WIFEXITED(t->status) ? 1 : 2;
 		h[2] = (unsigned char)(WIFEXITED(t->status) ?
@@ -157,6 +157,7 @@ term_screen_payload(struct term *t, uint32_t scrollback, struct buf *b)
 	h[10] = (unsigned char)(cur.col >> 8);
 	h[11] = (unsigned char)cur.col;
 	supf_put32(h + 12, nsb);
+	supf_put32(h + 16, t->gen);
 	term_buf_add(b, h, sizeof(h));
 	for (i = 0; i < nsb; i++) {
 		const char *s = t->sb[(t->sb_first + t->sb_count - nsb + i) %

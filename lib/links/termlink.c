@@ -25,7 +25,8 @@
 
 #define PREFIX		"/dl/t/"
 #define COOKIE		"cs_term"
-#define POLL_MS		50	/* the screen read this often while streaming */
+#define WATCH_MS	1000	/* one wait for a changed screen, at most */
+#define RETRY_MS	250	/* after a failed read */
 #define CHECK_MS	1000	/* the link and the terminal checked this often */
 #define PING_MS		10000
 #define KEYS_MAX	4096	/* bytes of keystrokes in one POST */
@@ -294,6 +295,17 @@ pause_ms(long ms)
 	nanosleep(&ts, NULL);
 }
 
+/*
+ * The screen stream: the screen now, then each new one as soon as the
+ * terminal has it. term_watch is a long poll over the channel that the
+ * supervisor answers when the screen changes (after a coalescing window
+ * of a few ms), so a keystroke's echo is pushed, not found by polling.
+ * The link and the terminal are checked again every CHECK_MS or so, and
+ * a ping goes every PING_MS. A terminal started before screens had a
+ * generation (gen 0) is read every OLD_POLL_MS instead.
+ */
+#define OLD_POLL_MS	50
+
 static void
 events(struct http_req *r, const struct config *cfg, struct db *db,
     const char *id, struct link_row *row, const char *tid)
@@ -304,7 +316,8 @@ events(struct http_req *r, const struct config *cfg, struct db *db,
 	char			*last = NULL, *j, tid2[80];
 	const char		*why = NULL;
 	long long		 now, checked, wrote;
-	int			 fails = 0;
+	unsigned long		 gen = 0;
+	int			 fails = 0, rc;
 
 	if (sandbox_open(cfg, row->owner, &sb, &err) == -1) {
 		http_send_error(r, 503, err.msg);
@@ -328,14 +341,20 @@ events(struct http_req *r, const struct config *cfg, struct db *db,
 				break;
 			}
 		}
-		if (term_send(sb, tid, "", 0, NULL, 0, 0, 0, true, &s,
-		    &err) == -1) {
+		if (gen != 0)
+			rc = term_watch(sb, tid, gen, WATCH_MS, TERM_ATTRS, &s,
+			    &err);
+		else
+			rc = term_send(sb, tid, "", 0, NULL, 0, 0, 0,
+			    TERM_ATTRS, &s, &err);
+		if (rc == -1) {
 			if (err.kind == ERR_NOT_FOUND || ++fails >= FAILS_MAX)
 				why = "the terminal has ended";
-			pause_ms(POLL_MS * 5);
+			pause_ms(RETRY_MS);
 			continue;
 		}
 		fails = 0;
+		gen = s.gen;
 		j = screen_json(&s);
 		term_screen_free(&s);
 		if (j != NULL && (last == NULL || strcmp(j, last) != 0)) {
@@ -354,7 +373,8 @@ events(struct http_req *r, const struct config *cfg, struct db *db,
 				break;
 			wrote = clock_ms();
 		}
-		pause_ms(POLL_MS);
+		if (gen == 0)
+			pause_ms(OLD_POLL_MS);
 	}
 	if (why != NULL && !http_gone(r)) {
 		http_puts(r, "event: end\ndata: ");
@@ -399,7 +419,7 @@ keys(struct http_req *r, const struct config *cfg, const struct link_row *row,
 		http_send_error(r, 503, err.msg);
 		return;
 	}
-	if (term_send(sb, tid, body, len, NULL, 0, 0, 0, false, &s,
+	if (term_send(sb, tid, body, len, NULL, 0, 0, 0, 0, &s,
 	    &err) == -1)
 		http_send_error(r, err.kind == ERR_NOT_FOUND ? 410 : 502,
 		    err.kind == ERR_NOT_FOUND ? "The terminal has ended." :

@@ -143,6 +143,7 @@ term_frame(void *arg, int type, const unsigned char *p, size_t len)
 	tp->out->cursor_row = s.cursor_row;
 	tp->out->cursor_col = s.cursor_col;
 	tp->out->scrollback = s.scrollback;
+	tp->out->gen = s.gen;
 	if ((tp->out->text = utf8_repair(s.text, s.text_len, NULL)) == NULL)
 		return -1;
 	tp->out->text_len = strlen(tp->out->text);
@@ -262,6 +263,21 @@ parse:
 	return 0;
 }
 
+/* The FLAGS argument of term-send and term-watch (term.c), or NULL. */
+static const char *
+term_flags(int flags)
+{
+	switch (flags & (TERM_ATTRS | TERM_CHANGED)) {
+	case TERM_ATTRS:
+		return "attrs";
+	case TERM_CHANGED:
+		return "changed";
+	case TERM_ATTRS | TERM_CHANGED:
+		return "attrs,changed";
+	}
+	return NULL;
+}
+
 int
 term_valid_id(const char *s)
 {
@@ -295,7 +311,7 @@ term_start(struct sandbox *sb, const char *id, int cols, int rows,
 int
 term_send(struct sandbox *sb, const char *id, const char *input, size_t len,
     const char *keys, long quiet_ms, long wait_ms, unsigned scrollback,
-    bool attrs, struct term_screen *out, struct error *err)
+    int flags, struct term_screen *out, struct error *err)
 {
 	static const char	 hex[] = "0123456789abcdef";
 	char			 q[32], w[32], s[32], *h;
@@ -327,11 +343,26 @@ term_send(struct sandbox *sb, const char *id, const char *input, size_t len,
 	args[4] = s;
 	args[5] = h;
 	args[6] = keys != NULL && keys[0] != '\0' ? keys : "-";
-	args[7] = attrs ? "attrs" : NULL;
+	args[7] = term_flags(flags);
 	args[8] = NULL;
 	rc = term_call(sb, args, wait_ms, out, err);
 	free(h);
 	return rc;
+}
+
+int
+term_watch(struct sandbox *sb, const char *id, unsigned long gen,
+    long wait_ms, int flags, struct term_screen *out, struct error *err)
+{
+	char	g[32], w[32];
+	const char *const args[] = { "term-watch", id, g, w, "0",
+	    term_flags(flags), NULL };
+
+	if (!term_valid_id(id))
+		return error_kind(err, ERR_INVALID, "invalid terminal id");
+	snprintf(g, sizeof(g), "%lu", gen & 0xffffffffUL);
+	snprintf(w, sizeof(w), "%ld", wait_ms);
+	return term_call(sb, args, wait_ms, out, err);
 }
 
 int

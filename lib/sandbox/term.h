@@ -38,6 +38,7 @@ struct term_screen {
 	int		 code;		/* exit status or signal */
 	int		 rows, cols, cursor_row, cursor_col;
 	unsigned	 scrollback;	/* lines of text before the screen's */
+	unsigned long	 gen;		/* changes whenever the screen does */
 	char		*text;		/* valid UTF-8, NUL-terminated */
 	size_t		 text_len;
 	/* Colours and attributes, when asked (term_send's attrs): runs of
@@ -57,16 +58,29 @@ int	term_valid_id(const char *);
 int	term_start(struct sandbox *, const char *id, int cols, int rows,
 	    long idle_s, const char *command, long quiet_ms, long wait_ms,
 	    struct term_screen *out, struct error *);
+/* term_send's and term_watch's flags. */
+#define TERM_ATTRS	1	/* the colours too */
+#define TERM_CHANGED	2	/* answer once the screen changed, not quiet */
+
 /*
  * Type input (len bytes; "\n" is Enter) and then keys (names joined by
  * commas, or NULL), and read the screen with up to scrollback lines of
- * what scrolled off, and with attrs its colours. ERR_NOT_FOUND when the
- * terminal is gone.
+ * what scrolled off, once the output was quiet quiet_ms (with
+ * TERM_CHANGED: as soon as the screen changed after the input) or at
+ * wait_ms; with TERM_ATTRS its colours. ERR_NOT_FOUND when the terminal
+ * is gone.
  */
 int	term_send(struct sandbox *, const char *id, const char *input,
 	    size_t len, const char *keys, long quiet_ms, long wait_ms,
-	    unsigned scrollback, bool attrs, struct term_screen *out,
+	    unsigned scrollback, int flags, struct term_screen *out,
 	    struct error *);
+/*
+ * The screen as soon as it is no longer generation gen (a screen's
+ * gen), after a coalescing window of a few ms, or at wait_ms: screens
+ * pushed on change, one long-poll each.
+ */
+int	term_watch(struct sandbox *, const char *id, unsigned long gen,
+	    long wait_ms, int flags, struct term_screen *out, struct error *);
 /* End the terminal and every process of its session. */
 int	term_close(struct sandbox *, const char *id, struct term_screen *out,
 	    struct error *);

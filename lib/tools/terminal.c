@@ -491,7 +491,7 @@ call_send(struct tool_ctx *tc, struct json_object *args)
 		return result_error("%s", why);
 	db_exec(tc->db, STMT_TERM_TOUCH, "it", (long long)time(NULL), id);
 	if (term_send(tc->sandbox, id, input, inlen, keys, QUIET_MS, wait, 0,
-	    false, &s, &err) == -1)
+	    0, &s, &err) == -1)
 		return term_failed(tc, id, &err);
 	res = screen_result(tc, id, &s, false);
 	term_screen_free(&s);
@@ -516,7 +516,7 @@ call_read(struct tool_ctx *tc, struct json_object *args)
 	if (get_int(args, "scrollback", SB_DEFAULT, 0, TERM_SB_MAX, &sb,
 	    why, sizeof(why)) == -1)
 		return result_error("%s", why);
-	if (term_send(tc->sandbox, id, "", 0, NULL, 0, 0, (unsigned)sb, false,
+	if (term_send(tc->sandbox, id, "", 0, NULL, 0, 0, (unsigned)sb, 0,
 	    &s, &err) == -1)
 		return term_failed(tc, id, &err);
 	res = screen_result(tc, id, &s, false);
