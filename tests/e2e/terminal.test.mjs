@@ -102,6 +102,30 @@ describe('terminals', () => {
     assert.match(resultText(again), /closed/);
   });
 
+  it('a short wait answers as soon as the screen changed; a long wait holds up no other call', async () => {
+    const s = await ok(conn, 'terminal_start', { command: 'stty -icanon; cat', cols: 60, rows: 5 });
+    // Under 150 ms the quiet window is not waited for: the echo answers.
+    let fastest = Infinity;
+    for (const ch of 'vwxyz') {
+      const t0 = performance.now();
+      const r = await ok(conn, 'terminal_send', { terminal_id: s.terminal_id, input: ch, wait_ms: 140 });
+      fastest = Math.min(fastest, performance.now() - t0);
+      assert.ok(r.screen.includes(ch), r.screen);
+    }
+    assert.ok(fastest < 120, `the fastest of 5 echoes took ${fastest.toFixed(1)} ms, not under the 140 ms wait`);
+    await ok(conn, 'terminal_close', { terminal_id: s.terminal_id });
+    // A program that is never quiet: a send waits its whole wait_ms, and a
+    // read meanwhile still answers at once.
+    const busy = await ok(conn, 'terminal_start', { command: 'while :; do date +%N; sleep 0.05; done', cols: 60, rows: 5 });
+    const order = [];
+    const send = ok(conn, 'terminal_send', { terminal_id: busy.terminal_id, input: '', wait_ms: 4000 }).then(() => order.push('send'));
+    await new Promise((r) => setTimeout(r, 300));
+    await ok(conn, 'terminal_read', { terminal_id: busy.terminal_id, scrollback: 0 }).then(() => order.push('read'));
+    await send;
+    assert.deepEqual(order, ['read', 'send']);
+    await ok(conn, 'terminal_close', { terminal_id: busy.terminal_id });
+  });
+
   it('an editor saves exactly the text typed', async (t) => {
     const which = await conn.execute({ command: 'command -v vim.tiny || command -v vim || command -v vi || command -v nano || true' });
     const ed = which.structuredContent.stdout.trim();
