@@ -11,18 +11,20 @@
  *	WAIT_MS. SCROLLBACK: how many lines that scrolled off to add. FLAGS,
  *	joined by commas: "attrs", an 'A' frame (the colours) follows the
  *	screen; "changed", the screen is written as soon as it changed
- *	after the input was typed (COAL_QUIET_MS, below), not after quiet.
+ *	after the input was typed (COAL_QUIET_MS, term.c), not after quiet.
  *   supervisor term-watch ID GEN WAIT_MS SCROLLBACK [FLAGS]
  *	Write the screen as soon as it is no longer generation GEN (the
  *	'W' frame's), or at WAIT_MS: a screen pushed on change, for the
  *	terminal link's event stream.
+ *   supervisor term-list
+ *	An 'L' frame: the ids of the terminals whose daemon answers.
  *   supervisor term-close ID
  *	Kill every process of the terminal's session, write its last
  *	screen, and end the daemon.
- * Exit 0 with a 'W' frame, 5 with an 'X' frame when there is no such
- * terminal, 125 with an 'X' frame on any other failure.
- *
+ * Exit 0 with a 'W' frame (term-list: 'L'), 5 with an 'X' frame when
+ * there is no such terminal, 125 with an 'X' frame on any other failure.
  */
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <poll.h>
@@ -162,6 +164,51 @@ req_flags(const char *s)
 	return f;
 }
 
+/*
+ * term-list: the terminals whose daemon takes a connection, as one 'L'
+ * frame: their ids, each ended by '\n'. A daemon killed outright leaves
+ * its folder and socket behind; only a connection tells it is there.
+ */
+static int
+term_list(void)
+{
+	static char		 out[SUPF_LIVE_MAX];
+	unsigned char		 hdr[SUPF_HEADER];
+	struct sockaddr_un	 sa;
+	struct dirent		*de;
+	DIR			*d;
+	size_t			 n = 0, len;
+	int			 fd, up;
+
+	if ((d = opendir(TERMS)) != NULL) {
+		while ((de = readdir(d)) != NULL) {
+			len = strlen(de->d_name);
+			if (len == 0 || len > SUPF_ID_MAX || strspn(de->d_name,
+			    "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ"
+			    "0123456789_-") != len || de->d_name[0] == '-' ||
+			    term_sock_path(de->d_name, &sa) == -1)
+				continue;
+			if ((fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC,
+			    0)) == -1)
+				continue;
+			up = connect(fd, (struct sockaddr *)&sa,
+			    sizeof(sa)) == 0;
+			close(fd);
+			if (!up || n + len + 1 > sizeof(out))
+				continue;
+			memcpy(out + n, de->d_name, len);
+			out[n + len] = '\n';
+			n += len + 1;
+		}
+		closedir(d);
+	}
+	supf_header('L', (uint32_t)n, hdr);
+	if (sup_write_all(1, hdr, sizeof(hdr)) == -1 ||
+	    sup_write_all(1, out, n) == -1)
+		return 1;
+	return 0;
+}
+
 int
 term_main(int argc, char **argv)
 {
@@ -176,6 +223,10 @@ term_main(int argc, char **argv)
 	struct pollfd	 pfd;
 
 	signal(SIGPIPE, SIG_IGN);
+	if (strcmp(argv[1], "term-list") == 0 && argc == 2)
+		return term_list();
+	if (argc < 3)
+		term_die(125, "a terminal id is needed");
 	id = argv[2];
 	snprintf(dir, sizeof(dir), TERMS "/%s", id);
 	if (strcmp(argv[1], "term-start") == 0 && argc == 9) {

@@ -13,6 +13,7 @@
 
 #include "base/error.h"
 
+struct json_object;
 struct sandbox;
 
 /* The bounds of a terminal (containers/supervisor/frames.h). */
@@ -26,6 +27,11 @@ struct term_run {
 	int		 row, col, len;
 	unsigned long	 fg, bg;	/* 0xRRGGBB, or TERM_COLOR_DEFAULT */
 	int		 attrs;		/* TERM_ATTR_* */
+};
+struct term_cell {
+	int		 row, col;
+	int		 width;		/* columns: 1 or 2 */
+	int		 chars;		/* code points of the text it gives */
 };
 #define TERM_COLOR_DEFAULT	0x01000000ul
 #define TERM_ATTR_BOLD		1
@@ -45,6 +51,10 @@ struct term_screen {
 	 * cells that are not all default (supervisor/frames.h 'A'). */
 	struct term_run	*runs;
 	size_t		 nruns;
+	/* With them, the cells that are not one column and one code point
+	 * of the text: wide characters, combining marks ('C'). */
+	struct term_cell *cells;
+	size_t		 ncells;
 };
 
 /* A terminal id: letters, digits, '-', '_', 1 to 64 bytes. */
@@ -84,6 +94,11 @@ int	term_watch(struct sandbox *, const char *id, unsigned long gen,
 /* End the terminal and every process of its session. */
 int	term_close(struct sandbox *, const char *id, struct term_screen *out,
 	    struct error *);
+/*
+ * The ids of the terminals alive in the sandbox (their daemon answers),
+ * appended to the json-c array ids. 0, or -1.
+ */
+int	term_list(struct sandbox *, struct json_object *ids, struct error *);
 void	term_screen_free(struct term_screen *);
 
 #endif

@@ -24,6 +24,7 @@
 #include "oauth/auth.h"
 #include "runs/result.h"
 #include "sandbox/term.h"
+#include "sandbox/terms.h"
 #include "store/db.h"
 #include "store/db_terms.h"
 #include "tools/tools.h"
@@ -411,6 +412,11 @@ call_start(struct tool_ctx *tc, struct json_object *args)
 		return result_error("Terminals are turned off on this server "
 		    "(TERMINAL_MAX=0): use execute.");
 	n = db_term_open_count(tc->db, owner, now - tc->cfg->terminal_idle);
+	/* At the cap: some may have closed themselves since. */
+	if (n >= tc->cfg->terminal_max && terms_reconcile(tc->cfg, tc->db,
+	    owner, NULL) > 0)
+		n = db_term_open_count(tc->db, owner, now -
+		    tc->cfg->terminal_idle);
 	if (n < 0)
 		return result_error("Internal error: the terminals' records "
 		    "cannot be read.");

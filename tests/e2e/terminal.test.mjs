@@ -273,12 +273,12 @@ describe('terminals', () => {
   });
 });
 
-describe('terminals without the channel (SANDBOX_CHANNEL=0: one engine exec per call)', () => {
+describe('terminals without the channel (SANDBOX_CHANNEL=0: one engine exec per call), closing when idle (TERMINAL_IDLE=10)', () => {
   let srv;
   let conn;
 
   before(async () => {
-    srv = await startServer({ name: 'terminal-nochan', settings: { SANDBOX_CHANNEL: 0 } });
+    srv = await startServer({ name: 'terminal-nochan', settings: { SANDBOX_CHANNEL: 0, TERMINAL_IDLE: 10 } });
     conn = await connect(srv);
   });
   after(async () => {
@@ -292,5 +292,28 @@ describe('terminals without the channel (SANDBOX_CHANNEL=0: one engine exec per 
     assert.match(r.screen, /^42$/m, r.screen);
     const c = await ok(conn, 'terminal_close', { terminal_id: s.terminal_id });
     assert.equal(c.closed, true);
+  });
+
+  it('a terminal that closed itself when idle reads closed in sandboxctl terminals list and status', async () => {
+    const quiet = await ok(conn, 'terminal_start', { command: 'cat', cols: 40, rows: 5 });
+    // Output keeps a terminal alive however long since the last call.
+    const busy = await ok(conn, 'terminal_start', { command: 'while :; do date; sleep 1; done', cols: 40, rows: 5 });
+    const state = (list, id) => list.find((t) => t.id === id)?.state;
+    let list = JSON.parse((await ctl(srv, ['--json', 'terminals', 'list'])).stdout);
+    assert.equal(state(list, quiet.terminal_id), 'open');
+    // The daemon ends 10 s after the last input or output; the row is
+    // checked against the sandbox once 30 s old (a start in flight).
+    await waitFor(async () => {
+      list = JSON.parse((await ctl(srv, ['--json', 'terminals', 'list'])).stdout);
+      return state(list, quiet.terminal_id) === 'closed';
+    }, { timeout: 60000, interval: 2000, what: 'the idle terminal listed closed' });
+    assert.equal(state(list, busy.terminal_id), 'open', JSON.stringify(list));
+    const st = JSON.parse((await ctl(srv, ['--json', 'status'])).stdout);
+    assert.equal(st.database.terminals.open, 1, JSON.stringify(st.database.terminals));
+    const r = await tool(conn, 'terminal_read', { terminal_id: quiet.terminal_id });
+    assert.equal(r.isError, true);
+    assert.match(resultText(r), /closed/);
+    await ok(conn, 'terminal_close', { terminal_id: busy.terminal_id });
+    assert.equal(JSON.parse((await ctl(srv, ['--json', 'status'])).stdout).database.terminals.open, 0);
   });
 });
