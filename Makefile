@@ -164,6 +164,9 @@ $(BUILD)/tests/%: $(BUILD)/tests/%.o $(BUILD)/libcodesandbox.a
 # test_chan_owner includes lib/sandbox/chan.c and stubs the engine under it:
 # its own definitions, first on the command line, stand.
 $(BUILD)/tests/test_chan_owner: LDFLAGS += -Wl,--allow-multiple-definition
+# test_term_cells includes the supervisor's containers/supervisor/term_screen.c
+# and links libvterm, as the supervisor does.
+$(BUILD)/tests/test_term_cells: LDLIBS += -l:libvterm.a
 
 units: $(UNITS)
 

@@ -115,6 +115,13 @@ reply_screen(struct term *t, int fd, uint32_t scrollback, bool attrs)
 				if (sup_write_all(fd, hdr, sizeof(hdr)) == 0)
 					(void)!sup_write_all(fd, b.p, b.len);
 			}
+			b.len = 0;
+			term_cells_payload(t, &b);
+			if (!b.bad && b.len <= SUPF_CELLS_MAX) {
+				supf_header('C', (uint32_t)b.len, hdr);
+				if (sup_write_all(fd, hdr, sizeof(hdr)) == 0)
+					(void)!sup_write_all(fd, b.p, b.len);
+			}
 		}
 	}
 	free(b.p);

@@ -94,5 +94,7 @@ int	term_on_pushline(int cols, const VTermScreenCell *cells, void *user);
 void	term_screen_payload(struct term *t, uint32_t scrollback, struct buf *b);
 /* The screen's colours and attributes as an 'A' payload into b. */
 void	term_attrs_payload(struct term *t, struct buf *b);
+/* Its wide and combined cells as a 'C' payload into b. */
+void	term_cells_payload(struct term *t, struct buf *b);
 
 #endif
