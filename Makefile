@@ -106,6 +106,7 @@ $(BUILD)/lib/schema.o: $(BUILD)/lib/schema.c lib/store/schema.h
 SUP_SRC	 = containers/supervisor/supervisor.c containers/supervisor/frames.c \
 	   containers/supervisor/io.c containers/supervisor/connect.c \
 	   containers/supervisor/term.c containers/supervisor/term_screen.c \
+	   containers/supervisor/term_cmd.c \
 	   lib/base/output.c
 # Terminals' screens: Debian's libvterm, linked in statically.
 SUP_LIBS = -l:libvterm.a
@@ -163,6 +164,9 @@ $(BUILD)/tests/%: $(BUILD)/tests/%.o $(BUILD)/libcodesandbox.a
 # test_chan_owner includes lib/sandbox/chan.c and stubs the engine under it:
 # its own definitions, first on the command line, stand.
 $(BUILD)/tests/test_chan_owner: LDFLAGS += -Wl,--allow-multiple-definition
+# test_term_cells includes the supervisor's containers/supervisor/term_screen.c
+# and links libvterm, as the supervisor does.
+$(BUILD)/tests/test_term_cells: LDLIBS += -l:libvterm.a
 
 units: $(UNITS)
 

@@ -93,8 +93,12 @@ length_ok(const struct supf *f, int type, uint32_t len)
 		return len >= 2 && len <= f->max && len <= SUPF_ATTRS_MAX;
 	case 'p':
 		return len >= 3 && len <= f->max && len <= SUPF_CHAN_IN_MAX;
+	case 'L':
+		return len <= f->max && len <= SUPF_LIVE_MAX;
+	case 'C':
+		return len >= 2 && len <= f->max && len <= SUPF_CELLS_MAX;
 	case 'W':
-		return len >= SUPF_SCREEN_HEAD && len <= f->max &&
+		return len >= SUPF_SCREEN_HEAD_V1 && len <= f->max &&
 		    len <= SUPF_SCREEN_MAX;
 	case 'r':
 		return len >= 11 && len <= f->max && len <= SUPF_CHAN_IN_MAX;
@@ -262,12 +266,15 @@ int
 supf_screen_decode(const unsigned char *p, size_t len, struct supf_screen *s)
 {
 	const unsigned char	*t, *end;
-	size_t			 lines = 0;
+	size_t			 lines = 0, head;
 
-	if (len < SUPF_SCREEN_HEAD || len > SUPF_SCREEN_MAX || p[0] != 1 ||
+	head = len > 0 && p[0] == 1 ? SUPF_SCREEN_HEAD_V1 : SUPF_SCREEN_HEAD;
+	if (len < head || len > SUPF_SCREEN_MAX || p[0] < 1 || p[0] > 2 ||
 	    p[1] > 2 || p[3] != 0)
 		return -1;
 	memset(s, 0, sizeof(*s));
+	if (head == SUPF_SCREEN_HEAD)
+		s->gen = get32(p + 16);
 	s->state = p[1];
 	s->code = p[2];
 	s->rows = p[4] << 8 | p[5];
@@ -281,7 +288,7 @@ supf_screen_decode(const unsigned char *p, size_t len, struct supf_screen *s)
 	    s->cols > SUPF_TERM_COLS_MAX || s->cursor_row >= s->rows ||
 	    s->cursor_col > s->cols || (s->state == 0 && s->code != 0))
 		return -1;
-	t = p + SUPF_SCREEN_HEAD;
+	t = p + head;
 	end = p + len;
 	s->text = (const char *)t;
 	s->text_len = (size_t)(end - t);
@@ -354,4 +361,76 @@ supf_attrs_decode(const unsigned char *p, size_t len, int rows, int cols,
 bad:
 	free(out);
 	return -1;
+}
+
+int
+supf_cells_decode(const unsigned char *p, size_t len, int rows, int cols,
+    struct supf_cell **cells, size_t *ncells)
+{
+	struct supf_cell	*out = NULL, *c;
+	size_t			 o = 2, n, i, count = 0;
+	int			 r, end;
+
+	*cells = NULL;
+	*ncells = 0;
+	if (len < 2 || len > SUPF_CELLS_MAX || rows < 1 ||
+	    rows > SUPF_TERM_ROWS_MAX || cols < 1 || cols > SUPF_TERM_COLS_MAX ||
+	    (p[0] << 8 | p[1]) != rows)
+		return -1;
+	/* Every cell fits: len bounds the count before anything is kept. */
+	if ((out = calloc(len / SUPF_CELL_LEN + 1, sizeof(*out))) == NULL)
+		return -1;
+	for (r = 0; r < rows; r++) {
+		if (len - o < 2)
+			goto bad;
+		n = (size_t)(p[o] << 8 | p[o + 1]);
+		o += 2;
+		if (n > (size_t)cols || (len - o) / SUPF_CELL_LEN < n)
+			goto bad;
+		for (end = 0, i = 0; i < n; i++, o += SUPF_CELL_LEN) {
+			c = &out[count++];
+			c->row = r;
+			c->col = p[o] << 8 | p[o + 1];
+			c->width = p[o + 2];
+			c->chars = p[o + 3];
+			if (c->col < end || c->width < 1 || c->width > 2 ||
+			    c->chars < 1 || c->chars > SUPF_CELL_CHARS_MAX ||
+			    c->col + c->width > cols)
+				goto bad;
+			end = c->col + c->width;
+		}
+	}
+	if (o != len)
+		goto bad;
+	if (count == 0) {
+		free(out);
+		out = NULL;
+	}
+	*cells = out;
+	*ncells = count;
+	return 0;
+bad:
+	free(out);
+	return -1;
+}
+
+int
+supf_id_next(const unsigned char **p, const unsigned char *end, char *id)
+{
+	const unsigned char	*nl;
+	size_t			 n;
+
+	if (*p >= end)
+		return 0;
+	if ((nl = memchr(*p, '\n', (size_t)(end - *p))) == NULL)
+		return -1;
+	n = (size_t)(nl - *p);
+	if (n == 0 || n > SUPF_ID_MAX || strspn((const char *)*p,
+	    "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_-")
+	    < n)
+		return -1;
+	memcpy(id, *p, n);
+	id[n] = '\0';
+	*p = nl + 1;
+	return 1;
 }

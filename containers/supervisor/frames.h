@@ -68,10 +68,11 @@
  * The channel carries the fast path only: every run still keeps its
  * record, so a run survives the channel, and the channel the run.
  *
- * Terminals (term.c): "supervisor term-start", "term-send" and
- * "term-close" each write one frame on stdout, 'X' (a message) or:
+ * Terminals (term.c): "supervisor term-start", "term-send", "term-watch"
+ * and "term-close" each write one frame on stdout, 'X' (a message) or:
  *   'W'  a terminal's screen, SUPF_SCREEN_HEAD bytes, big-endian:
- *          0  u8   version (1)
+ *          0  u8   version (2; a version 1 head ends at byte 16, with
+ *                  no generation)
  *          1  u8   state: 0 the program runs, 1 it exited (code = its
  *                  status), 2 a signal ended it (code = the signal)
  *          2  u8   code
@@ -79,13 +80,25 @@
  *          4  u16  rows        6  u16  columns
  *          8  u16  cursor row 10  u16  cursor column (0-based)
  *         12  u32  lines of scrollback that follow
+ *         16  u32  the screen's generation: it changes whenever the
+ *                  screen does (term-watch waits for another)
  *        then UTF-8 text: the scrollback lines (oldest first), then one
  *        line per row, each ended by '\n' (no other control character).
+ *   'L'  from "term-list": the ids of the terminals whose daemon answers,
+ *        each ended by '\n' (at most SUPF_LIVE_MAX bytes).
  *   'A'  after a 'W' when asked ("term-send ... attrs"): the screen's
  *        colours and attributes: u16 rows, then per row u16 n and n runs
  *        of SUPF_RUN_LEN bytes: u16 column, u16 length, u32 foreground,
  *        u32 background (0xRRGGBB, or SUPF_COLOR_DEFAULT), u8 attributes
  *        (SUPF_ATTR_*); runs in order, apart, within the row's columns.
+ *   'C'  after an 'A': the cells of the screen that are not one column
+ *        and one code point of the row's text (wide characters, which
+ *        take two columns, and characters with combining marks): u16
+ *        rows, then per row u16 n and n cells of SUPF_CELL_LEN bytes: u16
+ *        column, u8 width (1 or 2), u8 code points (1 to
+ *        SUPF_CELL_CHARS_MAX) it gives in the row's line of the 'W' text;
+ *        cells in order, apart, within the row's columns. Every other
+ *        cell is one column and one code point (a blank, a space).
  */
 #ifndef CS_SUPERVISOR_FRAMES_H
 #define CS_SUPERVISOR_FRAMES_H
@@ -103,7 +116,8 @@
 #define SUPF_COMMAND_MAX	(1024u * 1024)
 #define SUPF_CHAN_VERSION	1
 /* Terminals: the bounds of a screen frame and of a request. */
-#define SUPF_SCREEN_HEAD	16
+#define SUPF_SCREEN_HEAD	20
+#define SUPF_SCREEN_HEAD_V1	16
 #define SUPF_SCREEN_MAX		(4u * 1024 * 1024)
 #define SUPF_TERM_ROWS_MAX	200
 #define SUPF_TERM_COLS_MAX	500
@@ -113,6 +127,10 @@
 #define SUPF_RUN_LEN		13
 #define SUPF_ATTRS_MAX		(2 + SUPF_TERM_ROWS_MAX * (2 + \
 				    SUPF_TERM_COLS_MAX * SUPF_RUN_LEN))
+#define SUPF_CELL_LEN		4
+#define SUPF_CELL_CHARS_MAX	6	/* code points in one cell (libvterm's) */
+#define SUPF_CELLS_MAX		(2 + SUPF_TERM_ROWS_MAX * (2 + \
+				    SUPF_TERM_COLS_MAX * SUPF_CELL_LEN))
 #define SUPF_COLOR_DEFAULT	0x01000000u
 #define SUPF_ATTR_BOLD		1
 #define SUPF_ATTR_UNDERLINE	2
@@ -193,6 +211,7 @@ struct supf_screen {
 	int		 code;
 	int		 rows, cols, cursor_row, cursor_col;
 	unsigned	 scrollback;	/* lines of text before the screen's */
+	uint32_t	 gen;		/* the screen's generation (0: version 1) */
 	const char	*text;		/* scrollback + rows lines, each '\n'-ended */
 	size_t		 text_len;
 };
@@ -210,6 +229,26 @@ struct supf_run {
  */
 int	supf_attrs_decode(const unsigned char *p, size_t len, int rows,
 	    int cols, struct supf_run **runs, size_t *nruns);
+
+/*
+ * The next id of an 'L' payload from *p (up to end) into
+ * id[SUPF_ID_MAX + 1], *p moved past it: 1, 0 at the end, -1 when the
+ * payload is malformed (an id not '\n'-ended, or not of run id syntax).
+ */
+int	supf_id_next(const unsigned char **p, const unsigned char *end,
+	    char *id);
+
+/* One cell of a 'C' payload. */
+struct supf_cell {
+	int		row, col, width, chars;
+};
+
+/*
+ * Decode a 'C' payload for a screen of rows x cols: *cells (malloc'd, the
+ * caller frees; NULL when none) and *ncells. 0, or -1 when invalid.
+ */
+int	supf_cells_decode(const unsigned char *p, size_t len, int rows,
+	    int cols, struct supf_cell **cells, size_t *ncells);
 
 /*
  * Decode a 'W' payload, checking every bound (frames.h). 0, or -1 when

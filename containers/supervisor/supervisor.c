@@ -748,8 +748,8 @@ chan_term(const char *id, const unsigned char *p, size_t len)
 			o += strlen(buf + o) + 1;
 		}
 		argv[argc] = NULL;
-		if (o != len || argc < 3 || strncmp(argv[1], "term-", 5) != 0 ||
-		    !valid_id(argv[2]))
+		if (o != len || argc < 2 || strncmp(argv[1], "term-", 5) != 0 ||
+		    (argc > 2 && !valid_id(argv[2])))
 			die(125, "bad terminal request");
 		exit(term_main(argc, argv));
 	}
@@ -880,10 +880,10 @@ main(int argc, char **argv)
 		return collect(argv[2]);
 	if (argc == 2 && strcmp(argv[1], "channel") == 0)
 		return channel();
-	if (argc >= 3 && strncmp(argv[1], "term-", 5) == 0)
+	if (argc >= 2 && strncmp(argv[1], "term-", 5) == 0)
 		return term_main(argc, argv);
 	die(125, "usage: supervisor run ID TIMEOUT MAX CHUNK... | kill ID | "
 	    "collect ID | connect PORT | channel | term-start ... | "
-	    "term-send ... | term-close ID");
+	    "term-send ... | term-watch ... | term-close ID | term-list");
 	return 125;
 }

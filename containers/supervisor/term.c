@@ -1,28 +1,16 @@
 /*
- * term.c: the supervisor's terminals. Each terminal is a small daemon of
- * its own (its own session, parent: the container's init), holding a PTY
- * whose other end runs `bash -c COMMAND` as the leader of a new session
- * and process group, and a libvterm screen fed with everything the
- * program writes. It serves requests on a Unix socket,
- * TERMS/ID/sock, one at a time, so a terminal outlives the exec that
- * started it, the server's workers and the channel, like a run.
- *
- *   supervisor term-start ID COLS ROWS IDLE_S QUIET_MS WAIT_MS COMMAND
- *	Start the daemon, then answer as term-send with no input.
- *   supervisor term-send ID QUIET_MS WAIT_MS SCROLLBACK HEXINPUT KEYS [attrs]
- *	Type the input (hex; "\n" is sent as Enter, "\r"), then the keys
- *	(KEYS: names joined by commas, or "-"), and write the screen ('W',
- *	frames.h) on stdout once the program has been quiet QUIET_MS, or at
- *	WAIT_MS. SCROLLBACK: how many lines that scrolled off to add. With
- *	"attrs", an 'A' frame (the colours) follows the screen.
- *   supervisor term-close ID
- *	Kill every process of the terminal's session, write its last
- *	screen, and end the daemon.
- * Exit 0 with a 'W' frame, 5 with an 'X' frame when there is no such
- * terminal, 125 with an 'X' frame on any other failure.
+ * term.c: the supervisor's terminals' daemon. Each terminal is a small
+ * daemon of its own (its own session, parent: the container's init),
+ * holding a PTY whose other end runs `bash -c COMMAND` as the leader of a
+ * new session and process group, and a libvterm screen fed with
+ * everything the program writes. It serves requests (term_cmd.c sends
+ * them) on a Unix socket, TERMS/ID/sock, so a terminal outlives the exec
+ * that started it, the server's workers and the channel, like a run.
  *
  * The daemon ends IDLE_S seconds after the last input or output (the
- * session killed as by term-close).
+ * session killed as by term-close). Up to CLIENTS_MAX requests wait at
+ * once, so a long wait (the model's, or the link's watch) never holds up
+ * keystrokes.
  */
 #include <dirent.h>
 #include <errno.h>
@@ -47,19 +35,22 @@
 #include "base/clock.h"
 #include "supervisor/frames.h"
 #include "supervisor/io.h"
-#include "supervisor/term.h"
 #include "supervisor/term_int.h"
 
-#define TERMS		"/run/code-sandbox/terms"
-#define REQ_HEAD	24
 #define OUT_MAX		(1024 * 1024)	/* input not yet taken by the PTY */
-#define READY_MS	5000
 #define FIRST_MS	1000	/* no output yet: how long quiet must last */
+/*
+ * A changed screen is written once the output paused COAL_QUIET_MS, or
+ * COAL_MAX_MS after the change at the latest: one answer for a burst,
+ * and a flood still streams.
+ */
+#define COAL_QUIET_MS	2
+#define COAL_MAX_MS	10
 
-/* A request on the socket: REQ_HEAD bytes, then input, then keys. */
+/* A request on the socket (term_int.h). */
 struct req {
-	int		op;		/* 'I' type and wait, 'C' close */
-	bool		attrs;		/* add the colours ('A') */
+	int		op;		/* 'I' type and wait, 'G' watch, 'C' close */
+	int		flags;		/* REQ_* */
 	uint32_t	quiet_ms, wait_ms, scrollback;
 	char		*in;
 	uint32_t	 inlen;
@@ -67,22 +58,8 @@ struct req {
 	uint32_t	 keylen;
 };
 
-static void	term_die(int, const char *) __attribute__((noreturn));
-
-static void
-term_die(int code, const char *msg)
-{
-	unsigned char	hdr[SUPF_HEADER];
-	size_t		n = strlen(msg);
-
-	supf_header('X', (uint32_t)n, hdr);
-	if (write(1, hdr, sizeof(hdr)) == (ssize_t)sizeof(hdr))
-		(void)!write(1, msg, n);
-	exit(code);
-}
-
-static int
-sock_path(const char *id, struct sockaddr_un *sa)
+int
+term_sock_path(const char *id, struct sockaddr_un *sa)
 {
 	memset(sa, 0, sizeof(*sa));
 	sa->sun_family = AF_UNIX;
@@ -135,6 +112,13 @@ reply_screen(struct term *t, int fd, uint32_t scrollback, bool attrs)
 			term_attrs_payload(t, &b);
 			if (!b.bad && b.len <= SUPF_ATTRS_MAX) {
 				supf_header('A', (uint32_t)b.len, hdr);
+				if (sup_write_all(fd, hdr, sizeof(hdr)) == 0)
+					(void)!sup_write_all(fd, b.p, b.len);
+			}
+			b.len = 0;
+			term_cells_payload(t, &b);
+			if (!b.bad && b.len <= SUPF_CELLS_MAX) {
+				supf_header('C', (uint32_t)b.len, hdr);
 				if (sup_write_all(fd, hdr, sizeof(hdr)) == 0)
 					(void)!sup_write_all(fd, b.p, b.len);
 			}
@@ -292,13 +276,14 @@ read_req(int fd, struct req *q)
 	if (sup_read_full(fd, h, sizeof(h)) == -1)
 		return -1;
 	q->op = h[0];
-	q->attrs = (h[1] & 1) != 0;
+	q->flags = h[1];
 	q->quiet_ms = supf_get32(h + 4);
 	q->wait_ms = supf_get32(h + 8);
 	q->scrollback = supf_get32(h + 12);
 	q->inlen = supf_get32(h + 16);
 	q->keylen = supf_get32(h + 20);
-	if ((q->op != 'I' && q->op != 'C') || q->inlen > SUPF_TERM_INPUT_MAX ||
+	if ((q->op != 'I' && q->op != 'C' && q->op != 'G') ||
+	    q->inlen > SUPF_TERM_INPUT_MAX ||
 	    q->keylen > 4096 || q->wait_ms > SUPF_TERM_WAIT_MAX)
 		return -1;
 	if ((q->in = malloc(q->inlen + 1)) == NULL ||
@@ -312,11 +297,28 @@ read_req(int fd, struct req *q)
 	return 0;
 }
 
+/* Answer every waiting request with the screen now (the terminal ends). */
+static void
+answer_all(struct term *t)
+{
+	int i;
+
+	for (i = 0; i < CLIENTS_MAX; i++) {
+		if (t->cl[i].fd < 0)
+			continue;
+		reply_screen(t, t->cl[i].fd, t->cl[i].sb, t->cl[i].attrs);
+		close(t->cl[i].fd);
+		t->cl[i].fd = -1;
+	}
+}
+
 static void
 on_request(struct term *t, int fd, const char *dir)
 {
-	struct req	q;
-	long long	now = clock_ms();
+	struct client	*c = NULL;
+	struct req	 q;
+	long long	 now = clock_ms();
+	int		 i;
 
 	if (read_req(fd, &q) == -1) {
 		close(fd);
@@ -324,12 +326,16 @@ on_request(struct term *t, int fd, const char *dir)
 	}
 	if (q.op == 'C') {
 		term_end(t, dir);
-		/* The last output, then the screen. */
+		/* The last output, then the screen, to every waiting request. */
+		answer_all(t);
 		reply_screen(t, fd, q.scrollback, false);
 		close(fd);
 		exit(0);
 	}
-	if (apply_input(t, &q) == -1) {
+	for (i = 0; i < CLIENTS_MAX && c == NULL; i++)
+		if (t->cl[i].fd < 0)
+			c = &t->cl[i];
+	if (c == NULL || apply_input(t, &q) == -1) {
 		static const char m[] = "an unknown key name, or too much input";
 		unsigned char hdr[SUPF_HEADER];
 
@@ -338,14 +344,25 @@ on_request(struct term *t, int fd, const char *dir)
 		(void)!sup_write_all(fd, m, sizeof(m) - 1);
 		close(fd);
 	} else {
-		t->client = fd;
-		t->client_sb = q.scrollback;
-		t->client_attrs = q.attrs;
-		t->quiet_ms = q.quiet_ms;
-		t->deadline = now + q.wait_ms;
-		t->last_output = t->asked = now;
-		t->fresh = false;
-		if (q.inlen > 0 || q.keylen > 0)
+		memset(c, 0, sizeof(*c));
+		c->fd = fd;
+		c->sb = q.scrollback;
+		c->attrs = (q.flags & REQ_ATTRS) != 0;
+		c->deadline = now + q.wait_ms;
+		c->since = now;
+		c->typed = q.inlen > 0 || q.keylen > 0;
+		if (q.op == 'G') {
+			c->mode = CL_CHANGE;
+			c->watch = true;
+			c->gen = q.quiet_ms;
+		} else if (q.flags & REQ_CHANGED) {
+			c->mode = CL_CHANGE;
+			c->gen = t->gen;
+		} else {
+			c->mode = CL_QUIET;
+			c->quiet_ms = q.quiet_ms;
+		}
+		if (c->typed)
 			t->last_activity = now;
 	}
 	free(q.in);
@@ -391,56 +408,91 @@ term_child(int master, const char *command)
  * yet (a program starting up).
  */
 static long long
-quiet(const struct term *t)
+quiet(const struct client *c)
 {
-	if (t->fresh || t->quiet_ms >= FIRST_MS)
-		return t->quiet_ms;
+	if (c->fresh || c->quiet_ms >= FIRST_MS)
+		return c->quiet_ms;
 	return FIRST_MS;
 }
+
+/*
+ * When request c is due (its answer written at or after that time, in ms
+ * on the monotonic clock); now or earlier: answer it.
+ */
+static long long
+due(const struct term *t, struct client *c, long long now)
+{
+	long long last, at;
+
+	if (!c->watch && t->exited && t->eof)
+		return now;
+	if (c->typed && t->out_len > 0)
+		return c->deadline;	/* not all typed yet */
+	if (c->mode == CL_QUIET) {
+		last = t->last_output > c->since ? t->last_output : c->since;
+		at = last + quiet(c);
+	} else if (t->gen == c->gen)
+		return c->deadline;
+	else {
+		if (c->changed == 0)
+			c->changed = now;
+		at = t->last_output + COAL_QUIET_MS;
+		if (c->changed + COAL_MAX_MS < at)
+			at = c->changed + COAL_MAX_MS;
+	}
+	return at < c->deadline ? at : c->deadline;
+}
+
+static void	term_serve(struct term *, int, const char *, long)
+		    __attribute__((noreturn));
 
 /* The daemon's loop; never returns. */
 static void
 term_serve(struct term *t, int lsock, const char *dir, long idle_s)
 {
-	struct pollfd	 pfd[3];
+	struct pollfd	 pfd[2];
+	struct client	*c;
 	char		 buf[16384];
-	long long	 now, next;
+	long long	 now, next, at;
 	ssize_t		 n;
-	int		 fd, wait;
+	int		 fd, wait, i, free_slots;
 
 	for (;;) {
 		now = clock_ms();
 		if (!t->exited && waitpid(t->pid, &t->status, WNOHANG) ==
-		    t->pid)
+		    t->pid) {
 			t->exited = true;
-		/* A waiting request: answered once quiet, or at its wait. */
-		if (t->client >= 0 && ((now - t->last_output >= quiet(t) &&
-		    t->out_len == 0) || now >= t->deadline ||
-		    (t->exited && t->eof))) {
-			reply_screen(t, t->client, t->client_sb,
-			    t->client_attrs);
-			close(t->client);
-			t->client = -1;
+			t->gen++;
 		}
 		if (now - t->last_activity >= idle_s * 1000) {
 			term_end(t, dir);
+			answer_all(t);
 			exit(0);
 		}
+		/* Waiting requests: answered when due; the next wake-up. */
 		next = now + 200;
-		if (t->client >= 0) {
-			if (t->last_output + quiet(t) < next)
-				next = t->last_output + quiet(t);
-			if (t->deadline < next)
-				next = t->deadline;
+		free_slots = 0;
+		for (i = 0; i < CLIENTS_MAX; i++) {
+			c = &t->cl[i];
+			if (c->fd < 0) {
+				free_slots++;
+				continue;
+			}
+			if ((at = due(t, c, now)) <= now) {
+				reply_screen(t, c->fd, c->sb, c->attrs);
+				close(c->fd);
+				c->fd = -1;
+				free_slots++;
+			} else if (at < next)
+				next = at;
 		}
 		wait = (int)(next - now);
 		if (wait < 0)
 			wait = 0;
 		pfd[0].fd = t->eof ? -1 : t->master;
 		pfd[0].events = POLLIN | (t->out_len > 0 ? POLLOUT : 0);
-		pfd[1].fd = t->client >= 0 ? -1 : lsock;
+		pfd[1].fd = free_slots > 0 ? lsock : -1;
 		pfd[1].events = POLLIN;
-		pfd[2].fd = -1;
 		if (poll(pfd, 2, wait) < 0) {
 			if (errno == EINTR)
 				continue;
@@ -460,7 +512,8 @@ term_serve(struct term *t, int lsock, const char *dir, long idle_s)
 			if (n > 0) {
 				vterm_input_write(t->vt, buf, (size_t)n);
 				t->last_output = t->last_activity = clock_ms();
-				t->fresh = true;
+				for (i = 0; i < CLIENTS_MAX; i++)
+					t->cl[i].fresh = true;
 			} else if (n == 0 || (errno != EINTR &&
 			    errno != EAGAIN)) {
 				/* EIO: no process holds the PTY's other end. */
@@ -476,11 +529,35 @@ term_serve(struct term *t, int lsock, const char *dir, long idle_s)
 	}
 }
 
-/*
- * The daemon: PTY, child, screen, socket; tells the starter on ready
- * (one byte) or why not (a message), then serves.
- */
-static void
+/* libvterm's screen callbacks: any change of what the frame carries. */
+static int
+on_damage(VTermRect r, void *user)
+{
+	(void)r;
+	((struct term *)user)->gen++;
+	return 1;
+}
+
+static int
+on_moverect(VTermRect dst, VTermRect src, void *user)
+{
+	(void)dst;
+	(void)src;
+	((struct term *)user)->gen++;
+	return 1;
+}
+
+static int
+on_movecursor(VTermPos pos, VTermPos old, int visible, void *user)
+{
+	(void)pos;
+	(void)old;
+	(void)visible;
+	((struct term *)user)->gen++;
+	return 1;
+}
+
+void
 term_daemon(const char *id, const char *dir, int cols, int rows, long idle_s,
     const char *command, int ready)
 {
@@ -488,10 +565,11 @@ term_daemon(const char *id, const char *dir, int cols, int rows, long idle_s,
 	VTermScreenCallbacks	 cbs;
 	struct sockaddr_un	 sa;
 	struct winsize		 ws;
-	int			 lsock, null;
+	int			 lsock, null, i;
 
 	memset(&t, 0, sizeof(t));
-	t.client = -1;
+	for (i = 0; i < CLIENTS_MAX; i++)
+		t.cl[i].fd = -1;
 	t.rows = rows;
 	t.cols = cols;
 	if ((null = open("/dev/null", O_RDWR)) >= 0) {
@@ -519,10 +597,13 @@ term_daemon(const char *id, const char *dir, int cols, int rows, long idle_s,
 	t.scr = vterm_obtain_screen(t.vt);
 	memset(&cbs, 0, sizeof(cbs));
 	cbs.sb_pushline = term_on_pushline;
+	cbs.damage = on_damage;
+	cbs.moverect = on_moverect;
+	cbs.movecursor = on_movecursor;
 	vterm_screen_set_callbacks(t.scr, &cbs, &t);
 	vterm_screen_enable_altscreen(t.scr, 1);
 	vterm_screen_reset(t.scr, 1);
-	if (sock_path(id, &sa) == -1 ||
+	if (term_sock_path(id, &sa) == -1 ||
 	    (lsock = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0)) == -1 ||
 	    bind(lsock, (struct sockaddr *)&sa, sizeof(sa)) == -1 ||
 	    listen(lsock, 16) == -1) {
@@ -542,161 +623,5 @@ term_daemon(const char *id, const char *dir, int cols, int rows, long idle_s,
 	t.last_activity = t.last_output = clock_ms();
 	(void)!write(ready, "", 1);
 	close(ready);
-	(void)dir;
 	term_serve(&t, lsock, dir, idle_s);
-}
-
-/* Connect to terminal id's daemon, send a request, copy its answer. */
-static int
-term_ask(const char *id, int op, bool attrs, uint32_t quiet, uint32_t wait,
-    uint32_t scrollback, const char *in, size_t inlen, const char *keys)
-{
-	struct sockaddr_un	 sa;
-	unsigned char		 h[REQ_HEAD], buf[16384];
-	struct timeval		 tv;
-	size_t			 klen = strlen(keys);
-	ssize_t			 n;
-	int			 fd;
-	bool			 any = false;
-
-	if (sock_path(id, &sa) == -1)
-		term_die(125, "bad terminal id");
-	if ((fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0)) == -1)
-		term_die(125, "cannot make a socket");
-	if (connect(fd, (struct sockaddr *)&sa, sizeof(sa)) == -1)
-		term_die(5, "no such terminal (closed, or ended when idle)");
-	tv.tv_sec = (time_t)(wait / 1000 + 10);
-	tv.tv_usec = 0;
-	setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv));
-	memset(h, 0, sizeof(h));
-	h[0] = (unsigned char)op;
-	h[1] = attrs ? 1 : 0;
-	supf_put32(h + 4, quiet);
-	supf_put32(h + 8, wait);
-	supf_put32(h + 12, scrollback);
-	supf_put32(h + 16, (uint32_t)inlen);
-	supf_put32(h + 20, (uint32_t)klen);
-	if (sup_write_all(fd, h, sizeof(h)) == -1 ||
-	    sup_write_all(fd, in, inlen) == -1 ||
-	    sup_write_all(fd, keys, klen) == -1)
-		term_die(125, "the terminal did not take the request");
-	while ((n = read(fd, buf, sizeof(buf))) > 0 || (n < 0 &&
-	    errno == EINTR)) {
-		if (n < 0)
-			continue;
-		any = true;
-		if (sup_write_all(1, buf, (size_t)n) == -1)
-			return 1;
-	}
-	if (!any)
-		term_die(125, "the terminal did not answer");
-	return 0;
-}
-
-static long
-num(const char *s, long min, long max)
-{
-	char	*end;
-	long	 v;
-
-	errno = 0;
-	v = strtol(s, &end, 10);
-	if (errno != 0 || end == s || *end != '\0' || v < min || v > max)
-		term_die(125, "bad number");
-	return v;
-}
-
-static int
-unhex(const char *s, char **out, size_t *len)
-{
-	size_t	n = strlen(s), i;
-	int	hi, lo;
-
-	if (strcmp(s, "-") == 0)
-		n = 0;
-	if (n % 2 != 0 || n / 2 > SUPF_TERM_INPUT_MAX ||
-	    (*out = malloc(n / 2 + 1)) == NULL)
-		return -1;
-	for (i = 0; i < n; i += 2) {
-		hi = s[i] >= 'a' ? s[i] - 'a' + 10 : s[i] - '0';
-		lo = s[i + 1] >= 'a' ? s[i + 1] - 'a' + 10 : s[i + 1] - '0';
-		if (hi < 0 || hi > 15 || lo < 0 || lo > 15)
-			return -1;
-		(*out)[i / 2] = (char)(hi << 4 | lo);
-	}
-	*len = n / 2;
-	return 0;
-}
-
-int
-term_main(int argc, char **argv)
-{
-	char		 dir[256], msg[128];
-	const char	*id;
-	char		*in = NULL;
-	size_t		 inlen = 0;
-	int		 p[2], cols, rows;
-	long		 idle;
-	pid_t		 pid;
-	ssize_t		 n = 0;
-	struct pollfd	 pfd;
-
-	signal(SIGPIPE, SIG_IGN);
-	id = argv[2];
-	snprintf(dir, sizeof(dir), TERMS "/%s", id);
-	if (strcmp(argv[1], "term-start") == 0 && argc == 9) {
-		cols = (int)num(argv[3], 2, SUPF_TERM_COLS_MAX);
-		rows = (int)num(argv[4], 2, SUPF_TERM_ROWS_MAX);
-		idle = num(argv[5], 1, 30L * 86400);
-		if (mkdir("/run/code-sandbox", 0700) == -1 && errno != EEXIST)
-			term_die(125, "cannot create /run/code-sandbox");
-		if (mkdir(TERMS, 0700) == -1 && errno != EEXIST)
-			term_die(125, "cannot create " TERMS);
-		if (mkdir(dir, 0700) == -1)
-			term_die(125, errno == EEXIST ? "the terminal exists "
-			    "already" : "cannot create the terminal's folder");
-		if (pipe2(p, O_CLOEXEC) == -1)
-			term_die(125, "cannot make a pipe");
-		if ((pid = fork()) == -1)
-			term_die(125, "cannot fork");
-		if (pid == 0) {
-			close(p[0]);
-			setsid();
-			if ((pid = fork()) != 0)
-				_exit(pid == -1);
-			term_daemon(id, dir, cols, rows, idle, argv[8], p[1]);
-		}
-		close(p[1]);
-		waitpid(pid, NULL, 0);
-		pfd.fd = p[0];
-		pfd.events = POLLIN;
-		if (poll(&pfd, 1, READY_MS) != 1 ||
-		    (n = read(p[0], msg, sizeof(msg) - 1)) <= 0) {
-			rmdir(dir);
-			term_die(125, "the terminal did not start");
-		}
-		msg[n] = '\0';
-		if (n > 1 || msg[0] != '\0')
-			term_die(125, msg);
-		close(p[0]);
-		return term_ask(id, 'I', false, (uint32_t)num(argv[6], 0, 60000),
-		    (uint32_t)num(argv[7], 0, SUPF_TERM_WAIT_MAX), 0, "", 0,
-		    "");
-	}
-	if (strcmp(argv[1], "term-send") == 0 && (argc == 8 || (argc == 9 &&
-	    strcmp(argv[8], "attrs") == 0))) {
-		if (unhex(argv[6], &in, &inlen) == -1)
-			term_die(125, "bad input");
-		return term_ask(id, 'I', argc == 9,
-		    (uint32_t)num(argv[3], 0, 60000),
-		    (uint32_t)num(argv[4], 0, SUPF_TERM_WAIT_MAX),
-		    (uint32_t)num(argv[5], 0, SB_LINES), in, inlen,
-		    strcmp(argv[7], "-") == 0 ? "" : argv[7]);
-	}
-	if (strcmp(argv[1], "term-close") == 0 && argc == 3)
-		return term_ask(id, 'C', false, 0, 0, 0, "", 0, "");
-	term_die(125, "usage: supervisor term-start ID COLS ROWS IDLE QUIET "
-	    "WAIT COMMAND | term-send ID QUIET WAIT SCROLLBACK HEX KEYS | "
-	    "term-close ID");
-	return 125;
 }

@@ -5,7 +5,10 @@
 #ifndef CS_SUPERVISOR_TERM_H
 #define CS_SUPERVISOR_TERM_H
 
-/* argv[1] is a term-* command, argv[2] a valid id; the exit status. */
+/*
+ * argv[1] is a term-* command, argv[2] (all but term-list) a valid id;
+ * the exit status.
+ */
 int	term_main(int argc, char **argv);
 
 #endif

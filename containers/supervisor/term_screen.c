@@ -142,7 +142,7 @@ term_screen_payload(struct term *t, uint32_t scrollback, struct buf *b)
 	    (uint32_t)t->sb_count;
 	vterm_state_get_cursorpos(vterm_obtain_state(t->vt), &cur);
 	memset(h, 0, sizeof(h));
-	h[0] = 1;
+	h[0] = 2;
 	if (t->exited) {
 		h[1] = WIFEXITED(t->status) ? 1 : 2;
 		h[2] = (unsigned char)(WIFEXITED(t->status) ?
@@ -157,6 +157,7 @@ term_screen_payload(struct term *t, uint32_t scrollback, struct buf *b)
 	h[10] = (unsigned char)(cur.col >> 8);
 	h[11] = (unsigned char)cur.col;
 	supf_put32(h + 12, nsb);
+	supf_put32(h + 16, t->gen);
 	term_buf_add(b, h, sizeof(h));
 	for (i = 0; i < nsb; i++) {
 		const char *s = t->sb[(t->sb_first + t->sb_count - nsb + i) %
@@ -266,5 +267,51 @@ term_attrs_payload(struct term *t, struct buf *b)
 		}
 		if (!b->bad)
 			put16((unsigned char *)b->p + count_at, nruns);
+	}
+}
+
+/*
+ * The cells that are not one column and one code point of the text
+ * (cells_text) as a 'C' payload (frames.h): wide characters and
+ * characters with combining marks, so the page can put every character
+ * in its columns.
+ */
+void
+term_cells_payload(struct term *t, struct buf *b)
+{
+	VTermScreenCell	 c;
+	VTermPos	 pos;
+	unsigned char	 cell[SUPF_CELL_LEN], h[2];
+	size_t		 count_at;
+	int		 r, col, k, nchars, width;
+
+	put16(h, t->rows);
+	term_buf_add(b, h, 2);
+	for (r = 0; r < t->rows; r++) {
+		count_at = b->len;
+		term_buf_add(b, "\0\0", 2);
+		k = 0;
+		pos.row = r;
+		for (col = 0; col < t->cols; col += width) {
+			pos.col = col;
+			vterm_screen_get_cell(t->scr, pos, &c);
+			width = c.width >= 1 && c.width <= 2 &&
+			    col + c.width <= t->cols ? c.width : 1;
+			if (c.chars[0] == 0 || c.chars[0] == (uint32_t)-1)
+				continue;
+			for (nchars = 0; nchars < VTERM_MAX_CHARS_PER_CELL &&
+			    nchars < SUPF_CELL_CHARS_MAX && c.chars[nchars] != 0;
+			    nchars++)
+				;
+			if (width == 1 && nchars == 1)
+				continue;
+			put16(cell, col);
+			cell[2] = (unsigned char)width;
+			cell[3] = (unsigned char)nchars;
+			term_buf_add(b, cell, sizeof(cell));
+			k++;
+		}
+		if (!b->bad)
+			put16((unsigned char *)b->p + count_at, k);
 	}
 }

@@ -15,6 +15,7 @@
 #include "sandbox/proxy.h"
 #include "sandbox/sandbox.h"
 #include "sandbox/sandboxes.h"
+#include "sandbox/terms.h"
 
 /* Append ", what" (or "what" first) to the problems in broken. */
 static void
@@ -55,8 +56,9 @@ status_database(struct ctl *c, struct json_object *st)
 	}
 	if (ctl_rows_have(c->db, "terminal")) {
 		o = json_object_new_object();
-		ctl_rows_one(c->db, STMT_COUNT_TERMINALS, "i",
-		    now - c->cfg->terminal_idle, o);
+		/* Open means alive in its sandbox (sandbox/terms.h). */
+		terms_reconcile(c->cfg, c->db, NULL, NULL);
+		ctl_rows_one(c->db, STMT_COUNT_TERMINALS, "", 0, o);
 		js_set(dbo, "terminals", o);
 	}
 	if (ctl_rows_have(c->db, "preview")) {

@@ -1,8 +1,9 @@
 /*
  * terminals.c: terminals list [--limit N] | terminals close TERMINAL_ID
  * (ctl/extern.h): the terminals the model opened (sql/021-terminals.sql),
- * and ending one, with every process of its session, in its owner's
- * sandbox.
+ * first reconciled with the sandboxes (a terminal that closed itself when
+ * idle reads closed), and ending one, with every process of its session,
+ * in its owner's sandbox.
  */
 #include <stdio.h>
 #include <time.h>
@@ -12,6 +13,7 @@
 #include "ctl/extern.h"
 #include "sandbox/sandbox.h"
 #include "sandbox/term.h"
+#include "sandbox/terms.h"
 
 int
 ctl_terminals_list(struct ctl *c)
@@ -27,9 +29,15 @@ ctl_terminals_list(struct ctl *c)
 		{ NULL, 0, 0, NULL, NULL, 0 }
 	};
 	static const struct ctl_table table = { shown, NULL };
+	long			      unchecked = 0;
 
-	return ctl_rows_list(c, STMT_TERM_LIST, "ii", (long long)time(NULL) -
-	    c->cfg->terminal_idle, c->limit, &table);
+	/* What the sandboxes hold, not what the last call saw. */
+	terms_reconcile(c->cfg, c->db, NULL, &unchecked);
+	if (unchecked > 0)
+		fprintf(stderr, "sandboxctl: %ld open terminals could not be "
+		    "checked in their sandbox (the engine did not answer)\n",
+		    unchecked);
+	return ctl_rows_list(c, STMT_TERM_LIST, "i", c->limit, 0, &table);
 }
 
 int

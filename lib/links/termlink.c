@@ -25,7 +25,8 @@
 
 #define PREFIX		"/dl/t/"
 #define COOKIE		"cs_term"
-#define POLL_MS		50	/* the screen read this often while streaming */
+#define WATCH_MS	1000	/* one wait for a changed screen, at most */
+#define RETRY_MS	250	/* after a failed read */
 #define CHECK_MS	1000	/* the link and the terminal checked this often */
 #define PING_MS		10000
 #define KEYS_MAX	4096	/* bytes of keystrokes in one POST */
@@ -77,24 +78,57 @@ static const char page_js[] =
     "  }\n"
     "});\n"
     "const hex = (c) => '#' + c.toString(16).padStart(6, '0');\n"
-    "/* One row: its text, in spans where its colours or attributes are not the default. */\n"
-    "function row(l, runs, cursor) {\n"
-    "  const ch = Array.from(l);\n"
-    "  const width = Math.max(ch.length, cursor >= 0 ? cursor + 1 : 0, ...runs.map((r) => r[1] + r[2]));\n"
-    "  while (ch.length < width) ch.push(' ');\n"
-    "  const cells = ch.map(() => null);\n"
-    "  for (const r of runs) for (let i = r[1]; i < r[1] + r[2]; i++) cells[i] = r;\n"
+    "/* A row's columns: what each shows ({ t, w }), null for the right half of a wide character. */\n"
+    "function columns(l, cells) {\n"
+    "  const cp = Array.from(l);\n"
+    "  const out = [];\n"
+    "  let k = 0;\n"
+    "  let ci = 0;\n"
+    "  while (k < cp.length) {\n"
+    "    while (ci < cells.length && cells[ci][1] < out.length) ci++;\n"
+    "    const c = cells[ci];\n"
+    "    if (c !== undefined && c[1] === out.length) {\n"
+    "      out.push({ t: cp.slice(k, k + c[3]).join(''), w: c[2] });\n"
+    "      for (let i = 1; i < c[2]; i++) out.push(null);\n"
+    "      k += c[3];\n"
+    "      ci++;\n"
+    "    } else out.push({ t: cp[k++], w: 1 });\n"
+    "  }\n"
+    "  return out;\n"
+    "}\n"
+    "/* One row: its text, in spans where its colours or attributes are not the default; a wide character in a span two columns wide. */\n"
+    "function row(l, runs, cells, cursor) {\n"
+    "  const col = columns(l, cells);\n"
+    "  const width = Math.max(col.length, cursor >= 0 ? cursor + 1 : 0, ...runs.map((r) => r[1] + r[2]));\n"
+    "  while (col.length < width) col.push({ t: ' ', w: 1 });\n"
+    "  const style = col.map(() => null);\n"
+    "  for (const r of runs) for (let i = r[1]; i < r[1] + r[2] && i < width; i++) style[i] = r;\n"
     "  const out = [];\n"
     "  let i = 0;\n"
-    "  while (i < ch.length) {\n"
-    "    const r = cells[i];\n"
+    "  while (i < width) {\n"
+    "    const r = style[i];\n"
     "    let j = i + 1;\n"
-    "    while (j < ch.length && cells[j] === r && j !== cursor && i !== cursor) j++;\n"
-    "    const text = ch.slice(i, j).join('');\n"
-    "    if (r === null && i !== cursor) out.push(text);\n"
+    "    while (j < width && style[j] === r && j !== cursor && i !== cursor) j++;\n"
+    "    const parts = [];\n"
+    "    let text = '';\n"
+    "    for (const c of col.slice(i, j)) {\n"
+    "      if (c === null) continue;\n"
+    "      if (c.w === 1) {\n"
+    "        text += c.t;\n"
+    "        continue;\n"
+    "      }\n"
+    "      if (text !== '') parts.push(text);\n"
+    "      text = '';\n"
+    "      const w = document.createElement('span');\n"
+    "      w.className = 'w';\n"
+    "      w.textContent = c.t;\n"
+    "      parts.push(w);\n"
+    "    }\n"
+    "    if (text !== '') parts.push(text);\n"
+    "    if (r === null && i !== cursor) out.push(...parts);\n"
     "    else {\n"
     "      const sp = document.createElement('span');\n"
-    "      sp.textContent = text;\n"
+    "      sp.append(...parts);\n"
     "      if (r !== null) {\n"
     "        let fg = r[3] === null ? null : hex(r[3]);\n"
     "        let bg = r[4] === null ? null : hex(r[4]);\n"
@@ -117,7 +151,8 @@ static const char page_js[] =
     "  scr.replaceChildren();\n"
     "  s.lines.forEach((l, i) => {\n"
     "    const runs = (s.runs || []).filter((r) => r[0] === i);\n"
-    "    scr.append(...row(l, runs, i === s.cursor_row && !s.exited ? s.cursor_col : -1));\n"
+    "    const cells = (s.cells || []).filter((c) => c[0] === i);\n"
+    "    scr.append(...row(l, runs, cells, i === s.cursor_row && !s.exited ? s.cursor_col : -1));\n"
     "  });\n"
     "  st.textContent = s.exited ? 'The program exited with code ' + s.exit_code + '.' :\n"
     "    'Connected: type here. The model sees this screen, never your keystrokes.';\n"
@@ -136,7 +171,8 @@ static const char page_css[] =
     "body { margin: 0; background: #111; color: #ddd; font: 14px/1.25 ui-monospace, 'DejaVu Sans Mono', monospace; }\n"
     "header { padding: 6px 10px; background: #222; color: #aaa; font-family: system-ui, sans-serif; font-size: 13px; }\n"
     "pre { margin: 0; padding: 8px 10px; white-space: pre; outline: none; }\n"
-    ".c { background: #ddd; color: #111; }\n";
+    ".c { background: #ddd; color: #111; }\n"
+    ".w { display: inline-block; width: 2ch; }\n";
 
 static void
 no_cache(struct http_req *r)
@@ -248,7 +284,7 @@ page(struct http_req *r)
 static char *
 screen_json(const struct term_screen *s)
 {
-	struct json_object	*o = json_object_new_object(), *lines, *runs;
+	struct json_object	*o = json_object_new_object(), *lines, *runs, *cells;
 	size_t			 i;
 	const char		*p = s->text, *nl, *end = s->text + s->text_len;
 	char			*out;
@@ -278,6 +314,17 @@ screen_json(const struct term_screen *s)
 		json_object_array_add(runs, a);
 	}
 	json_object_object_add(o, "runs", runs);
+	cells = json_object_new_array();
+	for (i = 0; i < s->ncells; i++) {
+		struct json_object *a = json_object_new_array();
+
+		json_object_array_add(a, json_object_new_int(s->cells[i].row));
+		json_object_array_add(a, json_object_new_int(s->cells[i].col));
+		json_object_array_add(a, json_object_new_int(s->cells[i].width));
+		json_object_array_add(a, json_object_new_int(s->cells[i].chars));
+		json_object_array_add(cells, a);
+	}
+	json_object_object_add(o, "cells", cells);
 	json_object_object_add(o, "exited", json_object_new_boolean(s->state != 0));
 	json_object_object_add(o, "exit_code", s->state == 0 ? NULL :
 	    json_object_new_int(s->state == 1 ? s->code : 128 + s->code));
@@ -294,6 +341,17 @@ pause_ms(long ms)
 	nanosleep(&ts, NULL);
 }
 
+/*
+ * The screen stream: the screen now, then each new one as soon as the
+ * terminal has it. term_watch is a long poll over the channel that the
+ * supervisor answers when the screen changes (after a coalescing window
+ * of a few ms), so a keystroke's echo is pushed, not found by polling.
+ * The link and the terminal are checked again every CHECK_MS or so, and
+ * a ping goes every PING_MS. A terminal started before screens had a
+ * generation (gen 0) is read every OLD_POLL_MS instead.
+ */
+#define OLD_POLL_MS	50
+
 static void
 events(struct http_req *r, const struct config *cfg, struct db *db,
     const char *id, struct link_row *row, const char *tid)
@@ -304,7 +362,8 @@ events(struct http_req *r, const struct config *cfg, struct db *db,
 	char			*last = NULL, *j, tid2[80];
 	const char		*why = NULL;
 	long long		 now, checked, wrote;
-	int			 fails = 0;
+	unsigned long		 gen = 0;
+	int			 fails = 0, rc;
 
 	if (sandbox_open(cfg, row->owner, &sb, &err) == -1) {
 		http_send_error(r, 503, err.msg);
@@ -328,14 +387,20 @@ events(struct http_req *r, const struct config *cfg, struct db *db,
 				break;
 			}
 		}
-		if (term_send(sb, tid, "", 0, NULL, 0, 0, 0, true, &s,
-		    &err) == -1) {
+		if (gen != 0)
+			rc = term_watch(sb, tid, gen, WATCH_MS, TERM_ATTRS, &s,
+			    &err);
+		else
+			rc = term_send(sb, tid, "", 0, NULL, 0, 0, 0,
+			    TERM_ATTRS, &s, &err);
+		if (rc == -1) {
 			if (err.kind == ERR_NOT_FOUND || ++fails >= FAILS_MAX)
 				why = "the terminal has ended";
-			pause_ms(POLL_MS * 5);
+			pause_ms(RETRY_MS);
 			continue;
 		}
 		fails = 0;
+		gen = s.gen;
 		j = screen_json(&s);
 		term_screen_free(&s);
 		if (j != NULL && (last == NULL || strcmp(j, last) != 0)) {
@@ -354,7 +419,8 @@ events(struct http_req *r, const struct config *cfg, struct db *db,
 				break;
 			wrote = clock_ms();
 		}
-		pause_ms(POLL_MS);
+		if (gen == 0)
+			pause_ms(OLD_POLL_MS);
 	}
 	if (why != NULL && !http_gone(r)) {
 		http_puts(r, "event: end\ndata: ");
@@ -399,7 +465,7 @@ keys(struct http_req *r, const struct config *cfg, const struct link_row *row,
 		http_send_error(r, 503, err.msg);
 		return;
 	}
-	if (term_send(sb, tid, body, len, NULL, 0, 0, 0, false, &s,
+	if (term_send(sb, tid, body, len, NULL, 0, 0, 0, 0, &s,
 	    &err) == -1)
 		http_send_error(r, err.kind == ERR_NOT_FOUND ? 410 : 502,
 		    err.kind == ERR_NOT_FOUND ? "The terminal has ended." :

@@ -39,6 +39,7 @@
 #include "sandbox/sandbox.h"
 #include "sandbox/sandboxes.h"
 #include "sandbox/scripts.h"
+#include "sandbox/terms.h"
 #include "store/db.h"
 #include "store/db_ops.h"
 #include "store/db_sandbox.h"
@@ -301,6 +302,8 @@ cleanup_run(const struct config *cfg, const char *trigger, bool force,
 		sweep_each(cfg, db, r);
 	else
 		sweep(cfg, NULL, r);
+	/* Terminals that closed themselves when idle: their rows too. */
+	terms_reconcile(cfg, db, NULL, NULL);
 	log_info("cleanup (%s): %s: removed %ld entries (%lld bytes), kept %ld, "
 	    "failed %ld; pruned %ld audit rows, cleared %ld results%s%s",
 	    trigger, r->state, r->removed, r->bytes, r->kept, r->failed,

@@ -36,8 +36,9 @@
 #endif
 
 #define TERM_SLACK_MS	10000	/* beyond the wait: the exec's own time */
-/* The most a request's stdout may hold: a screen, then its colours. */
-#define TERM_OUT_MAX	(2 * SUPF_HEADER + SUPF_SCREEN_MAX + SUPF_ATTRS_MAX)
+/* The most a request's stdout may hold: a screen, its colours, its cells. */
+#define TERM_OUT_MAX	(3 * SUPF_HEADER + SUPF_SCREEN_MAX + SUPF_ATTRS_MAX + \
+			    SUPF_CELLS_MAX)
 
 struct term_out {
 	unsigned char	*buf;
@@ -84,6 +85,7 @@ term_tick(void *arg)
 
 struct term_parse {
 	struct term_screen	*out;
+	struct json_object	*list;		/* term-list's ids, when asked */
 	char			 msg[SUPF_MESSAGE_MAX + 1];
 	int			 frames;
 	bool			 screen, bad;
@@ -117,14 +119,64 @@ term_attrs(struct term_parse *tp, const unsigned char *p, size_t len)
 }
 
 static int
+term_cells(struct term_parse *tp, const unsigned char *p, size_t len)
+{
+	struct supf_cell	*c;
+	size_t			 n, i;
+
+	if (supf_cells_decode(p, len, tp->out->rows, tp->out->cols, &c,
+	    &n) == -1)
+		return -1;
+	if (n > 0 && (tp->out->cells = calloc(n, sizeof(*tp->out->cells))) ==
+	    NULL) {
+		free(c);
+		return -1;
+	}
+	for (i = 0; i < n; i++) {
+		tp->out->cells[i].row = c[i].row;
+		tp->out->cells[i].col = c[i].col;
+		tp->out->cells[i].width = c[i].width;
+		tp->out->cells[i].chars = c[i].chars;
+	}
+	tp->out->ncells = n;
+	free(c);
+	return 0;
+}
+
+/* An 'L' payload: ids each ended by '\n', every one checked. */
+static int
+term_ids(struct term_parse *tp, const unsigned char *p, size_t len)
+{
+	const unsigned char	*end = p + len;
+	char			 id[SUPF_ID_MAX + 1];
+	int			 rc;
+
+	if (tp->list == NULL || tp->frames != 1)
+		return -1;
+	while ((rc = supf_id_next(&p, end, id)) == 1)
+		json_object_array_add(tp->list, json_object_new_string(id));
+	if (rc == -1)
+		return -1;
+	tp->screen = true;
+	return 0;
+}
+
+static int
 term_frame(void *arg, int type, const unsigned char *p, size_t len)
 {
 	struct term_parse	*tp = arg;
 	struct supf_screen	 s;
 	size_t			 n;
 
-	if (++tp->frames > 2 || (tp->frames == 2 && (type != 'A' ||
-	    !tp->screen)))
+	/* A screen, then with the colours its colours and its cells. */
+	if (++tp->frames > 3 || (tp->frames == 2 && (type != 'A' ||
+	    !tp->screen)) || (tp->frames == 3 && type != 'C'))
+		return -1;
+	if (type == 'C')
+		return term_cells(tp, p, len);
+	if (type == 'L')
+		return term_ids(tp, p, len);
+	if (tp->list != NULL && type != 'X')
 		return -1;
 	if (type == 'A')
 		return term_attrs(tp, p, len);
@@ -143,6 +195,7 @@ term_frame(void *arg, int type, const unsigned char *p, size_t len)
 	tp->out->cursor_row = s.cursor_row;
 	tp->out->cursor_col = s.cursor_col;
 	tp->out->scrollback = s.scrollback;
+	tp->out->gen = s.gen;
 	if ((tp->out->text = utf8_repair(s.text, s.text_len, NULL)) == NULL)
 		return -1;
 	tp->out->text_len = strlen(tp->out->text);
@@ -185,10 +238,13 @@ term_chan(struct sandbox *sb, const char *sup, const char *const args[],
 	return rc;
 }
 
-/* One exec of the supervisor with args after its path; its frame. */
+/*
+ * One exec of the supervisor with args after its path; its frame: a
+ * screen into out, or with list (term-list) the ids into that array.
+ */
 static int
 term_call(struct sandbox *sb, const char *const args[], long wait_ms,
-    struct term_screen *out, struct error *err)
+    struct term_screen *out, struct json_object *list, struct error *err)
 {
 	struct term_out		 o;
 	struct term_parse	 tp;
@@ -241,6 +297,7 @@ parse:
 	}
 	memset(&tp, 0, sizeof(tp));
 	tp.out = out;
+	tp.list = list;
 	supf_init(&f, SUPF_SCREEN_MAX);
 	rc = o.over ? -1 : supf_feed(&f, o.buf, o.len, term_frame, &tp);
 	if (rc == 0 && !supf_at_boundary(&f))
@@ -260,6 +317,21 @@ parse:
 		    ERR_UPSTREAM, "%s", esc);
 	}
 	return 0;
+}
+
+/* The FLAGS argument of term-send and term-watch (term.c), or NULL. */
+static const char *
+term_flags(int flags)
+{
+	switch (flags & (TERM_ATTRS | TERM_CHANGED)) {
+	case TERM_ATTRS:
+		return "attrs";
+	case TERM_CHANGED:
+		return "changed";
+	case TERM_ATTRS | TERM_CHANGED:
+		return "attrs,changed";
+	}
+	return NULL;
 }
 
 int
@@ -289,13 +361,13 @@ term_start(struct sandbox *sb, const char *id, int cols, int rows,
 	snprintf(i, sizeof(i), "%ld", idle_s);
 	snprintf(q, sizeof(q), "%ld", quiet_ms);
 	snprintf(w, sizeof(w), "%ld", wait_ms);
-	return term_call(sb, args, wait_ms, out, err);
+	return term_call(sb, args, wait_ms, out, NULL, err);
 }
 
 int
 term_send(struct sandbox *sb, const char *id, const char *input, size_t len,
     const char *keys, long quiet_ms, long wait_ms, unsigned scrollback,
-    bool attrs, struct term_screen *out, struct error *err)
+    int flags, struct term_screen *out, struct error *err)
 {
 	static const char	 hex[] = "0123456789abcdef";
 	char			 q[32], w[32], s[32], *h;
@@ -327,11 +399,26 @@ term_send(struct sandbox *sb, const char *id, const char *input, size_t len,
 	args[4] = s;
 	args[5] = h;
 	args[6] = keys != NULL && keys[0] != '\0' ? keys : "-";
-	args[7] = attrs ? "attrs" : NULL;
+	args[7] = term_flags(flags);
 	args[8] = NULL;
-	rc = term_call(sb, args, wait_ms, out, err);
+	rc = term_call(sb, args, wait_ms, out, NULL, err);
 	free(h);
 	return rc;
+}
+
+int
+term_watch(struct sandbox *sb, const char *id, unsigned long gen,
+    long wait_ms, int flags, struct term_screen *out, struct error *err)
+{
+	char	g[32], w[32];
+	const char *const args[] = { "term-watch", id, g, w, "0",
+	    term_flags(flags), NULL };
+
+	if (!term_valid_id(id))
+		return error_kind(err, ERR_INVALID, "invalid terminal id");
+	snprintf(g, sizeof(g), "%lu", gen & 0xffffffffUL);
+	snprintf(w, sizeof(w), "%ld", wait_ms);
+	return term_call(sb, args, wait_ms, out, NULL, err);
 }
 
 int
@@ -342,7 +429,16 @@ term_close(struct sandbox *sb, const char *id, struct term_screen *out,
 
 	if (!term_valid_id(id))
 		return error_kind(err, ERR_INVALID, "invalid terminal id");
-	return term_call(sb, args, 0, out, err);
+	return term_call(sb, args, 0, out, NULL, err);
+}
+
+int
+term_list(struct sandbox *sb, struct json_object *ids, struct error *err)
+{
+	const char *const	args[] = { "term-list", NULL };
+	struct term_screen	s;
+
+	return term_call(sb, args, 0, &s, ids, err);
 }
 
 void
@@ -353,4 +449,7 @@ term_screen_free(struct term_screen *s)
 	free(s->runs);
 	s->runs = NULL;
 	s->nruns = 0;
+	free(s->cells);
+	s->cells = NULL;
+	s->ncells = 0;
 }

@@ -221,8 +221,8 @@ enum db_stmt {
 	STMT_TERM_TOUCH,	/* now, id */
 	STMT_TERM_CLOSE,	/* now, exit_code, id */
 	STMT_TERM_OPEN_COUNT,	/* owner, min_last_used -> count */
-	STMT_TERM_LIST,		/* min_last_used, limit (sandboxctl terminals) */
-	STMT_COUNT_TERMINALS,	/* min_last_used -> total, open */
+	STMT_TERM_LIST,		/* limit (sandboxctl terminals) */
+	STMT_COUNT_TERMINALS,	/* -> total, open */
 	STMT_TERM_OWNER,	/* id -> owner, while open */
 	/* preview links (preview_link, the preview program; sql/020-previews.sql) */
 	STMT_PREVIEW_INSERT,	/* id, port, path, owner, client_id, created, expires */
@@ -269,6 +269,7 @@ enum db_stmt {
 	STMT_SNAP_RESTORE_RUN,	/* run_id, id: the run holding its result */
 	STMT_SNAP_RUN_STATE,	/* run_id, now -> "live" (going on, or ended
 				   under 30 s ago) or "gone" */
+	STMT_TERM_OPEN_ALL,	/* max_created -> id, owner of open rows */
 	STMT__MAX
 };
 

@@ -5,6 +5,8 @@
 #include <stdio.h>
 #include <string.h>
 
+#include <json-c/json.h>
+
 #include "store/db.h"
 #include "store/db_terms.h"
 #include "store/extern.h"
@@ -27,17 +29,19 @@ const struct db_sql db_sql_terms[] = {
 	    "AND last_used >= ?" },
 	{ STMT_TERM_LIST,
 	    "SELECT id, CASE WHEN closed IS NOT NULL THEN 'closed' "
-	    "WHEN last_used < ?1 THEN 'idle' ELSE 'open' END, owner, "
+	    "ELSE 'open' END, owner, "
 	    "client_id, created, last_used, exit_code, "
 	    "substr(replace(command, char(10), ' '), 1, 200) FROM terminal "
-	    "ORDER BY created DESC, id LIMIT ?2" },
+	    "ORDER BY created DESC, id LIMIT ?" },
 	{ STMT_COUNT_TERMINALS,
-	    "SELECT count(*), coalesce(sum(closed IS NULL AND last_used >= ?), "
-	    "0) FROM terminal" },
+	    "SELECT count(*), coalesce(sum(closed IS NULL), 0) FROM terminal" },
 	{ STMT_TERM_OWNER,
 	    "SELECT owner FROM terminal WHERE id = ? AND closed IS NULL" },
 	{ STMT_TERM_PRUNE,
 	    "DELETE FROM terminal WHERE last_used < ?" },
+	{ STMT_TERM_OPEN_ALL,
+	    "SELECT id, owner FROM terminal WHERE closed IS NULL AND "
+	    "created < ? ORDER BY owner, id" },
 	{ STMT__MAX, NULL },
 };
 
@@ -89,4 +93,26 @@ db_term_open_count(struct db *db, const char *owner, long long min_last_used)
 		n = db_int(q, 0);
 	db_done(q);
 	return n;
+}
+
+int
+db_term_open_list(struct db *db, long long max_created,
+    struct json_object *out)
+{
+	struct json_object	*pair;
+	struct db_q		*q;
+	enum db_step		 st;
+
+	if ((q = db_query(db, STMT_TERM_OPEN_ALL, "i", max_created)) == NULL)
+		return -1;
+	while ((st = db_step(q)) == DB_ROW) {
+		pair = json_object_new_array();
+		json_object_array_add(pair, json_object_new_string(
+		    db_text(q, 0) != NULL ? db_text(q, 0) : ""));
+		json_object_array_add(pair, json_object_new_string(
+		    db_text(q, 1) != NULL ? db_text(q, 1) : ""));
+		json_object_array_add(out, pair);
+	}
+	db_done(q);
+	return st == DB_DONE ? 0 : -1;
 }

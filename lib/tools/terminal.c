@@ -24,6 +24,7 @@
 #include "oauth/auth.h"
 #include "runs/result.h"
 #include "sandbox/term.h"
+#include "sandbox/terms.h"
 #include "store/db.h"
 #include "store/db_terms.h"
 #include "tools/tools.h"
@@ -54,7 +55,9 @@ static struct json_object *
 wait_prop(void)
 {
 	struct json_object *p = tool_prop("integer", "Most milliseconds to "
-	    "wait for the output to settle (it is read once quiet for 150 ms).");
+	    "wait for the output to settle (it is read once quiet for 150 ms; "
+	    "terminal_send with less than 150 answers as soon as the screen "
+	    "changed).");
 
 	js_set_int(p, "default", WAIT_DEFAULT);
 	js_set_int(p, "minimum", 0);
@@ -142,7 +145,9 @@ describe_send(const struct config *cfg, const struct tool_mode *mode)
 	    "Type on a terminal: input is text typed as is (a newline is "
 	    "Enter), then keys are named keys pressed in order. Returns the "
 	    "screen once the output has been quiet for 150 ms (or at wait_ms), "
-	    "and whether the program exited, with its exit code. %s",
+	    "and whether the program exited, with its exit code. With wait_ms "
+	    "under 150 it returns as soon as the screen changed (an echo, a "
+	    "key's effect), for quick keystrokes. %s",
 	    prefer);
 	t = tool_new("terminal_send", "Type on a terminal", desc);
 	props = json_object_new_object();
@@ -407,6 +412,11 @@ call_start(struct tool_ctx *tc, struct json_object *args)
 		return result_error("Terminals are turned off on this server "
 		    "(TERMINAL_MAX=0): use execute.");
 	n = db_term_open_count(tc->db, owner, now - tc->cfg->terminal_idle);
+	/* At the cap: some may have closed themselves since. */
+	if (n >= tc->cfg->terminal_max && terms_reconcile(tc->cfg, tc->db,
+	    owner, NULL) > 0)
+		n = db_term_open_count(tc->db, owner, now -
+		    tc->cfg->terminal_idle);
 	if (n < 0)
 		return result_error("Internal error: the terminals' records "
 		    "cannot be read.");
@@ -490,8 +500,9 @@ call_send(struct tool_ctx *tc, struct json_object *args)
 	    &wait, why, sizeof(why)) == -1)
 		return result_error("%s", why);
 	db_exec(tc->db, STMT_TERM_TOUCH, "it", (long long)time(NULL), id);
+	/* A wait shorter than the quiet window: the first change will do. */
 	if (term_send(tc->sandbox, id, input, inlen, keys, QUIET_MS, wait, 0,
-	    false, &s, &err) == -1)
+	    wait < QUIET_MS ? TERM_CHANGED : 0, &s, &err) == -1)
 		return term_failed(tc, id, &err);
 	res = screen_result(tc, id, &s, false);
 	term_screen_free(&s);
@@ -516,7 +527,7 @@ call_read(struct tool_ctx *tc, struct json_object *args)
 	if (get_int(args, "scrollback", SB_DEFAULT, 0, TERM_SB_MAX, &sb,
 	    why, sizeof(why)) == -1)
 		return result_error("%s", why);
-	if (term_send(tc->sandbox, id, "", 0, NULL, 0, 0, (unsigned)sb, false,
+	if (term_send(tc->sandbox, id, "", 0, NULL, 0, 0, (unsigned)sb, 0,
 	    &s, &err) == -1)
 		return term_failed(tc, id, &err);
 	res = screen_result(tc, id, &s, false);

@@ -1,11 +1,14 @@
 // Terminals (tests/bench/run.sh terminal): time to echo, measured against
 // execute `true` in the same run, all at concurrency 1, interleaved:
 //   - execute `true` (the floor: one command through the supervisor);
-//   - terminal_read of an idle terminal (one screen read: an engine exec
-//     of the supervisor and its answer);
-//   - echo: one character sent to `cat` (terminal_send, wait_ms 0) until a
-//     terminal_read shows it on the screen the server holds (the 150 ms
-//     quiet window of terminal_send is not part of it);
+//   - an MCP ping (what every call costs before any tool: HTTP, the front,
+//     the session and the bearer check);
+//   - terminal_read of an idle terminal (one screen read over the
+//     supervisor's channel);
+//   - echo: one character sent to `cat` until it is on the screen the
+//     server holds: terminal_send with wait_ms 50, which answers as soon as
+//     the screen changed (so the 150 ms quiet window is not part of it),
+//     then a terminal_read only if the character is not there yet;
 //   - the terminal link: one keystroke POSTed until the page's event stream
 //     carries the screen with it.
 // REPS (env BENCH_REPS, default 5) repetitions of N (BENCH_N, default 20)
@@ -62,14 +65,19 @@ try {
 
   let n = 0;
   const mark = () => `${String.fromCharCode(97 + (n % 26))}`;
-  const res = { exec: [], read: [], echo: [], link: [] };
+  const res = { exec: [], ping: [], read: [], echo: [], link: [] };
   let line = 0;
+  let extra = 0;
   for (let rep = 0; rep < REPS; rep++) {
-    const one = { exec: [], read: [], echo: [], link: [] };
+    const one = { exec: [], ping: [], read: [], echo: [], link: [] };
     for (let k = 0; k < N; k++) {
       let t0 = performance.now();
       await call('execute', { command: 'true' });
       one.exec.push(performance.now() - t0);
+
+      t0 = performance.now();
+      await conn.client.ping();
+      one.ping.push(performance.now() - t0);
 
       t0 = performance.now();
       await call('terminal_read', { terminal_id: id, scrollback: 0 });
@@ -82,10 +90,10 @@ try {
       const before = (await call('terminal_read', { terminal_id: id, scrollback: 0 })).screen;
       const count = (s) => s.split(ch).length;
       t0 = performance.now();
-      await call('terminal_send', { terminal_id: id, input: ch, wait_ms: 0 });
-      for (;;) {
-        const s = (await call('terminal_read', { terminal_id: id, scrollback: 0 })).screen;
-        if (count(s) > count(before)) break;
+      let s = (await call('terminal_send', { terminal_id: id, input: ch, wait_ms: 50 })).screen;
+      while (count(s) <= count(before)) {
+        extra++;
+        s = (await call('terminal_read', { terminal_id: id, scrollback: 0 })).screen;
       }
       one.echo.push(performance.now() - t0);
 
@@ -108,10 +116,13 @@ try {
   const show = (label, a) => console.log(`${label.padEnd(58)} p50 ${median(a).toFixed(1)} ms (${spread(a)})`);
   console.log(`terminals: ${REPS} x ${N} at concurrency 1, behind lighttpd`);
   show('execute `true` (floor)', res.exec);
+  show('MCP ping (no tool)', res.ping);
   show('terminal_read of an idle terminal', res.read);
   show('echo: a character to cat, until on the server\'s screen', res.echo);
   show('link: a keystroke POSTed, until in the page\'s event stream', res.link);
-  console.log(`echo / execute: ${(median(res.echo) / median(res.exec)).toFixed(2)}`);
+  console.log(`echo / execute: ${(median(res.echo) / median(res.exec)).toFixed(2)}; ` +
+    `link / execute: ${(median(res.link) / median(res.exec)).toFixed(2)}; ` +
+    `echoes that needed a terminal_read after the send: ${extra} of ${REPS * N}`);
 } finally {
   await conn.close().catch(() => {});
   await srv.stop();

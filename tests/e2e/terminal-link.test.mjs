@@ -50,7 +50,12 @@ describe('terminal_link', () => {
 
   it('a password typed on the page reaches the program, never the model', async () => {
     const t = await ok('terminal_start', { command: 'bash', cols: 200, rows: 20 });
-    await ok('terminal_send', { terminal_id: t.terminal_id, input: 'printf "\\e[31mRED\\e[0m \\e[1;44mBLUE\\e[0m\\n"; read -s P; echo "len=${#P}"\n', wait_ms: 500 });
+    // Colours; then wide characters (three of two columns, and an e with a
+    // combining accent) before a caret that must stand in the same column
+    // as the caret of a line of 8 dots (all typed as escapes, so the
+    // command line itself holds no caret).
+    const wide = String.raw`printf '\xe6\x97\xa5\xe6\x9c\xac\xe8\xaa\x9ee\xcc\x81|\x5e\n........\x5e\n'; `;
+    await ok('terminal_send', { terminal_id: t.terminal_id, input: 'printf "\\e[31mRED\\e[0m \\e[1;44mBLUE\\e[0m\\n"; ' + wide + 'read -s P; echo "len=${#P}"\n', wait_ms: 500 });
     const profile = mkdtempSync(join(tmpdir(), 'cs-chromium-'));
     const browser = await chromium.launchPersistentContext(profile, {
       executablePath: '/usr/bin/chromium',
@@ -88,6 +93,24 @@ describe('terminal_link', () => {
       const [br, bgr, bb] = rgb(styles.BLUE?.bg);
       assert.ok(bb > 150 && br < 100 && bgr < 100, `BLUE has a blue background: ${JSON.stringify(styles)}`);
       assert.ok(Number(styles.BLUE.weight) >= 600, 'and is bold');
+      // Wide characters take their two columns: both carets line up.
+      const carets = await page.evaluate(() => {
+        const out = [];
+        const w = document.createTreeWalker(document.getElementById('s'), NodeFilter.SHOW_TEXT);
+        for (let n = w.nextNode(); n; n = w.nextNode()) {
+          for (let i = n.data.indexOf('^'); i >= 0; i = n.data.indexOf('^', i + 1)) {
+            const r = document.createRange();
+            r.setStart(n, i);
+            r.setEnd(n, i + 1);
+            out.push(r.getBoundingClientRect().left);
+          }
+        }
+        return { out, wide: document.querySelectorAll('#s .w').length, text: document.getElementById('s').textContent };
+      });
+      assert.equal(carets.out.length, 2, JSON.stringify(carets));
+      assert.ok(Math.abs(carets.out[0] - carets.out[1]) < 1, `the carets line up: ${JSON.stringify(carets.out)}`);
+      assert.equal(carets.wide, 3, 'three wide characters, each in its two columns');
+      assert.match(carets.text, /\u65e5\u672c\u8a9ee\u0301\|\^/);
       await page.locator('#s').click();
       await page.keyboard.type(PASSWORD, { delay: 5 });
       await page.keyboard.press('Enter');

@@ -102,6 +102,30 @@ describe('terminals', () => {
     assert.match(resultText(again), /closed/);
   });
 
+  it('a short wait answers as soon as the screen changed; a long wait holds up no other call', async () => {
+    const s = await ok(conn, 'terminal_start', { command: 'stty -icanon; cat', cols: 60, rows: 5 });
+    // Under 150 ms the quiet window is not waited for: the echo answers.
+    let fastest = Infinity;
+    for (const ch of 'vwxyz') {
+      const t0 = performance.now();
+      const r = await ok(conn, 'terminal_send', { terminal_id: s.terminal_id, input: ch, wait_ms: 140 });
+      fastest = Math.min(fastest, performance.now() - t0);
+      assert.ok(r.screen.includes(ch), r.screen);
+    }
+    assert.ok(fastest < 120, `the fastest of 5 echoes took ${fastest.toFixed(1)} ms, not under the 140 ms wait`);
+    await ok(conn, 'terminal_close', { terminal_id: s.terminal_id });
+    // A program that is never quiet: a send waits its whole wait_ms, and a
+    // read meanwhile still answers at once.
+    const busy = await ok(conn, 'terminal_start', { command: 'while :; do date +%N; sleep 0.05; done', cols: 60, rows: 5 });
+    const order = [];
+    const send = ok(conn, 'terminal_send', { terminal_id: busy.terminal_id, input: '', wait_ms: 4000 }).then(() => order.push('send'));
+    await new Promise((r) => setTimeout(r, 300));
+    await ok(conn, 'terminal_read', { terminal_id: busy.terminal_id, scrollback: 0 }).then(() => order.push('read'));
+    await send;
+    assert.deepEqual(order, ['read', 'send']);
+    await ok(conn, 'terminal_close', { terminal_id: busy.terminal_id });
+  });
+
   it('an editor saves exactly the text typed', async (t) => {
     const which = await conn.execute({ command: 'command -v vim.tiny || command -v vim || command -v vi || command -v nano || true' });
     const ed = which.structuredContent.stdout.trim();
@@ -249,12 +273,12 @@ describe('terminals', () => {
   });
 });
 
-describe('terminals without the channel (SANDBOX_CHANNEL=0: one engine exec per call)', () => {
+describe('terminals without the channel (SANDBOX_CHANNEL=0: one engine exec per call), closing when idle (TERMINAL_IDLE=10)', () => {
   let srv;
   let conn;
 
   before(async () => {
-    srv = await startServer({ name: 'terminal-nochan', settings: { SANDBOX_CHANNEL: 0 } });
+    srv = await startServer({ name: 'terminal-nochan', settings: { SANDBOX_CHANNEL: 0, TERMINAL_IDLE: 10 } });
     conn = await connect(srv);
   });
   after(async () => {
@@ -268,5 +292,28 @@ describe('terminals without the channel (SANDBOX_CHANNEL=0: one engine exec per 
     assert.match(r.screen, /^42$/m, r.screen);
     const c = await ok(conn, 'terminal_close', { terminal_id: s.terminal_id });
     assert.equal(c.closed, true);
+  });
+
+  it('a terminal that closed itself when idle reads closed in sandboxctl terminals list and status', async () => {
+    const quiet = await ok(conn, 'terminal_start', { command: 'cat', cols: 40, rows: 5 });
+    // Output keeps a terminal alive however long since the last call.
+    const busy = await ok(conn, 'terminal_start', { command: 'while :; do date; sleep 1; done', cols: 40, rows: 5 });
+    const state = (list, id) => list.find((t) => t.id === id)?.state;
+    let list = JSON.parse((await ctl(srv, ['--json', 'terminals', 'list'])).stdout);
+    assert.equal(state(list, quiet.terminal_id), 'open');
+    // The daemon ends 10 s after the last input or output; the row is
+    // checked against the sandbox once 30 s old (a start in flight).
+    await waitFor(async () => {
+      list = JSON.parse((await ctl(srv, ['--json', 'terminals', 'list'])).stdout);
+      return state(list, quiet.terminal_id) === 'closed';
+    }, { timeout: 60000, interval: 2000, what: 'the idle terminal listed closed' });
+    assert.equal(state(list, busy.terminal_id), 'open', JSON.stringify(list));
+    const st = JSON.parse((await ctl(srv, ['--json', 'status'])).stdout);
+    assert.equal(st.database.terminals.open, 1, JSON.stringify(st.database.terminals));
+    const r = await tool(conn, 'terminal_read', { terminal_id: quiet.terminal_id });
+    assert.equal(r.isError, true);
+    assert.match(resultText(r), /closed/);
+    await ok(conn, 'terminal_close', { terminal_id: busy.terminal_id });
+    assert.equal(JSON.parse((await ctl(srv, ['--json', 'status'])).stdout).database.terminals.open, 0);
   });
 });

@@ -4,9 +4,10 @@
  * (containers/supervisor/frames.h, 'W'), as lib/sandbox/term.c reads it:
  * supf_feed with the screen limit, then supf_screen_decode and the UTF-8
  * repair of its text, and an 'A' frame (colours) after it through
- * supf_attrs_decode. The input is fed whole and again split at a point
- * taken from its first byte; both feeds must agree, and a decoded screen
- * must keep its bounds.
+ * supf_attrs_decode, a 'C' frame (wide cells) through supf_cells_decode,
+ * and term-list's 'L' frame through supf_id_next. The input is fed whole
+ * and again split at a point taken from its first byte; both feeds must
+ * agree, and a decoded screen must keep its bounds.
  */
 #include <stddef.h>
 #include <stdint.h>
@@ -45,6 +46,41 @@ on_frame(void *arg, int type, const unsigned char *p, size_t len)
 				abort();
 		free(runs);
 		t->runs += n;
+		return 0;
+	}
+	if (type == 'C') {
+		struct supf_cell	*cells;
+		size_t			 n, k;
+		int			 end = 0, row = -1;
+
+		/* As lib/sandbox/term.c: the wide and combined cells. */
+		if (t->rows == 0 || supf_cells_decode(p, len, t->rows,
+		    t->cols, &cells, &n) == -1)
+			return 0;
+		for (k = 0; k < n; k++) {
+			if (cells[k].row != row)
+				end = 0;
+			row = cells[k].row;
+			if (row >= t->rows || cells[k].col < end ||
+			    cells[k].col + cells[k].width > t->cols ||
+			    cells[k].width < 1 || cells[k].width > 2 ||
+			    cells[k].chars < 1 ||
+			    cells[k].chars > SUPF_CELL_CHARS_MAX)
+				abort();
+			end = cells[k].col + cells[k].width;
+		}
+		free(cells);
+		return 0;
+	}
+	if (type == 'L') {
+		const unsigned char	*q = p;
+		char			 id[SUPF_ID_MAX + 1];
+
+		/* As lib/sandbox/term.c: term-list's ids. */
+		while (supf_id_next(&q, p + len, id) == 1)
+			if (strlen(id) < 1 || strlen(id) > SUPF_ID_MAX ||
+			    q > p + len)
+				abort();
 		return 0;
 	}
 	if (type != 'W' || supf_screen_decode(p, len, &s) == -1)

@@ -21,7 +21,7 @@ payload(unsigned char *p, int state, int code, int rows, int cols, int cr,
 	size_t n = strlen(text);
 
 	memset(p, 0, SUPF_SCREEN_HEAD);
-	p[0] = 1;
+	p[0] = 2;
 	p[1] = (unsigned char)state;
 	p[2] = (unsigned char)code;
 	p[4] = (unsigned char)(rows >> 8);
@@ -33,6 +33,7 @@ payload(unsigned char *p, int state, int code, int rows, int cols, int cr,
 	p[10] = (unsigned char)(cc >> 8);
 	p[11] = (unsigned char)cc;
 	supf_put32(p + 12, sb);
+	supf_put32(p + 16, 0xfeed0001u);
 	memcpy(p + SUPF_SCREEN_HEAD, text, n);
 	return SUPF_SCREEN_HEAD + n;
 }
@@ -51,6 +52,15 @@ main(void)
 	    s.cursor_col == 4 && s.state == 0, "with its size and cursor");
 	CHECK(s.text_len == n - SUPF_SCREEN_HEAD &&
 	    memcmp(s.text, ">>> 6*7", 7) == 0, "and its text");
+	CHECK(s.gen == 0xfeed0001u, "and its generation");
+	/* A version 1 head (a terminal started before generations): 16 bytes. */
+	n = payload(p, 0, 0, 2, 20, 1, 0, 0, "");
+	p[0] = 1;
+	memcpy(p + SUPF_SCREEN_HEAD_V1, "a\nb\n", 4);
+	n = SUPF_SCREEN_HEAD_V1 + 4;
+	CHECK(supf_screen_decode(p, n, &s) == 0 && s.gen == 0 &&
+	    s.text_len == 4 && s.text[0] == 'a', "a version 1 head decodes, "
+	    "without a generation");
 	n = payload(p, 1, 3, 2, 10, 1, 0, 2, "old\nlines\n$\n\n");
 	CHECK(supf_screen_decode(p, n, &s) == 0 && s.scrollback == 2 &&
 	    s.state == 1 && s.code == 3, "scrollback and an exit decode");
@@ -71,7 +81,7 @@ main(void)
 	n = payload(p, 0, 5, 1, 20, 0, 0, 0, "x\n");
 	CHECK(supf_screen_decode(p, n, &s) == -1, "a code while running is refused");
 	n = payload(p, 0, 0, 1, 20, 0, 0, 0, "x\n");
-	p[0] = 2;
+	p[0] = 3;
 	CHECK(supf_screen_decode(p, n, &s) == -1, "another version is refused");
 	CHECK(supf_screen_decode(p, SUPF_SCREEN_HEAD - 1, &s) == -1, "a short head is refused");
 
