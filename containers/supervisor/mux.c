@@ -262,21 +262,27 @@ on_frame(void *arg, int type, const unsigned char *p, size_t len)
 	}
 }
 
-/* The app's bytes to the server, within the stream's credit. */
+/*
+ * The app's bytes to the server, within the stream's credit: read behind
+ * room for the frame's head, so the frame goes out in one write.
+ */
+#define HEAD	(SUPF_HEADER + 4)
 static int
 from_app(struct stream *s, unsigned char *buf)
 {
 	size_t	want = s->credit < SUPF_MUX_DATA ? s->credit : SUPF_MUX_DATA;
 	ssize_t	n;
 
-	n = read(s->fd, buf, want);
+	n = read(s->fd, buf + HEAD, want);
 	if (n < 0 && (errno == EINTR || errno == EAGAIN ||
 	    errno == EWOULDBLOCK))
 		return 0;
 	if (n <= 0)
 		return end(s);
 	s->credit -= (uint32_t)n;
-	return send_frame('D', s->id, buf, (size_t)n);
+	supf_header('D', (uint32_t)(4 + n), buf);
+	supf_put32(buf + SUPF_HEADER, s->id);
+	return sup_write_all(1, buf, HEAD + (size_t)n);
 }
 
 int
@@ -294,7 +300,7 @@ mux_main(void)
 	for (i = 0; i < STREAMS; i++)
 		streams[i].fd = -1;
 	if (pipe2(done_pipe, O_CLOEXEC) == -1 ||
-	    (buf = malloc(SUPF_MUX_DATA)) == NULL)
+	    (buf = malloc(HEAD + SUPF_MUX_DATA)) == NULL)
 		return 1;
 	supf_init(&in, SUPF_MUX_MAX);
 	supf_header('V', 4, hdr);
