@@ -105,6 +105,7 @@ $(BUILD)/lib/schema.o: $(BUILD)/lib/schema.c lib/store/schema.h
 # in the container, alone.
 SUP_SRC	 = containers/supervisor/supervisor.c containers/supervisor/frames.c \
 	   containers/supervisor/io.c containers/supervisor/connect.c \
+	   containers/supervisor/mux.c \
 	   containers/supervisor/term.c containers/supervisor/term_screen.c \
 	   containers/supervisor/term_cmd.c \
 	   lib/base/output.c

@@ -1,23 +1,18 @@
 /*
- * connect.c: "supervisor connect PORT" (supervisor.c lists the commands):
- * a connection to a TCP port in the container, carried unchanged between
- * it and the exec's stdin and stdout, for a preview link (lib/preview/).
+ * connect.c: a connection to a TCP port in the container, for a stream of
+ * the mux (mux.c), a preview link's connection (lib/preview/).
  */
 #include <errno.h>
 #include <fcntl.h>
 #include <ifaddrs.h>
 #include <netinet/in.h>
 #include <poll.h>
-#include <signal.h>
 #include <stdint.h>
 #include <string.h>
 #include <sys/socket.h>
 #include <unistd.h>
 
 #include "supervisor/connect.h"
-#include "supervisor/io.h"
-
-#define READ_CHUNK	(32 * 1024)
 
 /* A connection to addr within CONNECT_MS, or -1. */
 #define CONNECT_MS	2000
@@ -48,8 +43,8 @@ fail:
 	return -1;
 }
 
-static int
-open_port(long port)
+int
+connect_port(long port)
 {
 	struct sockaddr_in	 a4;
 	struct sockaddr_in6	 a6;
@@ -89,46 +84,4 @@ open_port(long port)
 	}
 	freeifaddrs(ifs);
 	return fd;
-}
-
-int
-connect_main(long port)
-{
-	struct pollfd	 pfd[2];
-	char		 buf[READ_CHUNK];
-	ssize_t		 n;
-	int		 s;
-
-	signal(SIGPIPE, SIG_IGN);
-	if ((s = open_port(port)) == -1) {
-		sup_write_all(1, "-", 1);
-		return 2;
-	}
-	if (sup_write_all(1, "+", 1) == -1)
-		return 1;
-	for (;;) {
-		pfd[0].fd = 0;
-		pfd[0].events = POLLIN;
-		pfd[1].fd = s;
-		pfd[1].events = POLLIN;
-		if (poll(pfd, 2, -1) < 0) {
-			if (errno == EINTR)
-				continue;
-			return 1;
-		}
-		if (pfd[0].revents != 0) {
-			n = read(0, buf, sizeof(buf));
-			if (n < 0 && errno == EINTR)
-				continue;
-			if (n <= 0 || sup_write_all(s, buf, (size_t)n) == -1)
-				return 0;
-		}
-		if (pfd[1].revents != 0) {
-			n = read(s, buf, sizeof(buf));
-			if (n < 0 && errno == EINTR)
-				continue;
-			if (n <= 0 || sup_write_all(1, buf, (size_t)n) == -1)
-				return 0;
-		}
-	}
 }

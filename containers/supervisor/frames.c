@@ -102,6 +102,17 @@ length_ok(const struct supf *f, int type, uint32_t len)
 		    len <= SUPF_SCREEN_MAX;
 	case 'r':
 		return len >= 11 && len <= f->max && len <= SUPF_CHAN_IN_MAX;
+	/* The mux's (frames.h). */
+	case 'c':
+		return len == 6;
+	case 'd': case 'D':
+		return len >= 5 && len <= f->max && len <= SUPF_MUX_MAX;
+	case 'x': case 'Z':
+		return len == 4;
+	case 'g': case 'G':
+		return len == 8;
+	case 'C':
+		return len == 5;
 	default:
 		return false;
 	}

@@ -68,6 +68,29 @@
  * The channel carries the fast path only: every run still keeps its
  * record, so a run survives the channel, and the channel the run.
  *
+ * The mux ("supervisor mux", mux.c): one exec per preview program and
+ * container whose stdin and stdout carry many TCP connections to ports in
+ * the container at once, each a stream named by a u32 id the server
+ * chooses. Every payload starts with that id (big-endian). Each direction
+ * of a stream starts with SUPF_MUX_WINDOW bytes of credit: a side sends
+ * 'd' or 'D' bytes only within the credit the other granted, so neither
+ * side ever holds more than that per stream, whatever the other does.
+ * Server to supervisor (stdin):
+ *   'c'  open: id, u16 port. Answered by 'C'.
+ *   'd'  id, then 1..SUPF_MUX_DATA bytes for the app.
+ *   'x'  id: close the stream both ways (the server is done with it).
+ *   'g'  id, u32 n: the server took n more of the stream's bytes.
+ * Supervisor to server (stdout):
+ *   'V'  ready: u32 SUPF_MUX_VERSION; the first frame.
+ *   'C'  id, u8: '+' connected, '-' nothing listens on the port.
+ *   'D'  id, then 1..SUPF_MUX_DATA bytes from the app.
+ *   'Z'  id: the stream ended (the app closed it, or it broke), after its
+ *        last 'D'; the supervisor has forgotten it.
+ *   'G'  id, u32 n: the app took n more of the server's bytes.
+ * Frames for an id the receiver does not know (one just closed) are
+ * dropped; bytes past the credit, or credit past SUPF_MUX_WINDOW, are a
+ * broken channel.
+ *
  * Terminals (term.c): "supervisor term-start", "term-send", "term-watch"
  * and "term-close" each write one frame on stdout, 'X' (a message) or:
  *   'W'  a terminal's screen, SUPF_SCREEN_HEAD bytes, big-endian:
@@ -136,6 +159,11 @@
 #define SUPF_ATTR_UNDERLINE	2
 #define SUPF_ATTR_ITALIC	4
 #define SUPF_ATTR_REVERSE	8
+/* The mux's (frames.h, "The mux"). */
+#define SUPF_MUX_VERSION	1
+#define SUPF_MUX_DATA		(64u * 1024)
+#define SUPF_MUX_WINDOW		(512u * 1024)
+#define SUPF_MUX_MAX		(4 + SUPF_MUX_DATA)
 /* Largest channel payloads: server to supervisor, supervisor to server. */
 #define SUPF_CHAN_IN_MAX	(1 + SUPF_ID_MAX + 8 + SUPF_COMMAND_MAX)
 #define SUPF_CHAN_OUT_MAX	(1 + SUPF_ID_MAX + SUPF_LIVE_MAX)

@@ -21,14 +21,12 @@
  *   supervisor collect ID
  *	Copy run ID's record to stdout: exit 0; 3 while it runs, 4 when its
  *	supervisor ended without a record, 5 when there is no such run.
- *   supervisor connect PORT
- *	Connect to TCP port PORT in the container: 127.0.0.1, then ::1, then
- *	the container's own addresses (a server bound to one of them), 2 s
- *	each. Write one byte on stdout, '+' connected or '-' nothing listens,
- *	then carry bytes unchanged both ways between stdin/stdout and the
- *	connection (a preview link's connection, lib/preview/) until either
- *	side ends: stdin's end ends it all (the server left), the
- *	connection's end once its bytes are out.
+ *   supervisor mux
+ *	Carry many TCP connections to ports in the container (preview
+ *	links, lib/preview/) over one exec (frames.h, "The mux"): each port
+ *	is tried at 127.0.0.1, then ::1, then the container's own addresses
+ *	(a server bound to one of them), 2 s each; bytes go unchanged both
+ *	ways, each stream within its credit. Ends when stdin ends.
  *   supervisor channel
  *	Serve many runs over one exec (frames.h, "The channel"): 'r', 'k'
  *	and 'q' frames on stdin; each run is a child doing what "run" does,
@@ -57,9 +55,9 @@
 
 #include "base/clock.h"
 #include "base/output.h"
-#include "supervisor/connect.h"
 #include "supervisor/frames.h"
 #include "supervisor/io.h"
+#include "supervisor/mux.h"
 #include "supervisor/term.h"
 
 #define RUNS		"/run/code-sandbox/runs"
@@ -861,11 +859,8 @@ main(int argc, char **argv)
 {
 	long timeout = 0, max = 0;
 
-	if (argc == 3 && strcmp(argv[1], "connect") == 0) {
-		if ((timeout = number(argv[2], 1, 65535)) < 0)
-			die(125, "bad port");
-		return connect_main(timeout);
-	}
+	if (argc == 2 && strcmp(argv[1], "mux") == 0)
+		return mux_main();
 	if (argc >= 3 && !valid_id(argv[2]))
 		die(125, "bad run id");
 	if (argc >= 6 && strcmp(argv[1], "run") == 0) {
@@ -883,7 +878,7 @@ main(int argc, char **argv)
 	if (argc >= 2 && strncmp(argv[1], "term-", 5) == 0)
 		return term_main(argc, argv);
 	die(125, "usage: supervisor run ID TIMEOUT MAX CHUNK... | kill ID | "
-	    "collect ID | connect PORT | channel | term-start ... | "
+	    "collect ID | mux | channel | term-start ... | "
 	    "term-send ... | term-watch ... | term-close ID | term-list");
 	return 125;
 }

@@ -597,8 +597,10 @@ preview_main(int argc, char **argv)
 	while (atomic_load(&live) > 0 && clock_ms() < until)
 		usleep(50000);
 	pthread_attr_destroy(&attr);
-	if (atomic_load(&live) == 0)
+	if (atomic_load(&live) == 0) {
+		portconn_end();
 		docker_global_cleanup();
+	}
 	config_free(c);
 	return 0;
 }

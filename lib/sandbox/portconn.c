@@ -1,154 +1,563 @@
 /*
  * sandbox/portconn.c: see sandbox/portconn.h.
+ *
+ * A few channels per process, one per container, each with:
+ *   - a connection (docker_conn) to an exec of "supervisor mux", replaced
+ *     only by the thread that sets the channel up again, after the old
+ *     reader has ended and with the send lock held;
+ *   - a reader thread: engine frames (docker_frames), then the mux's
+ *     frames (sandbox/muxin.c, hostile input) into each stream's ring. It
+ *     never waits for a stream: the supervisor sends a stream no more than
+ *     the room its ring has (the credit), so a browser that reads nothing
+ *     stalls its own stream alone, and memory stays bounded;
+ *   - streams, one per portconn, each with its own condition.
+ * Every wait has a deadline and looks at the stop flag at least once a
+ * second.
  */
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
+#include <unistd.h>
 
 #include <json-c/json.h>
 
 #include "base/clock.h"
+#include "base/log.h"
 #include "engine/docker.h"
 #include "sandbox/extern.h"
+#include "sandbox/muxin.h"
 #include "sandbox/portconn.h"
 #include "sandbox/sandbox.h"
 #include "sandbox/sup.h"
 
-#define OPEN_MS		10000	/* from the exec to the supervisor's answer */
-#define RAW_MAX		(64u << 10)
+#define CHAN_MAX	64		/* containers with a channel at once */
+#define READY_MS	5000		/* from the exec's start to 'V' */
+#define OPEN_MS		10000		/* from 'c' to the supervisor's 'C' */
+#define SEND_MS		10000		/* to send one frame */
+#define CLOSE_MS	1000		/* to send 'x' */
+#define RETRY_MS	2000		/* after a channel could not be had */
+#define READ_SIZE	(256u << 10)
+#define SAID_MS		10000		/* between two of its stderr lines */
+
+struct chan {
+	pthread_mutex_t		 setup;		/* one thread sets it up */
+	pthread_mutex_t		 lock;		/* the fields below, the streams */
+	pthread_mutex_t		 send;		/* one frame at a time */
+	char			 container[128];
+	char			 sup[SUP_PATH_MAX];
+	struct docker_conn	*conn;
+	pthread_t		 reader;
+	bool			 has_reader;
+	bool			 alive;
+	struct mux_in		 in;
+	uint32_t		 next_id;
+	int			 streams;
+	long long		 used_ms, failed_ms;
+	/* The reader's own. */
+	struct docker_frames	 df;
+	bool			 bad;
+	long long		 said_ms;
+};
 
 struct portconn {
-	struct docker_conn	*conn;
-	struct docker_frames	 df;
-	bool			 ended;
+	struct chan		*c;
+	struct mux_stream	 s;
 };
 
-/* What docker_frames_feed decodes into: the caller's buffer. */
-struct sink {
-	char	*buf;
-	size_t	 len;
-};
+static pthread_mutex_t	table_lock = PTHREAD_MUTEX_INITIALIZER;
+static struct chan	chans[CHAN_MAX];
+static bool		table_ready;
 
 static void
-to_sink(void *arg, int stream, const char *buf, size_t len)
+wait_until(pthread_cond_t *cond, pthread_mutex_t *m, long long at_ms)
 {
-	struct sink *s = arg;
+	struct timespec ts;
 
-	if (stream != 1)
-		return;		/* stderr and the engine's own: dropped */
-	memcpy(s->buf + s->len, buf, len);
-	s->len += len;
+	/* At most a second: the stop flag is looked at that often. */
+	if (at_ms > clock_ms() + 1000)
+		at_ms = clock_ms() + 1000;
+	ts.tv_sec = (time_t)(at_ms / 1000);
+	ts.tv_nsec = (long)(at_ms % 1000) * 1000000;
+	pthread_cond_timedwait(cond, m, &ts);
 }
 
-long
-portconn_recv(struct portconn *pc, void *buf, size_t len, int wait_ms)
+static void
+wake_all(struct chan *c)
 {
-	char		raw[RAW_MAX];
-	struct sink	s;
-	long		n;
+	struct mux_stream *s;
 
-	if (pc->ended)
-		return -1;
-	if (len > sizeof(raw))
-		len = sizeof(raw);
-	/* Decoded payloads are never longer than the raw bytes they came in. */
-	if ((n = docker_conn_recv(pc->conn, raw, len, wait_ms)) < 0) {
-		pc->ended = true;
-		return -1;
-	}
-	if (n == 0)
-		return 0;
-	s.buf = buf;
-	s.len = 0;
-	if (docker_frames_feed(&pc->df, raw, (size_t)n, to_sink, &s) == -1) {
-		pc->ended = true;
-		return -1;
-	}
-	return (long)s.len;
+	for (s = c->in.streams; s != NULL; s = s->next)
+		pthread_cond_signal(&s->cond);
 }
 
-int
-portconn_send(struct portconn *pc, const void *buf, size_t len, int wait_ms)
+static void
+on_stream(void *arg, int stream, const char *buf, size_t len)
 {
-	struct error err;
+	struct chan	*c = arg;
+	int		 rc;
 
-	return docker_conn_send(pc->conn, buf, len, clock_ms() + wait_ms, &err);
-}
-
-void
-portconn_shutdown(struct portconn *pc)
-{
-	if (pc != NULL && pc->conn != NULL)
-		docker_conn_shutdown(pc->conn);
-}
-
-void
-portconn_close(struct portconn *pc)
-{
-	if (pc == NULL)
+	if (c->bad)
 		return;
-	docker_conn_close(pc->conn);
-	free(pc);
+	if (stream == 1) {
+		pthread_mutex_lock(&c->lock);
+		rc = muxin_feed(&c->in, buf, len);
+		pthread_mutex_unlock(&c->lock);
+		if (rc == -1) {
+			c->bad = true;
+			log_warn("container %s: malformed frames on the "
+			    "preview channel; closing it", c->container);
+		}
+		return;
+	}
+	if (c->said_ms == 0 || clock_ms() - c->said_ms >= SAID_MS) {
+		char esc[256];
+
+		c->said_ms = clock_ms();
+		log_warn("container %s: preview channel: %s", c->container,
+		    log_escape(esc, sizeof(esc), buf, len));
+	}
+}
+
+static void *
+reader(void *arg)
+{
+	struct chan		*c = arg;
+	struct mux_stream	*s;
+	char			*buf;
+	long			 n;
+
+	pthread_setname_np(pthread_self(), "cs-preview-mux");
+	if ((buf = malloc(READ_SIZE)) != NULL) {
+		for (;;) {
+			n = docker_conn_recv(c->conn, buf, READ_SIZE, 1000);
+			if (n == 0) {
+				if (docker_stopping())
+					break;
+				continue;
+			}
+			if (n < 0 || docker_frames_feed(&c->df, buf, (size_t)n,
+			    on_stream, c) == -1 || c->bad)
+				break;
+		}
+		free(buf);
+	}
+	docker_conn_shutdown(c->conn);
+	pthread_mutex_lock(&c->lock);
+	c->alive = false;
+	for (s = c->in.streams; s != NULL; s = s->next)
+		s->ended = true;
+	wake_all(c);
+	pthread_mutex_unlock(&c->lock);
+	return NULL;
+}
+
+/* End the old connection and its reader; c->setup held. */
+static void
+teardown(struct chan *c)
+{
+	if (c->conn != NULL)
+		docker_conn_shutdown(c->conn);
+	if (c->has_reader) {
+		pthread_join(c->reader, NULL);
+		c->has_reader = false;
+	}
+	pthread_mutex_lock(&c->send);
+	pthread_mutex_lock(&c->lock);
+	docker_conn_close(c->conn);
+	c->conn = NULL;
+	c->alive = false;
+	pthread_mutex_unlock(&c->lock);
+	pthread_mutex_unlock(&c->send);
+}
+
+/* Open the channel; c->setup held, nothing running on it. */
+static int
+establish(struct chan *c, struct sandbox *sb, const char *sup,
+    struct error *err)
+{
+	const char *const	 argv[] = { sup, "mux", NULL };
+	struct json_object	*cmd;
+	char			*id = NULL;
+	long long		 until;
+	int			 rc = -1;
+	bool			 ready = false;
+
+	if ((cmd = sandbox_str_array(argv)) == NULL)
+		return error_set(err, "out of memory");
+	if (sandbox_exec_create(sb, cmd, EXEC_ENV_CHANNEL, &id, err) == -1 ||
+	    docker_exec_attach(sandbox_docker(sb), id, &c->conn, err) == -1)
+		goto out;
+	docker_frames_init(&c->df);
+	c->bad = false;
+	pthread_mutex_lock(&c->lock);
+	/* A fresh parser; streams of the old channel stay, ended. */
+	muxin_free(&c->in);
+	supf_init(&c->in.frames, SUPF_MUX_MAX);
+	c->in.ready = false;
+	c->alive = true;
+	snprintf(c->sup, sizeof(c->sup), "%s", sup);
+	pthread_mutex_unlock(&c->lock);
+	if (pthread_create(&c->reader, NULL, reader, c) != 0) {
+		error_set(err, "cannot start the preview channel's reader");
+		goto out;
+	}
+	c->has_reader = true;
+	/* 'V' is the first frame: polled, it comes once per channel. */
+	until = clock_ms() + READY_MS;
+	for (;;) {
+		pthread_mutex_lock(&c->lock);
+		ready = c->in.ready;
+		rc = c->alive ? 0 : -1;
+		pthread_mutex_unlock(&c->lock);
+		if (ready || rc == -1 || clock_ms() >= until ||
+		    docker_stopping())
+			break;
+		usleep(5000);
+	}
+	if (!ready) {
+		rc = -1;
+		error_kind(err, ERR_NONE, "the supervisor's preview channel did "
+		    "not answer within %d s", READY_MS / 1000);
+	} else {
+		rc = 0;
+		log_info("container %s: preview channel open",
+		    sandbox_container(sb));
+	}
+out:
+	json_object_put(cmd);
+	free(id);
+	if (rc == -1)
+		teardown(c);
+	return rc;
+}
+
+/* The table's slot for sb's container, taken over if need be; or NULL. */
+static struct chan *
+slot(const char *name)
+{
+	struct chan	*c = NULL, *best = NULL;
+	long long	 best_ms = 0;
+	int		 i;
+
+	pthread_mutex_lock(&table_lock);
+	if (!table_ready) {
+		for (i = 0; i < CHAN_MAX; i++) {
+			pthread_mutex_init(&chans[i].setup, NULL);
+			pthread_mutex_init(&chans[i].lock, NULL);
+			pthread_mutex_init(&chans[i].send, NULL);
+			muxin_init(&chans[i].in);
+		}
+		table_ready = true;
+	}
+	for (i = 0; i < CHAN_MAX && c == NULL; i++)
+		if (strcmp(chans[i].container, name) == 0)
+			c = &chans[i];
+	for (i = 0; i < CHAN_MAX && c == NULL; i++)
+		if (chans[i].container[0] == '\0')
+			c = &chans[i];
+	/* Else the one used longest ago with no stream. */
+	for (i = 0; i < CHAN_MAX && c == NULL; i++) {
+		pthread_mutex_lock(&chans[i].lock);
+		if (chans[i].streams == 0 && (best == NULL ||
+		    chans[i].used_ms < best_ms)) {
+			best = &chans[i];
+			best_ms = chans[i].used_ms;
+		}
+		pthread_mutex_unlock(&chans[i].lock);
+	}
+	if (c == NULL)
+		c = best;
+	pthread_mutex_unlock(&table_lock);
+	return c != NULL && strlen(name) < sizeof(c->container) ? c : NULL;
+}
+
+/*
+ * The live channel to sb's container with a new stream on it (linked in,
+ * counted), opening the channel if needed. 0, or -1 with err set.
+ */
+static int
+chan_get(struct sandbox *sb, struct portconn *pc, struct error *err)
+{
+	const char	*name = sandbox_container(sb);
+	struct chan	*c;
+	char		 sup[SUP_PATH_MAX];
+	bool		 ok;
+
+	if ((c = slot(name)) == NULL)
+		return error_kind(err, ERR_UPSTREAM, "too many sandboxes have "
+		    "previews open at once");
+	pthread_mutex_lock(&c->setup);
+	pthread_mutex_lock(&c->lock);
+	if (strcmp(c->container, name) != 0) {
+		/* Taken over from another container: only when idle. */
+		if (c->streams != 0) {
+			pthread_mutex_unlock(&c->lock);
+			pthread_mutex_unlock(&c->setup);
+			return error_kind(err, ERR_UPSTREAM, "too many "
+			    "sandboxes have previews open at once");
+		}
+		snprintf(c->container, sizeof(c->container), "%s", name);
+		c->alive = false;
+		c->failed_ms = 0;
+	}
+	ok = c->alive;
+	c->used_ms = clock_ms();
+	pthread_mutex_unlock(&c->lock);
+	if (!ok) {
+		if (c->failed_ms != 0 && clock_ms() - c->failed_ms < RETRY_MS) {
+			error_kind(err, ERR_UPSTREAM, "the sandbox's preview "
+			    "channel failed a moment ago");
+			goto fail;
+		}
+		teardown(c);
+		if (sup_ensure(sb, sup, err) == -1)
+			goto failed;
+		if (establish(c, sb, sup, err) == -1) {
+			if (err->kind == ERR_NOT_FOUND ||
+			    err->kind == ERR_CONFLICT)
+				goto failed;
+			/*
+			 * The container runs, but the copy did not answer as
+			 * the supervisor: replaced (its root may) or gone.
+			 * Upload a fresh one, once.
+			 */
+			sup_forget(sup);
+			if (sup_ensure(sb, sup, err) == -1 ||
+			    establish(c, sb, sup, err) == -1)
+				goto failed;
+		}
+		c->failed_ms = 0;
+	}
+	pthread_mutex_lock(&c->lock);
+	if (!c->alive) {
+		pthread_mutex_unlock(&c->lock);
+		error_kind(err, ERR_UPSTREAM, "the preview channel ended");
+		goto fail;
+	}
+	pc->c = c;
+	pc->s.id = ++c->next_id;
+	muxin_link(&c->in, &pc->s);
+	c->streams++;
+	pthread_mutex_unlock(&c->lock);
+	pthread_mutex_unlock(&c->setup);
+	return 0;
+failed:
+	log_warn("container %s: no preview channel: %s", name, err->msg);
+	c->failed_ms = clock_ms();
+fail:
+	pthread_mutex_unlock(&c->setup);
+	return -1;
+}
+
+/*
+ * Send one mux frame: type, the stream's id, then body; by until. A frame
+ * cut short breaks the channel (the next one could not be found).
+ */
+static int
+send_frame(struct chan *c, int type, uint32_t id, const void *body,
+    size_t len, long long until)
+{
+	unsigned char	one[SUPF_HEADER + 4 + 64];
+	struct error	err;
+	int		rc;
+
+	supf_header(type, (uint32_t)(4 + len), one);
+	supf_put32(one + SUPF_HEADER, id);
+	if (len <= 64) {
+		if (len > 0)
+			memcpy(one + SUPF_HEADER + 4, body, len);
+		len += SUPF_HEADER + 4;
+		body = one;
+	}
+	pthread_mutex_lock(&c->send);
+	if (c->conn == NULL)
+		rc = -1;
+	else if (body == one)
+		rc = docker_conn_send(c->conn, one, len, until, &err);
+	else if ((rc = docker_conn_send(c->conn, one, SUPF_HEADER + 4, until,
+	    &err)) == 0)
+		rc = docker_conn_send(c->conn, body, len, until, &err);
+	if (rc == -1 && c->conn != NULL)
+		docker_conn_shutdown(c->conn);
+	pthread_mutex_unlock(&c->send);
+	return rc;
+}
+
+/* Open a stream to port on a channel; 1 when the channel died first. */
+static int
+open_once(struct sandbox *sb, long port, struct portconn *pc,
+    struct error *err)
+{
+	unsigned char	 p[2];
+	struct chan	*c;
+	long long	 until;
+	int		 answer;
+	bool		 ended;
+
+	if (muxin_stream_init(&pc->s, 0) == -1)
+		return error_set(err, "out of memory");
+	if (chan_get(sb, pc, err) == -1) {
+		muxin_stream_free(&pc->s);
+		return -1;
+	}
+	c = pc->c;
+	p[0] = (unsigned char)(port >> 8);
+	p[1] = (unsigned char)port;
+	until = clock_ms() + OPEN_MS;
+	if (send_frame(c, 'c', pc->s.id, p, 2, until) == -1)
+		return 1;
+	pthread_mutex_lock(&c->lock);
+	while (pc->s.answer == 0 && !pc->s.ended && clock_ms() < until &&
+	    !docker_stopping())
+		wait_until(&pc->s.cond, &c->lock, until);
+	answer = pc->s.answer;
+	ended = pc->s.ended;
+	if (answer == 0 && !ended && c->conn != NULL) {
+		/* A channel that does not answer is of no use. */
+		log_warn("container %s: the preview channel did not answer "
+		    "within %d s; closing it", c->container, OPEN_MS / 1000);
+		docker_conn_shutdown(c->conn);
+	}
+	pthread_mutex_unlock(&c->lock);
+	if (answer == '+')
+		return 0;
+	if (answer == '-')
+		return error_kind(err, ERR_NOT_FOUND, "nothing listens on port "
+		    "%ld in the sandbox", port);
+	if (ended)
+		return 1;
+	return error_kind(err, ERR_UPSTREAM, "the sandbox did not answer "
+	    "within %d s", OPEN_MS / 1000);
 }
 
 int
 portconn_open(struct sandbox *sb, long port, struct portconn **out,
     struct error *err)
 {
-	struct json_object	*cmd;
-	struct portconn		*pc;
-	char			 sup[SUP_PATH_MAX], ports[16], c;
-	const char		*argv[4];
-	char			*id = NULL;
-	long long		 until;
-	long			 n;
+	struct portconn	*pc;
+	int		 rc, tries;
 
 	*out = NULL;
-	if (sup_ensure(sb, sup, err) == -1)
-		return -1;
-	snprintf(ports, sizeof(ports), "%ld", port);
-	argv[0] = sup;
-	argv[1] = "connect";
-	argv[2] = ports;
-	argv[3] = NULL;
-	if ((pc = calloc(1, sizeof(*pc))) == NULL)
-		return error_set(err, "out of memory");
-	docker_frames_init(&pc->df);
-	if ((cmd = sandbox_str_array(argv)) == NULL) {
-		free(pc);
-		return error_set(err, "out of memory");
-	}
-	if (sandbox_exec_create(sb, cmd, EXEC_ENV_CHANNEL, &id, err) == -1 ||
-	    docker_exec_attach(sandbox_docker(sb), id, &pc->conn, err) == -1)
-		goto fail;
-	/* The supervisor's first byte: '+' connected, '-' nothing listens. */
-	until = clock_ms() + OPEN_MS;
-	for (;;) {
-		if (clock_ms() >= until) {
-			error_kind(err, ERR_UPSTREAM, "the sandbox did not answer "
-			    "within %d s", OPEN_MS / 1000);
-			goto fail;
+	/* A channel that died under the first try (a restart): a new one. */
+	for (tries = 0; tries < 2; tries++) {
+		if ((pc = calloc(1, sizeof(*pc))) == NULL)
+			return error_set(err, "out of memory");
+		if ((rc = open_once(sb, port, pc, err)) == 0) {
+			*out = pc;
+			return 0;
 		}
-		if ((n = portconn_recv(pc, &c, 1, 250)) < 0) {
-			error_kind(err, ERR_UPSTREAM, "the connection into the "
-			    "sandbox ended before it was made");
-			goto fail;
+		portconn_close(pc);
+		if (rc == -1)
+			return -1;
+	}
+	return error_kind(err, ERR_UPSTREAM, "the preview channel into the "
+	    "sandbox ended before the connection was made");
+}
+
+long
+portconn_recv(struct portconn *pc, void *buf, size_t len, int wait_ms)
+{
+	struct chan	*c = pc->c;
+	long long	 until = clock_ms() + wait_ms;
+	size_t		 n;
+	bool		 ended;
+
+	pthread_mutex_lock(&c->lock);
+	while (pc->s.qlen == 0 && !pc->s.ended && clock_ms() < until &&
+	    !docker_stopping())
+		wait_until(&pc->s.cond, &c->lock, until);
+	n = muxin_take(&pc->s, buf, len);
+	ended = pc->s.ended;
+	pthread_mutex_unlock(&c->lock);
+	if (n == 0)
+		return ended ? -1 : 0;
+	/* Taken: the supervisor may send as much again. */
+	if (!ended)
+		send_frame(c, 'g', pc->s.id, (unsigned char[4]){
+		    (unsigned char)(n >> 24), (unsigned char)(n >> 16),
+		    (unsigned char)(n >> 8), (unsigned char)n }, 4,
+		    clock_ms() + SEND_MS);
+	return (long)n;
+}
+
+int
+portconn_send(struct portconn *pc, const void *buf, size_t len, int wait_ms)
+{
+	struct chan	*c = pc->c;
+	const char	*p = buf;
+	long long	 until = clock_ms() + wait_ms;
+	size_t		 n;
+
+	while (len > 0) {
+		pthread_mutex_lock(&c->lock);
+		while (pc->s.credit == 0 && !pc->s.ended &&
+		    clock_ms() < until && !docker_stopping())
+			wait_until(&pc->s.cond, &c->lock, until);
+		if (pc->s.ended || pc->s.credit == 0) {
+			pthread_mutex_unlock(&c->lock);
+			return -1;
 		}
-		if (n == 1)
-			break;
+		n = len < pc->s.credit ? len : pc->s.credit;
+		if (n > SUPF_MUX_DATA)
+			n = SUPF_MUX_DATA;
+		pc->s.credit -= (uint32_t)n;
+		pthread_mutex_unlock(&c->lock);
+		if (send_frame(c, 'd', pc->s.id, p, n, until) == -1)
+			return -1;
+		p += n;
+		len -= n;
 	}
-	if (c != '+') {
-		error_kind(err, ERR_NOT_FOUND, "nothing listens on port %ld in "
-		    "the sandbox", port);
-		goto fail;
-	}
-	json_object_put(cmd);
-	free(id);
-	*out = pc;
 	return 0;
-fail:
-	json_object_put(cmd);
-	free(id);
-	portconn_close(pc);
-	return -1;
+}
+
+void
+portconn_shutdown(struct portconn *pc)
+{
+	if (pc == NULL || pc->c == NULL)
+		return;
+	pthread_mutex_lock(&pc->c->lock);
+	pc->s.ended = true;
+	pc->s.shut = true;
+	pthread_cond_broadcast(&pc->s.cond);
+	pthread_mutex_unlock(&pc->c->lock);
+}
+
+void
+portconn_close(struct portconn *pc)
+{
+	struct chan	*c;
+	bool		 alive;
+
+	if (pc == NULL)
+		return;
+	if ((c = pc->c) != NULL) {
+		pthread_mutex_lock(&c->lock);
+		muxin_unlink(&c->in, &pc->s);
+		c->streams--;
+		alive = c->alive;
+		pthread_mutex_unlock(&c->lock);
+		if (alive)
+			send_frame(c, 'x', pc->s.id, NULL, 0,
+			    clock_ms() + CLOSE_MS);
+	}
+	muxin_stream_free(&pc->s);
+	free(pc);
+}
+
+void
+portconn_end(void)
+{
+	int	i;
+	bool	ready;
+
+	pthread_mutex_lock(&table_lock);
+	ready = table_ready;
+	pthread_mutex_unlock(&table_lock);
+	for (i = 0; ready && i < CHAN_MAX; i++) {
+		pthread_mutex_lock(&chans[i].setup);
+		teardown(&chans[i]);
+		pthread_mutex_unlock(&chans[i].setup);
+	}
 }

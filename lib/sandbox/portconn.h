@@ -2,14 +2,19 @@
  * sandbox/portconn.h: a TCP connection to a port inside the sandbox
  * container, for preview links (lib/preview/).
  *
- * Each connection is its own engine exec of the supervisor ("supervisor
- * connect PORT", containers/supervisor), attached over a hijacked engine
- * connection (docker_exec_attach): it works with a local or a remote
- * engine, needs no route from the host to the container, and leaves the
- * egress policy as it is. The supervisor connects to the port (loopback
- * first, then the container's own addresses) and then carries bytes
- * unchanged both ways. Its stdout arrives in the engine's frames, decoded
- * here (hostile bytes: docker_frames); its stderr is dropped.
+ * Every connection to a container is a stream of one long-lived engine
+ * exec of the supervisor ("supervisor mux", containers/supervisor/mux.c),
+ * attached over a hijacked engine connection (docker_exec_attach) that
+ * this process opens once per container and opens again when it dies (the
+ * supervisor killed, the container or the engine restarted): it works with
+ * a local or a remote engine, needs no route from the host to the
+ * container, and leaves the egress policy as it is. The supervisor
+ * connects to the port (loopback first, then the container's own
+ * addresses) and carries bytes unchanged both ways. Each stream has its
+ * own credit both ways (frames.h, "The mux"): a browser that reads nothing
+ * stalls only its stream, and holds at most SUPF_MUX_WINDOW bytes here.
+ * The supervisor's stdout is hostile bytes (docker_frames, then
+ * sandbox/muxin.h); its stderr is logged, escaped and rationed.
  */
 #ifndef CS_SANDBOX_PORTCONN_H
 #define CS_SANDBOX_PORTCONN_H
@@ -25,7 +30,8 @@ struct portconn;
  * Connect to port in the container of sb. 0 and *out, or -1 with
  * err->kind ERR_NOT_FOUND when nothing listens there, or another kind
  * (the container not running: ERR_CONFLICT; the engine: ERR_UPSTREAM)
- * with a message for a person. Within about 10 s.
+ * with a message for a person. Within about 10 s once the channel is
+ * open (opening it: its own deadlines, 5 s for the supervisor's answer).
  */
 int	portconn_open(struct sandbox *, long port, struct portconn **out,
 	    struct error *);
@@ -38,8 +44,17 @@ int	portconn_send(struct portconn *, const void *buf, size_t len,
  * supervisor or the engine went) or the engine's frames were malformed.
  */
 long	portconn_recv(struct portconn *, void *buf, size_t len, int wait_ms);
-/* Break it both ways: a thread in portconn_recv returns soon. */
+/*
+ * Break it both ways: a thread in portconn_recv has what was already
+ * queued, then -1.
+ */
 void	portconn_shutdown(struct portconn *);
+/* Close the stream (the supervisor forgets it) and free it. */
 void	portconn_close(struct portconn *);
+/*
+ * At exit, after the connections: end every channel and join its reader,
+ * so no reader outlives the process's clean-up.
+ */
+void	portconn_end(void);
 
 #endif

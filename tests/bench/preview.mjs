@@ -5,7 +5,8 @@
 //   1. latency of a 1 KiB page, keep-alive on the client's side: p50 and
 //      spread of each;
 //   2. a large response (BENCH_PREVIEW_MB, default 1000): throughput of
-//      each, the preview program's peak RSS and its CPU per MB;
+//      each, the preview program's peak RSS and its CPU per MB, and
+//      the engine's exec stream alone (docker exec cat of the same file);
 //   3. 50 connections at once through the link: errors.
 //
 //   BENCH_PREVIEW_MB (default 1000), BENCH_PREVIEW_RUNS (default 3),
@@ -96,6 +97,18 @@ try {
   const g = (a) => `${median(a).toFixed(0)} MB/s (${Math.min(...a).toFixed(0)}-${Math.max(...a).toFixed(0)})`;
   console.log(`  ${MB} MB, ${RUNS} each: direct ${g(tp.direct)}; preview ${g(tp.preview)}; ratio ${(median(tp.preview) / median(tp.direct)).toFixed(2)} (target: at least 0.5)`);
   console.log(`  preview program: ${(ticks * 10 / (MB * RUNS)).toFixed(2)} ms CPU per MB; peak RSS ${hwm(pid)} KiB`);
+
+  // The engine's exec stream alone, the pipe previews go through: a
+  // `docker exec` printing the same bytes, read to the end.
+  const ex = [];
+  for (let i = 0; i < RUNS; i++) {
+    const t0 = process.hrtime.bigint();
+    const e = await execFileP('sh', ['-c', `docker exec ${srv.container} cat /sandbox/bench/big.bin | wc -c`], { maxBuffer: 1 << 20 });
+    const s = Number(process.hrtime.bigint() - t0) / 1e9;
+    if (Number(e.stdout.trim()) !== MB * 1000000) throw new Error(`docker exec gave ${e.stdout.trim()} bytes`);
+    ex.push(MB / s);
+  }
+  console.log(`  the engine's exec stream (docker exec cat, ${RUNS} runs): ${g(ex)}; ratio to direct ${(median(ex) / median(tp.direct)).toFixed(2)}`);
 
   // 3. 50 connections at once.
   const many = await Promise.allSettled(Array.from({ length: 50 }, () => get(new Agent({ keepAlive: false }), '127.0.0.1', u.port, '/page.bin', u.host, cookie)));

@@ -10,8 +10,10 @@
 // Domain taken off, live SSE); a WebSocket echo (text and binary); the
 // link's cookie and redirect; tampered, expired, revoked links and another
 // owner's; nothing listening (502 naming the port); a port closed
-// mid-stream; the preview program killed mid-stream; the preview's script
-// in Chromium kept from the server's origin.
+// mid-stream; the preview program killed mid-stream; the channel to the
+// supervisor killed mid-stream; many streams over one channel with some
+// never read; the preview's script in Chromium kept from the server's
+// origin.
 
 import { test, describe, before, after } from 'node:test';
 import assert from 'node:assert/strict';
@@ -21,7 +23,7 @@ import { connect as netConnect } from 'node:net';
 import { request } from 'node:http';
 import { promisify } from 'node:util';
 
-import { mkdtempSync, rmSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 
@@ -459,6 +461,75 @@ test('the preview program killed mid-stream: the next request works', async () =
   await waitFor(async () => (await get(new URL('/hello.txt', l.url).href, { cookie }).catch(() => ({ status: 0 }))).status === 200,
     { timeout: 20000, what: 'the preview program back' });
   assert.equal((await get(new URL('/hello.txt', l.url).href, { cookie })).body.toString(), 'hello\n');
+});
+
+// The one exec of "supervisor mux" that carries every preview connection
+// to the container (lib/sandbox/portconn.c), killed as the container's root
+// could: the response in flight ends, and the very next request gets a new
+// channel.
+const KILL_MUX = `for p in /proc/[0-9]*; do tr '\\0' ' ' < $p/cmdline 2>/dev/null | grep -q '^/run/code-sandbox/[^ ]* mux $' && kill -9 \${p#/proc/} && echo killed; done; true`;
+
+test('the channel to the supervisor killed mid-stream: the next request works', async () => {
+  const l = await previewLink({ port: 8000 });
+  const { cookie } = await open(l.url);
+  const res = await get(new URL('/big.bin', l.url).href, { cookie, stream: true });
+  // The first bytes, then nothing read until the kill: the file cannot
+  // have come whole before it (nor its end gone unseen).
+  let got = 0;
+  await new Promise((resolve) => res.once('data', (c) => { got += c.length; res.pause(); resolve(); }));
+  const done = new Promise((resolve) => {
+    for (const e of ['end', 'close', 'error', 'aborted']) res.on(e, resolve);
+  });
+  assert.match(await sh(KILL_MUX), /killed/);
+  res.on('data', (c) => (got += c.length));
+  res.resume();
+  await done;
+  assert.ok(got < 20000000, `the whole file came after its channel was killed (${got})`);
+  const next = await get(new URL('/hello.txt', l.url).href, { cookie });
+  assert.equal(next.status, 200, next.body.toString());
+  assert.equal(next.body.toString(), 'hello\n');
+  // Many at once over the new channel.
+  for (const r of await Promise.all(Array.from({ length: 10 }, () => get(new URL('/hello.txt', l.url).href, { cookie }))))
+    assert.equal(r.body.toString(), 'hello\n');
+});
+
+function rssKiB(pid) {
+  return Number(/^VmRSS:\s+(\d+)/m.exec(readFileSync(`/proc/${pid}/status`, 'utf8'))[1]);
+}
+
+test('many streams over one channel, one never read: the others go on, memory stays bounded', async (t) => {
+  const l = await previewLink({ port: 8000 });
+  const { cookie } = await open(l.url);
+  const u = new URL(l.url);
+  const pid = srv.programPids('preview')[0];
+  const before = rssKiB(pid);
+  // Three downloads of 20 MB that nobody reads: each holds its stream's
+  // window, and no more, in the preview program.
+  const stalled = [];
+  for (let i = 0; i < 3; i++) {
+    const s = netConnect({ host: '127.0.0.1', port: Number(u.port) });
+    s.write(`GET /big.bin HTTP/1.1\r\nHost: ${u.host}\r\nCookie: ${cookie}\r\n\r\n`);
+    s.pause();
+    stalled.push(s);
+  }
+  await new Promise((r) => setTimeout(r, 2000));
+  const want = (await sh(`sha256sum /sandbox/pv/big.bin | cut -d' ' -f1`)).trim();
+  const t0 = Date.now();
+  const [big, ...small] = await Promise.all([
+    get(new URL('/big.bin', l.url).href, { cookie, timeout: 60000 }),
+    ...Array.from({ length: 30 }, () => get(new URL('/hello.txt', l.url).href, { cookie, timeout: 30000 })),
+  ]);
+  const ms = Date.now() - t0;
+  assert.equal(createHash('sha256').update(big.body).digest('hex'), want);
+  for (const r of small) assert.equal(r.body.toString(), 'hello\n');
+  assert.ok(ms < 30000, `the others waited for the stalled ones: ${ms} ms`);
+  const grown = rssKiB(pid) - before;
+  t.diagnostic(`30 small and one 20 MB answer beside 3 stalled streams: ${ms} ms; the program grew by ${grown} KiB`);
+  for (const s of stalled) s.destroy();
+  assert.ok(grown < 64 * 1024, `the preview program grew by ${grown} KiB with 3 stalled streams`);
+  // The stalled streams' ends reach the app: the owner's count falls back.
+  await waitFor(async () => (await sql('select coalesce(sum(open_now), 0) from preview')) === '0',
+    { timeout: 20000, what: 'the stalled connections closed' });
 });
 
 test('a front that cannot route previews: preview_link says so', { skip: WEB !== 'apache' && WEB !== 'lighttpd' ? 'behind Apache and lighttpd' : false }, async () => {

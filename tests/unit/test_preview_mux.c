@@ -1,0 +1,315 @@
+/*
+ * test_preview_mux.c: the preview channel's two ends without an engine.
+ * The server's reader of mux frames (sandbox/muxin.c) with hand-made
+ * frames: order, windows, credit, ids it does not know. Then the real
+ * supervisor ("supervisor mux") run here on pipes, against listeners on loopback: a stream whose app reads nothing
+ * holds at most its window while another stream's bytes go through.
+ * The supervisor is the copy compiled into the library (sandbox/sup.h),
+ * the bytes the server uploads, written to a temporary file.
+ */
+#include <arpa/inet.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <netinet/in.h>
+#include <poll.h>
+#include <signal.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "check.h"
+#include "sandbox/muxin.h"
+#include "sandbox/sup.h"
+
+static size_t
+frame(unsigned char *out, int type, uint32_t id, const void *body,
+    size_t len)
+{
+	supf_header(type, (uint32_t)(4 + len), out);
+	supf_put32(out + SUPF_HEADER, id);
+	memcpy(out + SUPF_HEADER + 4, body, len);
+	return SUPF_HEADER + 4 + len;
+}
+
+static unsigned char	big[SUPF_HEADER + 4 + SUPF_MUX_DATA];
+
+static void
+test_reader(void)
+{
+	struct mux_in		m;
+	struct mux_stream	s, t;
+	unsigned char		buf[256], v[SUPF_HEADER + 4], g[4];
+	size_t			n, i;
+	int			rc;
+
+	muxin_init(&m);
+	CHECK(muxin_stream_init(&s, 7) == 0 && muxin_stream_init(&t, 8) == 0,
+	    "mux: streams");
+	muxin_link(&m, &s);
+	muxin_link(&m, &t);
+	n = frame(buf, 'C', 7, "+", 1);
+	CHECK(muxin_feed(&m, buf, n) == -1, "mux: a frame before 'V' breaks it");
+	muxin_free(&m);
+	muxin_init(&m);
+	muxin_link(&m, &s);
+	muxin_link(&m, &t);
+	supf_header('V', 4, v);
+	supf_put32(v + SUPF_HEADER, SUPF_MUX_VERSION);
+	CHECK(muxin_feed(&m, v, sizeof(v)) == 0 && m.ready, "mux: 'V'");
+	n = frame(buf, 'D', 7, "x", 1);
+	CHECK(muxin_feed(&m, buf, n) == -1, "mux: bytes before '+' break it");
+	muxin_free(&m);
+	muxin_init(&m);
+	muxin_link(&m, &s);
+	muxin_link(&m, &t);
+	muxin_feed(&m, v, sizeof(v));
+	n = frame(buf, 'C', 7, "+", 1);
+	rc = muxin_feed(&m, buf, n);
+	n = frame(buf, 'C', 8, "-", 1);
+	rc |= muxin_feed(&m, buf, n);
+	CHECK(rc == 0 && s.answer == '+' && t.answer == '-', "mux: answers");
+	n = frame(buf, 'D', 99, "gone", 4);
+	CHECK(muxin_feed(&m, buf, n) == 0, "mux: an unknown id is dropped");
+	/* A whole window, in frames, then one byte past it. */
+	memset(big + SUPF_HEADER + 4, 'a', SUPF_MUX_DATA);
+	for (i = 0, rc = 0; i < SUPF_MUX_WINDOW / SUPF_MUX_DATA; i++) {
+		frame(big, 'D', 7, big + SUPF_HEADER + 4, SUPF_MUX_DATA);
+		rc |= muxin_feed(&m, big, sizeof(big));
+	}
+	CHECK(rc == 0 && s.qlen == SUPF_MUX_WINDOW, "mux: a window queued");
+	n = muxin_take(&s, buf, 100);
+	CHECK(n == 100 && s.qlen == SUPF_MUX_WINDOW - 100,
+	    "mux: taken from the ring");
+	/* Across the ring's end, in order. */
+	n = frame(buf, 'D', 7, "0123456789", 10);
+	CHECK(muxin_feed(&m, buf, n) == 0, "mux: more within the room taken");
+	while (s.qlen > 10)
+		muxin_take(&s, big, s.qlen - 10 < sizeof(big) ? s.qlen - 10 :
+		    sizeof(big));
+	n = muxin_take(&s, buf, sizeof(buf));
+	CHECK(n == 10 && memcmp(buf, "0123456789", 10) == 0,
+	    "mux: the ring wraps in order");
+	/* Our credit: granted back, never past the window. */
+	s.credit = 100;
+	supf_put32(g, SUPF_MUX_WINDOW - 100);
+	n = frame(buf, 'G', 7, g, 4);
+	CHECK(muxin_feed(&m, buf, n) == 0 && s.credit == SUPF_MUX_WINDOW,
+	    "mux: credit granted back");
+	supf_put32(g, 1);
+	n = frame(buf, 'G', 7, g, 4);
+	CHECK(muxin_feed(&m, buf, n) == -1, "mux: credit past the window "
+	    "breaks it");
+	muxin_free(&m);
+	/* A stream shut on our side: whatever comes for it is dropped. */
+	muxin_init(&m);
+	muxin_feed(&m, v, sizeof(v));
+	t.answer = '+';
+	t.shut = true;
+	for (i = 0, rc = 0; i < 2 * SUPF_MUX_WINDOW / SUPF_MUX_DATA; i++) {
+		frame(big, 'D', 8, big + SUPF_HEADER + 4, SUPF_MUX_DATA);
+		rc |= muxin_feed(&m, big, sizeof(big));
+	}
+	muxin_link(&m, &t);
+	CHECK(rc == 0 && t.qlen == 0, "mux: a shut stream's bytes dropped");
+	n = frame(buf, 'Z', 8, "", 0);
+	CHECK(muxin_feed(&m, buf, n) == 0, "mux: its end dropped");
+	muxin_unlink(&m, &t);
+	muxin_free(&m);
+	muxin_stream_free(&s);
+	muxin_stream_free(&t);
+}
+
+/* The real supervisor's end: run here, on pipes. */
+static int	to_sup = -1, from_sup = -1;
+static pid_t	sup_pid = -1;
+static struct mux_in	rd;
+
+static int
+sup_start(const char *path)
+{
+	int	in[2], out[2];
+
+	if (pipe(in) == -1 || pipe(out) == -1)
+		return -1;
+	if ((sup_pid = fork()) == 0) {
+		dup2(in[0], 0);
+		dup2(out[1], 1);
+		close(in[0]); close(in[1]); close(out[0]); close(out[1]);
+		execl(path, "supervisor", "mux", (char *)NULL);
+		_exit(127);
+	}
+	close(in[0]);
+	close(out[1]);
+	to_sup = in[1];
+	from_sup = out[0];
+	return sup_pid > 0 ? 0 : -1;
+}
+
+static void
+send_all(const void *buf, size_t len)
+{
+	const char *p = buf;
+	ssize_t n;
+
+	while (len > 0 && (n = write(to_sup, p, len)) > 0) {
+		p += n;
+		len -= (size_t)n;
+	}
+}
+
+static void
+send_fr(int type, uint32_t id, const void *body, size_t len)
+{
+	static unsigned char b[SUPF_HEADER + 4 + SUPF_MUX_DATA];
+
+	send_all(b, frame(b, type, id, body, len));
+}
+
+/* Read the supervisor's frames for up to ms (until cond holds). */
+static void
+pump_until(int ms, bool (*cond)(void))
+{
+	static unsigned char	buf[65536];
+	struct pollfd		pfd;
+	struct timespec		t0, t1;
+	ssize_t			n;
+
+	clock_gettime(CLOCK_MONOTONIC, &t0);
+	for (;;) {
+		if (cond != NULL && cond())
+			return;
+		clock_gettime(CLOCK_MONOTONIC, &t1);
+		if ((t1.tv_sec - t0.tv_sec) * 1000 +
+		    (t1.tv_nsec - t0.tv_nsec) / 1000000 > ms)
+			return;
+		pfd.fd = from_sup;
+		pfd.events = POLLIN;
+		if (poll(&pfd, 1, 50) <= 0)
+			continue;
+		if ((n = read(from_sup, buf, sizeof(buf))) <= 0)
+			return;
+		if (muxin_feed(&rd, buf, (size_t)n) == -1)
+			return;
+	}
+}
+
+static int
+listener(int *port)
+{
+	struct sockaddr_in	a;
+	socklen_t		len = sizeof(a);
+	int			fd;
+
+	memset(&a, 0, sizeof(a));
+	a.sin_family = AF_INET;
+	a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+	if ((fd = socket(AF_INET, SOCK_STREAM, 0)) == -1 ||
+	    bind(fd, (struct sockaddr *)&a, sizeof(a)) == -1 ||
+	    listen(fd, 8) == -1 ||
+	    getsockname(fd, (struct sockaddr *)&a, &len) == -1)
+		return -1;
+	*port = ntohs(a.sin_port);
+	return fd;
+}
+
+static struct mux_stream	sa, sb;
+
+static bool ready(void) { return rd.ready; }
+static bool both_answered(void) { return sa.answer != 0 && sb.answer != 0; }
+static bool b_has_5(void) { return sb.qlen >= 5; }
+static bool a_out_of_credit(void) { return sa.credit == 0; }
+static bool a_ended(void) { return sa.ended; }
+
+static void
+test_supervisor(void)
+{
+	char		 path[] = "/tmp/cs-test-supervisor.XXXXXX";
+	unsigned char	 p[2], chunk[SUPF_MUX_DATA], got[16];
+	size_t		 sent = 0;
+	int		 la = -1, lb = -1, pa = 0, pb = 0, ca, cb, fl, fd;
+
+	signal(SIGPIPE, SIG_IGN);
+	if ((fd = mkstemp(path)) == -1 || write(fd, sup_binary,
+	    sup_binary_len) != (ssize_t)sup_binary_len || fchmod(fd, 0700) ==
+	    -1 || close(fd) == -1) {
+		SKIP("mux: the supervisor", "cannot write it to /tmp");
+		return;
+	}
+	muxin_init(&rd);
+	fl = (la = listener(&pa)) == -1 || (lb = listener(&pb)) == -1 ||
+	    sup_start(path) == -1;
+	/* Running now (or never): its file is no longer needed. */
+	pump_until(1000, ready);
+	unlink(path);
+	if (fl) {
+		SKIP("mux: the supervisor", "no loopback listener");
+		return;
+	}
+	muxin_stream_init(&sa, 1);
+	muxin_stream_init(&sb, 2);
+	muxin_link(&rd, &sa);
+	muxin_link(&rd, &sb);
+	p[0] = (unsigned char)(pa >> 8); p[1] = (unsigned char)pa;
+	send_fr('c', 1, p, 2);
+	p[0] = (unsigned char)(pb >> 8); p[1] = (unsigned char)pb;
+	send_fr('c', 2, p, 2);
+	pump_until(5000, both_answered);
+	CHECK(rd.ready && sa.answer == '+' && sb.answer == '+',
+	    "mux: the supervisor connects two streams");
+	ca = accept(la, NULL, NULL);
+	cb = accept(lb, NULL, NULL);
+	/*
+	 * Stream 1's app reads nothing: we send what the credit allows, and
+	 * the supervisor holds it (the socket's buffers take some first).
+	 */
+	memset(chunk, 'q', sizeof(chunk));
+	while (sa.credit > 0 && sent < 64u * SUPF_MUX_WINDOW) {
+		size_t n = sa.credit < sizeof(chunk) ? sa.credit : sizeof(chunk);
+
+		send_fr('d', 1, chunk, n);
+		sa.credit -= (uint32_t)n;
+		sent += n;
+		pump_until(20, a_out_of_credit);
+	}
+	pump_until(300, NULL);
+	CHECK(sa.credit < SUPF_MUX_WINDOW && sent < 64u * SUPF_MUX_WINDOW,
+	    "mux: a stream whose app reads nothing runs out of credit");
+	/* Stream 2 still goes both ways. */
+	send_fr('d', 2, "ping\n", 5);
+	sb.credit -= 5;
+	CHECK(read(cb, got, 5) == 5 && memcmp(got, "ping\n", 5) == 0,
+	    "mux: another stream's bytes reach its app meanwhile");
+	fl = (int)write(cb, "pong\n", 5);
+	pump_until(3000, b_has_5);
+	CHECK(fl == 5 && sb.qlen == 5 && muxin_take(&sb, got, 16) == 5 &&
+	    memcmp(got, "pong\n", 5) == 0, "mux: and its app's answer back");
+	/* The app on stream 1 closes: 'Z'. */
+	close(ca);
+	pump_until(3000, a_ended);
+	CHECK(sa.ended, "mux: the app's close ends its stream");
+	/* Our stdin's end ends the supervisor. */
+	close(to_sup);
+	CHECK(waitpid(sup_pid, &fl, 0) == sup_pid && WIFEXITED(fl),
+	    "mux: the supervisor ends with its stdin");
+	close(cb);
+	close(la);
+	close(lb);
+	close(from_sup);
+	muxin_unlink(&rd, &sa);
+	muxin_unlink(&rd, &sb);
+	muxin_stream_free(&sa);
+	muxin_stream_free(&sb);
+	muxin_free(&rd);
+}
+
+int
+main(void)
+{
+	test_reader();
+	test_supervisor();
+	return check_status();
+}
