@@ -11,12 +11,14 @@ import { describe, it, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { spawn } from 'node:child_process';
 import { appendFileSync, chmodSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
-import { connect as tcpConnect } from 'node:net';
+import { connect as tcpConnect, createServer } from 'node:net';
+import { execFile } from 'node:child_process';
+import { promisify } from 'node:util';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { randomBytes } from 'node:crypto';
 import { startServer, TOP, waitFor } from './lib/server.mjs';
-import { connect, resultText } from './lib/client.mjs';
+import { connect, http, resultText } from './lib/client.mjs';
 import { netpolicy, ctl, testName, hostAddress, loAddresses, run, status } from './lib/hostile.mjs';
 
 const VALUE = `tok-${randomBytes(12).toString('hex')}`;
@@ -27,6 +29,27 @@ async function sh(conn, command) {
   const res = await conn.execute({ command, timeout: 120 });
   assert.notEqual(res.isError, true, resultText(res));
   return res.structuredContent;
+}
+
+/* A 2026-07-28 request over raw HTTP (tests/e2e/tasks.test.mjs says more). */
+function modern(srv, method, params) {
+  const V = '2026-07-28';
+  const TASKS = 'io.modelcontextprotocol/tasks';
+  return http(srv, {
+    body: {
+      jsonrpc: '2.0', id: 1, method,
+      params: {
+        ...params,
+        _meta: {
+          'io.modelcontextprotocol/protocolVersion': V,
+          'io.modelcontextprotocol/clientCapabilities': { extensions: { [TASKS]: {} } },
+          'io.modelcontextprotocol/clientInfo': { name: 'raw-2026', version: '1.0.0' },
+        },
+      },
+    },
+    headers: { 'mcp-protocol-version': V, 'mcp-method': method, 'mcp-name': params.name ?? params.taskId },
+    timeout: 60000,
+  });
 }
 
 function canConnect(host, port) {
@@ -179,6 +202,43 @@ describe('egress proxy with secrets', () => {
     assert.match(out.stdout, /host\.example\.test 403/);
     assert.match(out.stdout, /ll\.example\.test 403/);
     assert.match(out.stdout, /CONNECT|403|refused/i);
+  });
+
+  it('over HTTPS too: CONNECT to a name resolving to loopback, the host or link-local, and TLS redirected to such an address, are refused', async () => {
+    // A listener on the link-local test address's port 443 counts what reaches it.
+    let reached = 0;
+    const ll = createServer((s) => { reached++; s.destroy(); });
+    await new Promise((res, rej) => { ll.once('error', rej); ll.listen(443, LL, res); });
+    try {
+      const host = hostAddress();
+      const out = await sh(conn, `for h in loop.example.test host.example.test ll.example.test; do printf "%s " $h; curl -s -o /dev/null -w "%{http_connect} %{http_code}\\n" --max-time 10 https://$h/; echo " $?"; done; for a in ${LL} ${host}; do printf "%s " $a; curl -s -k --noproxy '*' -o /dev/null -w "%{http_code}" --max-time 10 https://$a/; echo " $?"; done`);
+      for (const h of ['loop', 'host', 'll']) assert.match(out.stdout, new RegExp(`${h}\\.example\\.test 403 000\\s+[1-9]\\d*`), out.stdout);
+      for (const a of [LL, host]) {
+        const line = out.stdout.split('\n').find((l) => l.startsWith(`${a} `));
+        assert.ok(line && !/ 200 /.test(line) && / [1-9]\d*$/.test(line), `${a}: ${line}\n${out.stdout}`);
+      }
+      assert.equal(reached, 0, 'nothing reached the link-local listener');
+    } finally {
+      await new Promise((r) => ll.close(r));
+    }
+  });
+
+  it('masking applies in a task\'s stored status line too', async () => {
+    // Longer than SANDBOX_INLINE_WAIT (20 s): answered as a task.
+    const r = await modern(srv, 'tools/call', { name: 'execute', arguments: { command: 'curl -sS https://api.example.test/token; sleep 90' } });
+    assert.equal(r.status, 200, r.text);
+    const task = r.json.result;
+    assert.equal(task.resultType, 'task', r.text);
+    const working = await waitFor(async () => {
+      const g = await modern(srv, 'tasks/get', { taskId: task.taskId });
+      return g.json.result.status === 'working' && /token=/.test(g.json.result.statusMessage ?? '') && g.json.result;
+    }, { timeout: 20000, interval: 1000, what: 'the output line in statusMessage' });
+    assert.match(working.statusMessage, /token=\[secret GH\]/);
+    assert.ok(!working.statusMessage.includes(VALUE));
+    const q = (sql) => promisify(execFile)('sqlite3', ['-cmd', '.timeout 5000', srv.settings.SANDBOX_DB, sql]).then((o) => o.stdout.trim());
+    assert.equal(await q(`select count(*) from run where last_line like '%${VALUE}%'`), '0');
+    assert.equal(await q(`select last_line from run where id = '${task.taskId}'`), 'token=[secret GH]');
+    await modern(srv, 'tasks/cancel', { taskId: task.taskId });
   });
 
   it('ignoring the proxy variables does not bypass it: HTTPS to the address is redirected and injected', async () => {
