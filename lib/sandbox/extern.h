@@ -37,6 +37,7 @@
 struct capture;
 struct config;
 struct cspec;
+struct db;
 struct docker;
 struct docker_exec_cb;
 struct exec_stream;
@@ -63,6 +64,11 @@ struct sandbox {
 	 * starts or creates a container in person scope (sandbox_ensure).
 	 */
 	bool		 claimed;
+	/*
+	 * Set with claimed when owners get fixed addresses (owneraddr.h):
+	 * the connection the owner's address is looked up in at create.
+	 */
+	struct db	*db;
 };
 
 /* The repository of snapshots' images (snapshot.c): REPO:SNAPSHOT_ID. */

@@ -260,6 +260,8 @@ enum db_stmt {
 	STMT_RUN_STOPPED_BY,	/* error, id: cancel requested, with the reason */
 	STMT_RUN_STOP_REASON,	/* id -> error, when cancel was requested */
 	STMT_TERM_PRUNE,	/* min_last_used: older rows go */
+	STMT_OWNER_SLOT_ADD,	/* owner: the next free slot, unless it has one */
+	STMT_OWNER_SLOT_GET,	/* owner -> slot */
 	STMT__MAX
 };
 

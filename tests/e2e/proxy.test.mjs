@@ -16,9 +16,10 @@ import { execFile } from 'node:child_process';
 import { promisify } from 'node:util';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { randomBytes } from 'node:crypto';
-import { startServer, TOP, waitFor } from './lib/server.mjs';
+import { createHash, randomBytes } from 'node:crypto';
+import { docker, startServer, TOP, waitFor } from './lib/server.mjs';
 import { connect, http, resultText } from './lib/client.mjs';
+import { TestProvider, connectOAuth } from './lib/oauth.mjs';
 import { netpolicy, ctl, testName, hostAddress, loAddresses, run, status } from './lib/hostile.mjs';
 
 const VALUE = `tok-${randomBytes(12).toString('hex')}`;
@@ -72,12 +73,14 @@ describe('egress proxy with secrets', () => {
   const dir = mkdtempSync(join(tmpdir(), 'cs-e2e-proxy-'));
   const state = join(dir, 'np');
   const log = join(dir, 'server.log');
-  let srv, conn, server, proxy, unLo, gateway;
+  let srv, conn, server, proxy, unLo, gateway, pset;
 
   const seen = () => readFileSync(log, 'utf8').split('\n').filter(Boolean).map((l) => JSON.parse(l));
-  const startProxy = () => {
+  // The proxy reads the settings and secrets of one server: srv, or the
+  // person-scope server of the last describe.
+  const startProxy = (of = srv) => {
     proxy = spawn(join(TOP, 'containers/proxy.sh'), ['run'], {
-      env: { ...process.env, SANDBOX_ENV_FILE: srv.envFile, CS_SANDBOXCTL: join(srv.bin, 'sandboxctl') },
+      env: { ...process.env, SANDBOX_ENV_FILE: of.envFile, CS_SANDBOXCTL: join(of.bin, 'sandboxctl') },
       stdio: ['ignore', 'pipe', 'pipe'],
     });
     proxy.out = '';
@@ -121,15 +124,13 @@ describe('egress proxy with secrets', () => {
     r = await netpolicy(['apply', '--network', net, '--policy', 'internet', '--allow', `${addr}/32`, '--proxy-port', String(port)], state);
     assert.equal(r.code, 0, r.stderr);
     gateway = (await run('docker', ['network', 'inspect', '-f', '{{(index .IPAM.Config 0).Gateway}}', net])).stdout.trim();
-    srv = await startServer({
-      name: 'proxy',
-      settings: {
-        SANDBOX_NETWORK: net, SANDBOX_EGRESS_ALLOW: `${addr}/32`, SANDBOX_PROXY: '1',
-        SANDBOX_PROXY_PORT: String(port), SANDBOX_PROXY_DIR: join(dir, 'proxy'),
-        SANDBOX_PROXY_CA: join(dir, 'ca.pem'), SANDBOX_PROXY_HOSTS_FILE: join(dir, 'hosts'),
-        SANDBOX_SECRETS_KEY: join(dir, 'secrets.key'),
-      },
-    });
+    pset = {
+      SANDBOX_NETWORK: net, SANDBOX_EGRESS_ALLOW: `${addr}/32`, SANDBOX_PROXY: '1',
+      SANDBOX_PROXY_PORT: String(port), SANDBOX_PROXY_DIR: join(dir, 'proxy'),
+      SANDBOX_PROXY_CA: join(dir, 'ca.pem'), SANDBOX_PROXY_HOSTS_FILE: join(dir, 'hosts'),
+      SANDBOX_SECRETS_KEY: join(dir, 'secrets.key'),
+    };
+    srv = await startServer({ name: 'proxy', settings: pset });
     r = await ctl(srv, ['secrets', 'add', 'GH', '--host', 'api.example.test'], { input: `${VALUE}\n` });
     assert.equal(r.code, 0, r.stderr);
     r = await ctl(srv, ['secrets', 'add', 'GIT', '--host', 'git.example.test', '--basic', 'git'], { input: GIT_PASSWORD });
@@ -343,6 +344,92 @@ describe('egress proxy with secrets', () => {
       await startProxy();
       const out = await sh(conn, 'curl -sS -o /dev/null -w "%{http_code}\\n" https://api.example.test/after-hosts-restart');
       assert.equal(out.stdout.trim(), '200', out.stdout + out.stderr);
+    });
+  });
+
+  // Person scope (SANDBOX_SCOPE=person): an owner's own secret reaches that
+  // owner's sandbox alone, told apart by the owner's fixed address on the
+  // network (lib/sandbox/owneraddr.h), never by an address Docker gives
+  // out again; a shared secret reaches every sandbox.
+  describe('in person scope', () => {
+    const OWN = `alice-${randomBytes(10).toString('hex')}`;
+    const hash12 = (o) => createHash('sha256').update(o).digest('hex').slice(0, 12);
+    const people = {};
+    let psrv;
+
+    before(async () => {
+      let r = await netpolicy(['apply', '--network', net, '--policy', 'internet', '--allow', `${addr}/32`, '--proxy-port', String(port), '--any-host'], state);
+      assert.equal(r.code, 0, r.stderr);
+      psrv = await startServer({
+        name: 'proxy-person',
+        settings: { ...pset, SANDBOX_SCOPE: 'person', SANDBOX_ALLOW_KEY_BEARER: 0, SANDBOX_SECRETS_KEY: join(dir, 'secrets-person.key') },
+      });
+      r = await ctl(psrv, ['secrets', 'add', 'MINE', '--host', 'api.example.test', '--owner', 'alice', '--header', 'X-Api-Key: {}'], { input: OWN });
+      assert.equal(r.code, 0, r.stderr);
+      r = await ctl(psrv, ['secrets', 'add', 'SHARED', '--host', 'api.example.test'], { input: VALUE });
+      assert.equal(r.code, 0, r.stderr);
+      await stopProxy();
+      await startProxy(psrv);
+      for (const n of ['alice', 'bob']) {
+        const k = await ctl(psrv, ['--json', 'keys', 'add', n]);
+        assert.equal(k.code, 0, k.stderr);
+        const provider = new TestProvider(psrv, { key: JSON.parse(k.stdout).key, clientName: `proxy ${n}` });
+        people[n] = await connectOAuth(psrv, provider, { name: `e2e-${n}` });
+      }
+    });
+    after(async () => {
+      for (const p of Object.values(people)) await p.client.close().catch(() => {});
+      await psrv?.stop();
+      for (const n of ['alice', 'bob']) {
+        await docker('rm', '-f', `${psrv?.container}-${hash12(n)}`).catch(() => {});
+        await docker('volume', 'rm', '-f', `${psrv?.volume}-${hash12(n)}`).catch(() => {});
+      }
+    });
+
+    const run = async (who, command) => {
+      const r = await people[who].client.callTool({ name: 'execute', arguments: { command, timeout: 120 } }, undefined, { timeout: 180000 });
+      assert.notEqual(r.isError, true, `${who}: ${resultText(r)}`);
+      return r.structuredContent;
+    };
+
+    it('the owner\'s sandbox gets the owner\'s header, another owner\'s does not; the shared one reaches both', async () => {
+      for (const who of ['alice', 'bob']) {
+        const out = await run(who, `curl -sS -o /dev/null -w "%{http_code}\\n" https://api.example.test/person-${who}; env -u https_proxy -u HTTPS_PROXY curl -sS --noproxy '*' --resolve api.example.test:443:${addr} -o /dev/null -w "%{http_code}\\n" https://api.example.test/person-direct-${who}`);
+        assert.equal(out.stdout.trim(), '200\n200', `${who}: ${out.stdout}${out.stderr}`);
+      }
+      for (const path of ['/person-alice', '/person-direct-alice']) {
+        const got = seen().filter((s) => s.path === path).at(-1);
+        assert.equal(got.xApiKey, OWN, `${path}: alice's own header`);
+        assert.equal(got.authorization, `Bearer ${VALUE}`, `${path}: the shared one`);
+      }
+      for (const path of ['/person-bob', '/person-direct-bob']) {
+        const got = seen().filter((s) => s.path === path).at(-1);
+        assert.equal(got.xApiKey, null, `${path}: not alice's header`);
+        assert.equal(got.authorization, `Bearer ${VALUE}`, `${path}: the shared one`);
+      }
+    });
+
+    it('each owner\'s container holds its owner\'s fixed address, outside Docker\'s dynamic range', async () => {
+      const range = (await run('alice', 'true'), (await docker('network', 'inspect', '-f', '{{(index .IPAM.Config 0).IPRange}}', net)).stdout.trim());
+      assert.match(range, /^\d+\.\d+\.\d+\.\d+\/\d+$/);
+      const ips = {};
+      for (const n of ['alice', 'bob']) {
+        ips[n] = (await docker('inspect', '-f', `{{(index .NetworkSettings.Networks "${net}").IPAddress}} {{(index .NetworkSettings.Networks "${net}").IPAMConfig.IPv4Address}}`, `${psrv.container}-${hash12(n)}`)).stdout.trim().split(' ');
+        assert.equal(ips[n][0], ips[n][1], `${n}: the address asked for`);
+      }
+      assert.notEqual(ips.alice[0], ips.bob[0]);
+      const inRange = (ip) => {
+        const [b, bits] = range.split('/');
+        const n = (x) => x.split('.').reduce((a, o) => a * 256 + Number(o), 0);
+        return Math.floor(n(ip) / 2 ** (32 - bits)) === Math.floor(n(b) / 2 ** (32 - bits));
+      };
+      assert.ok(!inRange(ips.alice[0]) && !inRange(ips.bob[0]), `${ips.alice[0]} ${ips.bob[0]} outside ${range}`);
+    });
+
+    it('the instructions name the owner\'s own secret to that owner alone', () => {
+      assert.match(people.alice.client.getInstructions(), /secret MINE/);
+      assert.doesNotMatch(people.bob.client.getInstructions(), /secret MINE/);
+      assert.match(people.bob.client.getInstructions(), /secret SHARED/);
     });
   });
 });
