@@ -235,8 +235,15 @@ proxy_conf(const struct config *cfg, const struct secrets *ss,
 	 */
 	fprintf(f, "acl cs_step1 at_step SslBump1\n"
 	    "ssl_bump peek cs_step1\n");
+	/*
+	 * A host not listed: bumped with the installation's CA (the sandbox
+	 * trusts it) only to answer the request with the page naming
+	 * SANDBOX_EGRESS_HOSTS, as plain HTTP gets, in place of a cut
+	 * handshake; http_access refuses it before any upstream request.
+	 * Listed hosts stay spliced unless a secret wants them.
+	 */
 	if (hosts)
-		fprintf(f, "ssl_bump terminate !cs_hosts_sni\n");
+		fprintf(f, "ssl_bump bump !cs_hosts_sni\n");
 	for (i = 0; i < ss->n; i++) {
 		if (!injected(&ss->v[i]))
 			continue;

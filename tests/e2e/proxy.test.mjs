@@ -120,7 +120,7 @@ describe('egress proxy with secrets', () => {
     await new Promise((res) => server.stdout.once('data', res));
     unLo = await loAddresses([LL]);
     const host = hostAddress();
-    writeFileSync(join(dir, 'hosts'), `${addr} api.example.test other.example.test git.example.test\n127.0.0.1 loop.example.test\n${host} host.example.test\n${LL} ll.example.test\n`);
+    writeFileSync(join(dir, 'hosts'), `${addr} api.example.test other.example.test git.example.test x.sub.example.test\n127.0.0.1 loop.example.test\n${host} host.example.test\n${LL} ll.example.test\n`);
     r = await netpolicy(['apply', '--network', net, '--policy', 'internet', '--allow', `${addr}/32`, '--proxy-port', String(port)], state);
     assert.equal(r.code, 0, r.stderr);
     gateway = (await run('docker', ['network', 'inspect', '-f', '{{(index .IPAM.Config 0).Gateway}}', net])).stdout.trim();
@@ -322,12 +322,17 @@ describe('egress proxy with secrets', () => {
       assert.equal(seen().filter((s) => s.path === '/hosts-ok').at(-1).authorization, `Bearer ${VALUE}`);
     });
 
-    it('an unlisted host is refused with an answer that names the setting', async () => {
-      const out = await sh(conn, 'curl -s -w "\\n%{http_code}\\n" http://other.example.test/x; curl -sS -o /dev/null --max-time 10 https://other.example.test/ 2>&1 | head -1; echo end');
-      assert.match(out.stdout, /SANDBOX_EGRESS_HOSTS/);
-      assert.match(out.stdout, /\n403\n/);
-      assert.match(out.stdout, /curl: \(\d+\)/, 'HTTPS to an unlisted host fails');
-      assert.equal(seen().filter((s) => s.host === 'other.example.test' && s.path === '/x').length, 0);
+    it('an unlisted host is refused with an answer that names the setting, over HTTP and HTTPS', async () => {
+      const out = await sh(conn, 'curl -s -w "\\n%{http_code}\\n" http://other.example.test/x; curl -sS -w "\\n%{http_code}\\n" --max-time 10 https://other.example.test/y 2>&1; env -u https_proxy -u HTTPS_PROXY curl -sS --noproxy "*" --resolve other.example.test:443:' + addr + ' -w "\\n%{http_code}\\n" --max-time 10 https://other.example.test/z 2>&1');
+      const pages = out.stdout.split(/\n403\n/);
+      assert.equal(pages.length, 4, out.stdout);
+      for (const p of pages.slice(0, 3)) assert.match(p, /other\.example\.test is not one of the hosts[^]*SANDBOX_EGRESS_HOSTS/, out.stdout);
+      for (const p of ['/x', '/y', '/z']) assert.equal(seen().filter((s) => s.host === 'other.example.test' && s.path === p).length, 0);
+    });
+
+    it('a listed host without a secret is not intercepted', async () => {
+      const out = await sh(conn, 'curl -sS -k -v https://x.sub.example.test/ 2>&1 | grep -E "issuer:|^hello"');
+      assert.match(out.stdout, /issuer: CN=cs e2e test CA/, out.stdout);
     });
 
     it('a direct connection to the server\'s address, bypassing the proxy, is refused at once', async () => {

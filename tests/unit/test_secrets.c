@@ -443,7 +443,7 @@ test_proxy_conf(void)
 	cfg.egress_hosts = "api.example.test *.mirror.example.test";
 	t = proxy_conf(&cfg, &ss, addrs, 2, &err);
 	CHECK(t != NULL && strstr(t, "acl cs_hosts dstdomain api.example.test "
-	    ".mirror.example.test\n") != NULL && strstr(t, "ssl_bump terminate "
+	    ".mirror.example.test\n") != NULL && strstr(t, "ssl_bump bump "
 	    "!cs_hosts_sni\n") != NULL && strstr(t, "deny_info "
 	    "ERR_CS_EGRESS_HOSTS cs_hosts\n") != NULL, "host list");
 	free(t);
