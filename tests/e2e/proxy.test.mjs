@@ -270,6 +270,27 @@ describe('egress proxy with secrets', () => {
     assert.ok(!readFileSync(join(dir, 'proxy', 'cache.log'), 'utf8').includes(VALUE));
   });
 
+  it('the canary checks that HTTPS cannot bypass the proxy, and status says when it can', async () => {
+    let st = await status(srv);
+    assert.equal(st.egress.canary.ok, true, JSON.stringify(st.egress));
+    assert.match(st.egress.canary.detail, /No route to host.*TCP port 443 sent to the egress proxy/);
+    // Without the redirect of port 443, HTTPS would go straight out.
+    const nat = `CSNAT-cs-${createHash('sha256').update(net).digest('hex').slice(0, 10)}`;
+    const r = await run('iptables', ['-w', '10', '-t', 'nat', '-F', nat]);
+    assert.equal(r.code, 0, r.stderr);
+    try {
+      st = await status(srv);
+      assert.equal(st.egress.canary.ok, false, JSON.stringify(st.egress));
+      assert.match(st.egress.canary.detail, /TCP port 443 not sent to the egress proxy.*HTTPS can bypass it/);
+      assert.equal(st.exitCode, 1);
+      assert.match(st.problems, /egress policy not in force/);
+    } finally {
+      const np = await netpolicy(['apply', '--network', net, '--policy', 'internet', '--allow', `${addr}/32`, '--proxy-port', String(port)], state);
+      assert.equal(np.code, 0, np.stderr);
+    }
+    assert.equal((await status(srv)).egress.canary.ok, true);
+  });
+
   it('direct TCP to an allowed address works while no host list is set', async () => {
     const out = await sh(conn, `timeout 5 bash -c 'exec 3<>/dev/tcp/${addr}/7000; head -1 <&3' || echo refused`);
     assert.equal(out.stdout.trim(), 'hi');
@@ -342,6 +363,12 @@ describe('egress proxy with secrets', () => {
       assert.ok(!/^hi$/m.test(out.stdout));
       assert.match(out.stdout, /curl: \(\d+\)/, out.stdout);
       assert.ok(Date.now() - t0 < 15000);
+    });
+
+    it('the canary checks that TCP other than through the proxy is refused', async () => {
+      const st = await status(srv);
+      assert.equal(st.egress.canary.ok, true, JSON.stringify(st.egress));
+      assert.match(st.egress.canary.detail, /TCP port 443 sent to the egress proxy; TCP to 192\.0\.2\.1 port 9 refused/);
     });
 
     it('a proxy restart is survived', async () => {
