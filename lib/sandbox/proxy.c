@@ -135,6 +135,17 @@ injected(const struct secret *s)
 	return s->addr[0] != '\0' && inet_pton(AF_INET, s->addr, &in) == 1;
 }
 
+/* " cs_oI" for an owner's secret I (its address's acl), "" for a shared one. */
+static const char *
+owned(const struct secret *s, size_t i, char *buf, size_t n)
+{
+	if (s->owner[0] != '\0')
+		snprintf(buf, n, " cs_o%zu", i);
+	else
+		buf[0] = '\0';
+	return buf;
+}
+
 char *
 proxy_conf(const struct config *cfg, const struct secrets *ss,
     const char *const *host_addrs, size_t n, struct error *err)
@@ -142,7 +153,7 @@ proxy_conf(const struct config *cfg, const struct secrets *ss,
 	FILE		*f;
 	char		*buf = NULL, *hv, *allow, *a, *save, who[32];
 	size_t		 len = 0, i;
-	bool		 hosts, own;
+	bool		 hosts;
 
 	if (!path_ok(cfg->proxy_dir) || !path_ok(cfg->proxy_hosts_file) ||
 	    !path_ok(cfg->proxy_ca)) {
@@ -227,14 +238,37 @@ proxy_conf(const struct config *cfg, const struct secrets *ss,
 	    "http_access allow sandbox\n"
 	    "http_access deny all\n");
 
-	/* TLS: peek at the name, bump the secrets' hosts, splice the rest. */
 	/*
-	 * An owner's secret (person scope) only for the owner's own fixed
-	 * address (owneraddr.h): its hosts are bumped for that sandbox alone,
-	 * every other sandbox's TLS to them is spliced as to any host.
+	 * TLS: bump the secrets' hosts, splice the rest. An owner's secret
+	 * (person scope) only for the owner's own fixed address
+	 * (owneraddr.h): its hosts are bumped for that sandbox alone, every
+	 * other sandbox's TLS to them is spliced as to any host.
+	 *
+	 * A CONNECT to a secret's host by name (the proxy variables) is
+	 * bumped at once, before any upstream connection: the request then
+	 * goes out on a connection the proxy keeps to that host (one TLS
+	 * handshake fewer per request), still verified before any header is
+	 * sent. Redirected TLS (no name yet) is peeked at for its server
+	 * name (SNI) first. dstdomain -n: no reverse lookup of an address.
 	 */
-	fprintf(f, "acl cs_step1 at_step SslBump1\n"
-	    "ssl_bump peek cs_step1\n");
+	fprintf(f, "acl cs_step1 at_step SslBump1\n");
+	for (i = 0; i < ss->n; i++) {
+		if (!injected(&ss->v[i]))
+			continue;
+		fprintf(f, "acl cs_s%zu dstdomain -n ", i);
+		hosts_line(f, ss->v[i].hosts);
+		fputc('\n', f);
+		fprintf(f, "acl cs_b%zu ssl::server_name ", i);
+		hosts_line(f, ss->v[i].hosts);
+		fputc('\n', f);
+		if (ss->v[i].owner[0] != '\0')
+			fprintf(f, "acl cs_o%zu src %s/32\n", i, ss->v[i].addr);
+	}
+	for (i = 0; i < ss->n; i++)
+		if (injected(&ss->v[i]))
+			fprintf(f, "ssl_bump bump cs_step1 CONNECT cs_s%zu%s\n",
+			    i, owned(&ss->v[i], i, who, sizeof(who)));
+	fprintf(f, "ssl_bump peek cs_step1\n");
 	/*
 	 * A host not listed: bumped with the installation's CA (the sandbox
 	 * trusts it) only to answer the request with the page naming
@@ -244,19 +278,10 @@ proxy_conf(const struct config *cfg, const struct secrets *ss,
 	 */
 	if (hosts)
 		fprintf(f, "ssl_bump bump !cs_hosts_sni\n");
-	for (i = 0; i < ss->n; i++) {
-		if (!injected(&ss->v[i]))
-			continue;
-		fprintf(f, "acl cs_b%zu ssl::server_name ", i);
-		hosts_line(f, ss->v[i].hosts);
-		fputc('\n', f);
-		if (ss->v[i].owner[0] != '\0')
-			fprintf(f, "acl cs_o%zu src %s/32\n"
-			    "ssl_bump bump cs_b%zu cs_o%zu\n", i, ss->v[i].addr,
-			    i, i);
-		else
-			fprintf(f, "ssl_bump bump cs_b%zu\n", i);
-	}
+	for (i = 0; i < ss->n; i++)
+		if (injected(&ss->v[i]))
+			fprintf(f, "ssl_bump bump cs_b%zu%s\n", i,
+			    owned(&ss->v[i], i, who, sizeof(who)));
 	fprintf(f, "ssl_bump splice all\n");
 
 	/* The headers: over HTTPS only, to the secret's hosts only. */
@@ -264,11 +289,7 @@ proxy_conf(const struct config *cfg, const struct secrets *ss,
 	for (i = 0; i < ss->n; i++) {
 		if (!injected(&ss->v[i]))
 			continue;
-		own = ss->v[i].owner[0] != '\0';
-		snprintf(who, sizeof(who), own ? " cs_o%zu" : "", i);
-		fprintf(f, "acl cs_s%zu dstdomain ", i);
-		hosts_line(f, ss->v[i].hosts);
-		fputc('\n', f);
+		owned(&ss->v[i], i, who, sizeof(who));
 		fprintf(f, "request_header_access %s deny cs_s%zu%s\n",
 		    ss->v[i].header, i, who);
 		if ((hv = secrets_header_value(&ss->v[i])) == NULL) {

@@ -410,6 +410,10 @@ test_proxy_conf(void)
 	CHECK(t != NULL && strstr(t, "acl cs_b0 ssl::server_name "
 	    "api.example.test b.example.test\n") != NULL &&
 	    strstr(t, "ssl_bump bump cs_b0\n") != NULL, "secret hosts bumped");
+	CHECK(t != NULL && strstr(t, "acl cs_s0 dstdomain -n api.example.test "
+	    "b.example.test\n") != NULL && strstr(t, "ssl_bump bump cs_step1 "
+	    "CONNECT cs_s0\n") < strstr(t, "ssl_bump peek cs_step1\n"),
+	    "CONNECT by name bumped at once, before the peek");
 	CHECK(t != NULL && strstr(t, "request_header_access X-Api-Key deny "
 	    "cs_s0\n") != NULL, "the sandbox's header dropped");
 	CHECK(t != NULL && strstr(t, "request_header_add X-Api-Key "
@@ -425,6 +429,7 @@ test_proxy_conf(void)
 	t = proxy_conf(&cfg, &ss, addrs, 2, &err);
 	CHECK(t != NULL && strstr(t, "acl cs_o1 src 172.30.128.1/32\n") != NULL &&
 	    strstr(t, "ssl_bump bump cs_b1 cs_o1\n") != NULL &&
+	    strstr(t, "ssl_bump bump cs_step1 CONNECT cs_s1 cs_o1\n") != NULL &&
 	    strstr(t, "request_header_access Authorization deny cs_s1 "
 	    "cs_o1\n") != NULL && strstr(t, "request_header_add Authorization "
 	    "\"Bearer bob-value-123\" cs_s1 cs_https cs_o1\n") != NULL,
