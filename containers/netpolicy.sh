@@ -168,12 +168,14 @@ make_network() {
 	docker network create --driver bridge --label code-sandbox=probe \
 	    "$network" >/dev/null
 	sub=$(docker network inspect -f '{{(index .IPAM.Config 0).Subnet}}' "$network")
+	gw=$(docker network inspect -f '{{(index .IPAM.Config 0).Gateway}}' "$network")
 	docker network rm "$network" >/dev/null
 	valid_cidr "$sub" || die "Docker gave network $network no IPv4 subnet (got '$sub')"
+	valid_cidr "$gw" || die "Docker gave network $network no gateway (got '$gw')"
 	bits=${sub#*/}
 	[ "$bits" -le 29 ] || die "Docker gave network $network too small a subnet ($sub)"
 	docker network create --driver bridge \
-	    --subnet "$sub" --ip-range "${sub%/*}/$((bits + 1))" \
+	    --subnet "$sub" --ip-range "${sub%/*}/$((bits + 1))" --gateway "$gw" \
 	    --opt com.docker.network.bridge.name="$bridge" \
 	    --opt com.docker.network.bridge.enable_icc=false \
 	    --label code-sandbox=network \
