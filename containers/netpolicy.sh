@@ -25,7 +25,9 @@
 # rejected (the proxy enforces the names).
 #
 # Policy "internet" (the default): the network "NAME" is a bridge named
-# cs-<10 hex of sha256(NAME)> with inter-container traffic off and no IPv6.
+# cs-<10 hex of sha256(NAME)> with inter-container traffic off and no IPv6,
+# Docker's dynamic range the lower half of its subnet (the upper half holds
+# owners' fixed addresses: lib/sandbox/owneraddr.h).
 # Traffic entering the host from that bridge goes through two chains:
 #
 #   FORWARD -> DOCKER-USER -i BRIDGE -> CSFWD-BRIDGE   (to other machines)
@@ -155,14 +157,30 @@ make_network() {
 		[ "$b" = "$bridge" ] || die "network $network exists with bridge '$b', not $bridge: remove it (docker network rm $network) and run again"
 		icc=$(docker network inspect -f '{{index .Options "com.docker.network.bridge.enable_icc"}}' "$network")
 		[ "$icc" = false ] || die "network $network allows inter-container traffic: remove it and run again"
+		range=$(docker network inspect -f '{{range .IPAM.Config}}{{.IPRange}}{{end}}' "$network")
+		[ -n "$range" ] || echo "netpolicy: note: network $network has no dynamic range of its own (made by an older version): owners' own secrets are not added until it is made again (remove, then apply)" >&2
 		return
 	fi
+	# Docker's dynamic range is the subnet's lower half; the upper half is
+	# for owners' fixed addresses (lib/sandbox/owneraddr.h), which Docker
+	# then never gives to another container. Docker picks a free subnet
+	# for a first network of the name, made again with the range.
+	docker network create --driver bridge --label code-sandbox=probe \
+	    "$network" >/dev/null
+	sub=$(docker network inspect -f '{{(index .IPAM.Config 0).Subnet}}' "$network")
+	gw=$(docker network inspect -f '{{(index .IPAM.Config 0).Gateway}}' "$network")
+	docker network rm "$network" >/dev/null
+	valid_cidr "$sub" || die "Docker gave network $network no IPv4 subnet (got '$sub')"
+	valid_cidr "$gw" || die "Docker gave network $network no gateway (got '$gw')"
+	bits=${sub#*/}
+	[ "$bits" -le 29 ] || die "Docker gave network $network too small a subnet ($sub)"
 	docker network create --driver bridge \
+	    --subnet "$sub" --ip-range "${sub%/*}/$((bits + 1))" --gateway "$gw" \
 	    --opt com.docker.network.bridge.name="$bridge" \
 	    --opt com.docker.network.bridge.enable_icc=false \
 	    --label code-sandbox=network \
 	    "$network" >/dev/null
-	echo "netpolicy: created network $network (bridge $bridge, no inter-container traffic, IPv4 only)"
+	echo "netpolicy: created network $network (bridge $bridge, $sub, no inter-container traffic, IPv4 only)"
 }
 
 ipt() { iptables -w 10 "$@"; }

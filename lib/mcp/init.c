@@ -10,6 +10,7 @@
 #include "base/js.h"
 #include "mcp/extern.h"
 #include "oauth/owners.h"
+#include "sandbox/owneraddr.h"
 #include "sandbox/secrets.h"
 
 static const char instructions_head[] =
@@ -57,8 +58,8 @@ secrets_said(const struct config *cfg, struct db *db, const char *owner)
 		return NULL;
 	}
 	for (i = 0; i < ss.n; i++) {
-		/* An owner's own secret is not injected yet (docs/secrets.md). */
-		if (ss.v[i].owner[0] != '\0')
+		/* An owner's own is added in person scope only (owneraddr.h). */
+		if (ss.v[i].owner[0] != '\0' && !owneraddr_wanted(cfg))
 			continue;
 		fprintf(f, "- HTTPS requests to %s are authenticated for you "
 		    "(secret %s, as %s): the egress proxy adds the credential "

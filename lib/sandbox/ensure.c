@@ -16,6 +16,7 @@
 #include "engine/docker.h"
 #include "sandbox/cspec.h"
 #include "sandbox/extern.h"
+#include "sandbox/owneraddr.h"
 #include "sandbox/sandbox.h"
 
 int
@@ -67,6 +68,38 @@ out:
 	return rc;
 }
 
+/*
+ * An owner's container gets the owner's own address on the network
+ * (owneraddr.h), so the proxy can add that owner's secrets to it alone.
+ * When there is none (an older network), the engine picks one, and the
+ * owner's secrets are not added (the proxy's configuration says so).
+ */
+static void
+fixed_address(struct sandbox *sb, struct json_object *body)
+{
+	struct json_object	*nc, *eps, *ep, *ipam;
+	struct error		 err;
+	char			 addr[OWNERADDR_MAX];
+
+	if (sb->db == NULL || sb->owner == NULL)
+		return;
+	if (owneraddr_get(sb->cfg, sb->db, sb->docker, sb->owner, addr,
+	    &err) == -1) {
+		log_warn("container %s: no fixed address: %s", sb->container,
+		    err.msg);
+		return;
+	}
+	ipam = json_object_new_object();
+	js_set_str(ipam, "IPv4Address", addr);
+	ep = json_object_new_object();
+	js_set(ep, "IPAMConfig", ipam);
+	eps = json_object_new_object();
+	js_set(eps, cspec_network(sb->spec), ep);
+	nc = json_object_new_object();
+	js_set(nc, "EndpointsConfig", eps);
+	js_set(body, "NetworkingConfig", nc);
+}
+
 /* POST /containers/create; 0 when created or already there (409). */
 int
 sandbox_create_container(struct sandbox *sb, struct error *err)
@@ -109,6 +142,7 @@ sandbox_create_container(struct sandbox *sb, struct error *err)
 	js_set_bool(host, "Init", true);	/* reaps orphans of detached jobs */
 	js_set(body, "HostConfig", host);
 	cspec_fill_create(sb->spec, body);
+	fixed_address(sb, body);
 
 	if ((status = sandbox_call(sb, "POST", body, ok, &resp, "cannot create "
 	    "the container", err, "/containers/create?name=%s",

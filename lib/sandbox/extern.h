@@ -69,6 +69,11 @@ struct sandbox {
 	 * starts or creates a container in person scope (sandbox_ensure).
 	 */
 	bool		 claimed;
+	/*
+	 * Set with claimed when owners get fixed addresses (owneraddr.h):
+	 * the connection the owner's address is looked up in at create.
+	 */
+	struct db	*db;
 };
 
 /* The repository of snapshots' images (snapshot*.c): REPO:SNAPSHOT_ID. */

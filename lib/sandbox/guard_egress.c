@@ -178,8 +178,8 @@ static int
 run_canary(struct sandbox *sb, const struct cspec *cs, struct json_object *c,
     char *detail, size_t n)
 {
-	char		 gw[16], out[512], bridge[16], why[200];
-	const char	*args[3];
+	char		 gw[16], out[512], bridge[16], why[200], port[16];
+	const char	*args[5];
 	struct error	 e;
 	int		 code;
 
@@ -199,7 +199,14 @@ run_canary(struct sandbox *sb, const struct cspec *cs, struct json_object *c,
 	}
 	args[0] = netpolicy_name(cspec_egress(cs));
 	args[1] = gw;
-	args[2] = NULL;
+	port[0] = '\0';
+	if (sb->cfg != NULL && sb->cfg->proxy &&
+	    cspec_egress(cs) == EGRESS_INTERNET)
+		snprintf(port, sizeof(port), "%ld", (long)sb->cfg->proxy_port);
+	args[2] = port;
+	args[3] = port[0] != '\0' && sb->cfg->egress_hosts != NULL &&
+	    sb->cfg->egress_hosts[0] != '\0' ? "hosts" : "";
+	args[4] = NULL;
 	if (sandbox_script_hung(sb)) {
 		snprintf(detail, n, "the canary could not run: a script in the "
 		    "sandbox did not finish (is /bin/bash intact?)");

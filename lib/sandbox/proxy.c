@@ -18,7 +18,10 @@
 #include "base/config.h"
 #include "base/crypto.h"
 #include "base/js.h"
+#include "base/log.h"
+#include "engine/docker.h"
 #include "base/secret.h"
+#include "sandbox/owneraddr.h"
 #include "sandbox/proxy.h"
 #include "sandbox/secrets.h"
 
@@ -116,14 +119,41 @@ hosts_words(FILE *f, const char *list)
 	}
 }
 
+/*
+ * Is s added to requests: with its value, and for an owner's secret only
+ * with the owner's fixed address (a checked IPv4 address).
+ */
+static bool
+injected(const struct secret *s)
+{
+	struct in_addr	 in;
+
+	if (s->value == NULL)
+		return false;
+	if (s->owner[0] == '\0')
+		return true;
+	return s->addr[0] != '\0' && inet_pton(AF_INET, s->addr, &in) == 1;
+}
+
+/* " cs_oI" for an owner's secret I (its address's acl), "" for a shared one. */
+static const char *
+owned(const struct secret *s, size_t i, char *buf, size_t n)
+{
+	if (s->owner[0] != '\0')
+		snprintf(buf, n, " cs_o%zu", i);
+	else
+		buf[0] = '\0';
+	return buf;
+}
+
 char *
 proxy_conf(const struct config *cfg, const struct secrets *ss,
     const char *const *host_addrs, size_t n, struct error *err)
 {
 	FILE		*f;
-	char		*buf = NULL, *hv, *allow, *a, *save;
+	char		*buf = NULL, *hv, *allow, *a, *save, who[32];
 	size_t		 len = 0, i;
-	bool		 bump = false, hosts;
+	bool		 hosts;
 
 	if (!path_ok(cfg->proxy_dir) || !path_ok(cfg->proxy_hosts_file) ||
 	    !path_ok(cfg->proxy_ca)) {
@@ -208,35 +238,60 @@ proxy_conf(const struct config *cfg, const struct secrets *ss,
 	    "http_access allow sandbox\n"
 	    "http_access deny all\n");
 
-	/* TLS: peek at the name, bump the secrets' hosts, splice the rest. */
+	/*
+	 * TLS: bump the secrets' hosts, splice the rest. An owner's secret
+	 * (person scope) only for the owner's own fixed address
+	 * (owneraddr.h): its hosts are bumped for that sandbox alone, every
+	 * other sandbox's TLS to them is spliced as to any host.
+	 *
+	 * A CONNECT to a secret's host by name (the proxy variables) is
+	 * bumped at once, before any upstream connection: the request then
+	 * goes out on a connection the proxy keeps to that host (one TLS
+	 * handshake fewer per request), still verified before any header is
+	 * sent. Redirected TLS (no name yet) is peeked at for its server
+	 * name (SNI) first. dstdomain -n: no reverse lookup of an address.
+	 */
+	fprintf(f, "acl cs_step1 at_step SslBump1\n");
 	for (i = 0; i < ss->n; i++) {
-		if (ss->v[i].value == NULL)
+		if (!injected(&ss->v[i]))
 			continue;
-		if (ss->v[i].owner[0] != '\0')
-			continue;	/* person scope: see docs/secrets.md */
-		fprintf(f, "acl cs_bump ssl::server_name ");
+		fprintf(f, "acl cs_s%zu dstdomain -n ", i);
 		hosts_line(f, ss->v[i].hosts);
 		fputc('\n', f);
-		bump = true;
+		fprintf(f, "acl cs_b%zu ssl::server_name ", i);
+		hosts_line(f, ss->v[i].hosts);
+		fputc('\n', f);
+		if (ss->v[i].owner[0] != '\0')
+			fprintf(f, "acl cs_o%zu src %s/32\n", i, ss->v[i].addr);
 	}
-	fprintf(f, "acl cs_step1 at_step SslBump1\n"
-	    "ssl_bump peek cs_step1\n");
+	for (i = 0; i < ss->n; i++)
+		if (injected(&ss->v[i]))
+			fprintf(f, "ssl_bump bump cs_step1 CONNECT cs_s%zu%s\n",
+			    i, owned(&ss->v[i], i, who, sizeof(who)));
+	fprintf(f, "ssl_bump peek cs_step1\n");
+	/*
+	 * A host not listed: bumped with the installation's CA (the sandbox
+	 * trusts it) only to answer the request with the page naming
+	 * SANDBOX_EGRESS_HOSTS, as plain HTTP gets, in place of a cut
+	 * handshake; http_access refuses it before any upstream request.
+	 * Listed hosts stay spliced unless a secret wants them.
+	 */
 	if (hosts)
-		fprintf(f, "ssl_bump terminate !cs_hosts_sni\n");
-	if (bump)
-		fprintf(f, "ssl_bump bump cs_bump\n");
+		fprintf(f, "ssl_bump bump !cs_hosts_sni\n");
+	for (i = 0; i < ss->n; i++)
+		if (injected(&ss->v[i]))
+			fprintf(f, "ssl_bump bump cs_b%zu%s\n", i,
+			    owned(&ss->v[i], i, who, sizeof(who)));
 	fprintf(f, "ssl_bump splice all\n");
 
 	/* The headers: over HTTPS only, to the secret's hosts only. */
 	fprintf(f, "acl cs_https proto HTTPS\n");
 	for (i = 0; i < ss->n; i++) {
-		if (ss->v[i].value == NULL || ss->v[i].owner[0] != '\0')
+		if (!injected(&ss->v[i]))
 			continue;
-		fprintf(f, "acl cs_s%zu dstdomain ", i);
-		hosts_line(f, ss->v[i].hosts);
-		fputc('\n', f);
-		fprintf(f, "request_header_access %s deny cs_s%zu\n",
-		    ss->v[i].header, i);
+		owned(&ss->v[i], i, who, sizeof(who));
+		fprintf(f, "request_header_access %s deny cs_s%zu%s\n",
+		    ss->v[i].header, i, who);
 		if ((hv = secrets_header_value(&ss->v[i])) == NULL) {
 			fclose(f);
 			free(buf);
@@ -245,7 +300,7 @@ proxy_conf(const struct config *cfg, const struct secrets *ss,
 		}
 		fprintf(f, "request_header_add %s ", ss->v[i].header);
 		quoted(f, hv);
-		fprintf(f, " cs_s%zu cs_https\n", i);
+		fprintf(f, " cs_s%zu cs_https%s\n", i, who);
 		crypto_wipe(hv, strlen(hv));
 		free(hv);
 	}
@@ -293,6 +348,36 @@ host_addrs(char addrs[HOST_ADDRS_MAX][64])
 	return n;
 }
 
+/*
+ * The owners' fixed addresses for their secrets (person scope): a secret
+ * whose owner has none (no engine, an older network) is left out, said on
+ * the log.
+ */
+static void
+owner_addrs(const struct config *cfg, struct db *db, struct secrets *ss)
+{
+	struct docker	*d = NULL;
+	struct error	 err;
+	size_t		 i;
+
+	for (i = 0; i < ss->n; i++) {
+		if (ss->v[i].owner[0] == '\0' || !owneraddr_wanted(cfg))
+			continue;
+		if (d == NULL && docker_open(cfg->docker_host,
+		    cfg->docker_tls_verify, cfg->docker_cert_path, &d,
+		    &err) == -1) {
+			log_warn("proxy: owners' secrets left out: %s", err.msg);
+			return;
+		}
+		if (owneraddr_get(cfg, db, d, ss->v[i].owner, ss->v[i].addr,
+		    &err) == -1)
+			log_warn("proxy: secret %s left out (no address for "
+			    "owner %s): %s", ss->v[i].name, ss->v[i].owner,
+			    err.msg);
+	}
+	docker_close(d);
+}
+
 int
 proxy_write(const struct config *cfg, struct db *db, bool create,
     struct error *err)
@@ -317,6 +402,7 @@ proxy_write(const struct config *cfg, struct db *db, bool create,
 		    cfg->proxy_dir);
 	if (secrets_load(cfg, db, NULL, true, &ss, err) == -1)
 		return -1;
+	owner_addrs(cfg, db, &ss);
 	n = host_addrs(addrs);
 	for (i = 0; i < n; i++)
 		ptrs[i] = addrs[i];

@@ -20,7 +20,7 @@
  *     HTTPS gets the secret's header, a header of the same name from the
  *     sandbox dropped first; plain HTTP never gets one.
  *   - with SANDBOX_EGRESS_HOSTS, only those hosts; others get an answer
- *     that names the setting.
+ *     that names the setting, over HTTPS too (bumped to give it).
  * Values in the file are escaped (\\, \" and %%); a value never reaches a
  * log: the proxy logs no header, and proxy.sh's check drops the lines that
  * carry one from what it prints.

@@ -17,6 +17,7 @@
 #include "oauth/owners.h"
 #include "sandbox/extern.h"
 #include "sandbox/sandbox.h"
+#include "sandbox/owneraddr.h"
 #include "sandbox/sandboxes.h"
 #include "sandbox/snapshot.h"
 #include "store/db.h"
@@ -257,6 +258,8 @@ sandboxes_open(const struct config *cfg, struct db *db, const char *owner,
 	    sandbox_open(cfg, owner, out, err) == -1)
 		return -1;
 	(*out)->claimed = true;
+	if (owner != NULL && owneraddr_wanted(cfg))
+		(*out)->db = db;
 	return 0;
 }
 

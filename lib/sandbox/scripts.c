@@ -243,6 +243,15 @@ const char SCRIPT_UPLOAD_DISCARD[] = "rm -rf -- \"$1/$2\"\n";
  * one a second after a burst of six): with no answer in a second the
  * probe waits for the bucket to refill and tries once more.
  *
+ * With the egress proxy, $3 its port: the proxy must answer there, and
+ * TCP to the gateway's port 443 must reach it too (the packet filter's
+ * redirect of every port 443 to it: without that, HTTPS bypasses the
+ * proxy). A proxy that does not answer is said, not failed (it lets
+ * nothing through). With $4 "hosts" (SANDBOX_EGRESS_HOSTS), TCP to a
+ * documentation address (192.0.2.1, TEST-NET-1, never routed) must be
+ * refused at once by the host's reset, as every forwarded packet but DNS
+ * is; it leaves the host only when that rule is missing.
+ *
  * The container can print anything: its line is parsed as hostile
  * (netpolicy_canary_parse) and is only the container's report of the
  * policy, next to the host's own check of the rules.
@@ -284,9 +293,29 @@ const char SCRIPT_CANARY[] =
     "probe \"$2\"\n"
     "[ -z \"$m\" ] && { sleep 1.2; probe \"$2\"; }\n"
     "case $m in\n"
-    "*'No route to host'*) echo \"blocked $2 UDP port 9 rejected (No route to host)\";;\n"
-    "*'Connection refused'*) echo \"open $2 UDP port 9 answered by the host (Connection refused): no rule\";;\n"
-    "'') echo \"unexpected no answer from $2 UDP port 9 (dropped, not rejected)\";;\n"
-    "*) echo \"unexpected $2 UDP port 9: ${m##*: }\";;\n"
-    "esac\n";
+    "*'No route to host'*) v=\"$2 UDP port 9 rejected (No route to host)\";;\n"
+    "*'Connection refused'*) echo \"open $2 UDP port 9 answered by the host (Connection refused): no rule\"; exit 0;;\n"
+    "'') echo \"unexpected no answer from $2 UDP port 9 (dropped, not rejected)\"; exit 0;;\n"
+    "*) echo \"unexpected $2 UDP port 9: ${m##*: }\"; exit 0;;\n"
+    "esac\n"
+    /* The proxy: a bypass must fail (see above). */
+    "tcp() { m=$(timeout 3 bash -c 'exec 3<>\"/dev/tcp/$0/$1\"' \"$1\" \"$2\" 2>&1) && m=connected; [ -n \"$m\" ] || m=timeout; }\n"
+    "if [ -n \"$3\" ]; then\n"
+    "  tcp \"$2\" \"$3\"\n"
+    "  if [ \"$m\" != connected ]; then\n"
+    "    v=\"$v; the egress proxy does not answer on $2 port $3 (${m##*: })\"\n"
+    "  else\n"
+    "    tcp \"$2\" 443\n"
+    "    [ \"$m\" = connected ] || { echo \"open $2 TCP port 443 not sent to the egress proxy (${m##*: }): HTTPS can bypass it\"; exit 0; }\n"
+    "    v=\"$v; TCP port 443 sent to the egress proxy\"\n"
+    "  fi\n"
+    "fi\n"
+    "if [ \"$4\" = hosts ]; then\n"
+    "  tcp 192.0.2.1 9\n"
+    "  case $m in\n"
+    "  *'Connection refused'*) v=\"$v; TCP to 192.0.2.1 port 9 refused (names only)\";;\n"
+    "  *) echo \"open TCP to 192.0.2.1 port 9 not refused (${m##*: }) though SANDBOX_EGRESS_HOSTS allows names only\"; exit 0;;\n"
+    "  esac\n"
+    "fi\n"
+    "echo \"blocked $v\"\n";
 

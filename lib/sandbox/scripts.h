@@ -21,8 +21,9 @@ extern const char SCRIPT_USAGE[];
 
 /*
  * The egress canary, run with $1 the policy name and $2 the gateway
- * address (internet). It prints one line: "blocked DETAIL" when the policy
- * holds, else "open DETAIL" or "unexpected DETAIL".
+ * address (internet), $3 the egress proxy's port ("" without one), $4
+ * "hosts" under SANDBOX_EGRESS_HOSTS. It prints one line: "blocked DETAIL"
+ * when the policy holds, else "open DETAIL" or "unexpected DETAIL".
  */
 extern const char SCRIPT_CANARY[];
 

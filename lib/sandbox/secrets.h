@@ -28,6 +28,12 @@ struct secret {
 	long long	 created;
 	char		*value;
 	size_t		 value_len;
+	/*
+	 * For an owner's secret in person scope, the owner's sandbox's fixed
+	 * address (owneraddr.h) that the proxy adds it for; "" when there is
+	 * none: then it is not added at all. Filled by proxy_write.
+	 */
+	char		 addr[16];
 };
 
 struct secrets {

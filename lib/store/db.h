@@ -270,6 +270,8 @@ enum db_stmt {
 	STMT_SNAP_RUN_STATE,	/* run_id, now -> "live" (going on, or ended
 				   under 30 s ago) or "gone" */
 	STMT_TERM_OPEN_ALL,	/* max_created -> id, owner of open rows */
+	STMT_OWNER_SLOT_ADD,	/* owner: the next free slot, unless it has one */
+	STMT_OWNER_SLOT_GET,	/* owner -> slot */
 	STMT__MAX
 };
 

@@ -1,7 +1,10 @@
 /*
  * store/db_sandbox.c: the SQL of the sandboxes per owner (lib/sandbox/
- * sandboxes.c; sql/012-owners.sql) and the readers of their rows.
+ * sandboxes.c; sql/012-owners.sql), each owner's slot on the network
+ * (lib/sandbox/owneraddr.c; sql/026-owner-addr.sql) and the readers of
+ * their rows.
  */
+#include <stdlib.h>
 #include <string.h>
 
 #include "store/db.h"
@@ -41,6 +44,12 @@ const struct db_sql db_sql_sandbox[] = {
 	    "SELECT owner FROM sandbox WHERE running = 1 ORDER BY owner" },
 	{ STMT_SANDBOX_DELETE,
 	    "DELETE FROM sandbox WHERE owner = ?" },
+	/* One statement under the write lock: no two owners get one slot. */
+	{ STMT_OWNER_SLOT_ADD,
+	    "INSERT OR IGNORE INTO owner_addr (owner, slot) SELECT ?, "
+	    "coalesce(max(slot), 0) + 1 FROM owner_addr" },
+	{ STMT_OWNER_SLOT_GET,
+	    "SELECT slot FROM owner_addr WHERE owner = ?" },
 	{ STMT__MAX, NULL }
 };
 
@@ -88,4 +97,20 @@ db_sandbox_list_next(struct db_q *q, struct db_sandbox *s)
 	s->stop_reason = db_text(q, 6);
 	s->commands = db_int(q, 7);
 	return st;
+}
+
+int
+db_owner_slot(struct db *db, const char *owner, long long *slot)
+{
+	char		 buf[32], *end;
+
+	*slot = 0;
+	if (db_exec(db, STMT_OWNER_SLOT_ADD, "t", owner) == -1 ||
+	    db_get_text(db, STMT_OWNER_SLOT_GET, buf, sizeof(buf), "t",
+	    owner) != LOOKUP_FOUND)
+		return -1;
+	*slot = strtoll(buf, &end, 10);
+	if (*end != '\0' || *slot <= 0)
+		return -1;
+	return 0;
 }

@@ -46,4 +46,10 @@ struct db_sandbox {
 /* The next row of STMT_SANDBOX_LIST into s: DB_ROW, DB_DONE or DB_ERROR. */
 enum db_step	db_sandbox_list_next(struct db_q *, struct db_sandbox *s);
 
+/*
+ * owner's slot on the sandbox network (sql/026-owner-addr.sql), given on
+ * first use and the owner's for good: 0 with *slot > 0, or -1 (logged).
+ */
+int		db_owner_slot(struct db *, const char *owner, long long *slot);
+
 #endif

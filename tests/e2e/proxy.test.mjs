@@ -11,12 +11,15 @@ import { describe, it, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { spawn } from 'node:child_process';
 import { appendFileSync, chmodSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
-import { connect as tcpConnect } from 'node:net';
+import { connect as tcpConnect, createServer } from 'node:net';
+import { execFile } from 'node:child_process';
+import { promisify } from 'node:util';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { randomBytes } from 'node:crypto';
-import { startServer, TOP, waitFor } from './lib/server.mjs';
-import { connect, resultText } from './lib/client.mjs';
+import { createHash, randomBytes } from 'node:crypto';
+import { docker, startServer, TOP, waitFor } from './lib/server.mjs';
+import { connect, http, resultText } from './lib/client.mjs';
+import { TestProvider, connectOAuth } from './lib/oauth.mjs';
 import { netpolicy, ctl, testName, hostAddress, loAddresses, run, status } from './lib/hostile.mjs';
 
 const VALUE = `tok-${randomBytes(12).toString('hex')}`;
@@ -27,6 +30,27 @@ async function sh(conn, command) {
   const res = await conn.execute({ command, timeout: 120 });
   assert.notEqual(res.isError, true, resultText(res));
   return res.structuredContent;
+}
+
+/* A 2026-07-28 request over raw HTTP (tests/e2e/tasks.test.mjs says more). */
+function modern(srv, method, params) {
+  const V = '2026-07-28';
+  const TASKS = 'io.modelcontextprotocol/tasks';
+  return http(srv, {
+    body: {
+      jsonrpc: '2.0', id: 1, method,
+      params: {
+        ...params,
+        _meta: {
+          'io.modelcontextprotocol/protocolVersion': V,
+          'io.modelcontextprotocol/clientCapabilities': { extensions: { [TASKS]: {} } },
+          'io.modelcontextprotocol/clientInfo': { name: 'raw-2026', version: '1.0.0' },
+        },
+      },
+    },
+    headers: { 'mcp-protocol-version': V, 'mcp-method': method, 'mcp-name': params.name ?? params.taskId },
+    timeout: 60000,
+  });
 }
 
 function canConnect(host, port) {
@@ -49,12 +73,14 @@ describe('egress proxy with secrets', () => {
   const dir = mkdtempSync(join(tmpdir(), 'cs-e2e-proxy-'));
   const state = join(dir, 'np');
   const log = join(dir, 'server.log');
-  let srv, conn, server, proxy, unLo, gateway;
+  let srv, conn, server, proxy, unLo, gateway, pset;
 
   const seen = () => readFileSync(log, 'utf8').split('\n').filter(Boolean).map((l) => JSON.parse(l));
-  const startProxy = () => {
+  // The proxy reads the settings and secrets of one server: srv, or the
+  // person-scope server of the last describe.
+  const startProxy = (of = srv) => {
     proxy = spawn(join(TOP, 'containers/proxy.sh'), ['run'], {
-      env: { ...process.env, SANDBOX_ENV_FILE: srv.envFile, CS_SANDBOXCTL: join(srv.bin, 'sandboxctl') },
+      env: { ...process.env, SANDBOX_ENV_FILE: of.envFile, CS_SANDBOXCTL: join(of.bin, 'sandboxctl') },
       stdio: ['ignore', 'pipe', 'pipe'],
     });
     proxy.out = '';
@@ -94,19 +120,17 @@ describe('egress proxy with secrets', () => {
     await new Promise((res) => server.stdout.once('data', res));
     unLo = await loAddresses([LL]);
     const host = hostAddress();
-    writeFileSync(join(dir, 'hosts'), `${addr} api.example.test other.example.test git.example.test\n127.0.0.1 loop.example.test\n${host} host.example.test\n${LL} ll.example.test\n`);
+    writeFileSync(join(dir, 'hosts'), `${addr} api.example.test other.example.test git.example.test x.sub.example.test\n127.0.0.1 loop.example.test\n${host} host.example.test\n${LL} ll.example.test\n`);
     r = await netpolicy(['apply', '--network', net, '--policy', 'internet', '--allow', `${addr}/32`, '--proxy-port', String(port)], state);
     assert.equal(r.code, 0, r.stderr);
     gateway = (await run('docker', ['network', 'inspect', '-f', '{{(index .IPAM.Config 0).Gateway}}', net])).stdout.trim();
-    srv = await startServer({
-      name: 'proxy',
-      settings: {
-        SANDBOX_NETWORK: net, SANDBOX_EGRESS_ALLOW: `${addr}/32`, SANDBOX_PROXY: '1',
-        SANDBOX_PROXY_PORT: String(port), SANDBOX_PROXY_DIR: join(dir, 'proxy'),
-        SANDBOX_PROXY_CA: join(dir, 'ca.pem'), SANDBOX_PROXY_HOSTS_FILE: join(dir, 'hosts'),
-        SANDBOX_SECRETS_KEY: join(dir, 'secrets.key'),
-      },
-    });
+    pset = {
+      SANDBOX_NETWORK: net, SANDBOX_EGRESS_ALLOW: `${addr}/32`, SANDBOX_PROXY: '1',
+      SANDBOX_PROXY_PORT: String(port), SANDBOX_PROXY_DIR: join(dir, 'proxy'),
+      SANDBOX_PROXY_CA: join(dir, 'ca.pem'), SANDBOX_PROXY_HOSTS_FILE: join(dir, 'hosts'),
+      SANDBOX_SECRETS_KEY: join(dir, 'secrets.key'),
+    };
+    srv = await startServer({ name: 'proxy', settings: pset });
     r = await ctl(srv, ['secrets', 'add', 'GH', '--host', 'api.example.test'], { input: `${VALUE}\n` });
     assert.equal(r.code, 0, r.stderr);
     r = await ctl(srv, ['secrets', 'add', 'GIT', '--host', 'git.example.test', '--basic', 'git'], { input: GIT_PASSWORD });
@@ -181,6 +205,45 @@ describe('egress proxy with secrets', () => {
     assert.match(out.stdout, /CONNECT|403|refused/i);
   });
 
+  it('over HTTPS too: CONNECT to a name resolving to loopback, the host or link-local, and TLS redirected to such an address, are refused', async () => {
+    // A listener on the link-local test address's port 443 counts what reaches it.
+    let reached = 0;
+    const ll = createServer((s) => { reached++; s.destroy(); });
+    await new Promise((res, rej) => { ll.once('error', rej); ll.listen(443, LL, res); });
+    try {
+      const host = hostAddress();
+      const out = await sh(conn, `for h in loop.example.test host.example.test ll.example.test; do printf "%s " $h; curl -s -o /dev/null -w "%{http_connect} %{http_code}\\n" --max-time 10 https://$h/; echo " $?"; done; for a in ${LL} ${host}; do printf "%s " $a; curl -s -k --noproxy '*' -o /dev/null -w "%{http_code}" --max-time 10 https://$a/; echo " $?"; done`);
+      // Refused with 403: on the CONNECT itself, or (the proxy's CA being
+      // trusted) inside the tunnel it ends; or the connection fails.
+      for (const h of ['loop', 'host', 'll']) assert.match(out.stdout, new RegExp(`${h}\\.example\\.test (\\d{3} 403|403 000\\s+[1-9]\\d*)`), out.stdout);
+      for (const a of [LL, host]) {
+        const line = out.stdout.split('\n').find((l) => l.startsWith(`${a} `));
+        assert.ok(line && (/ 403 /.test(line) || / 000 [1-9]\d*$/.test(line)), `${a}: ${line}\n${out.stdout}`);
+      }
+      assert.equal(reached, 0, 'nothing reached the link-local listener');
+    } finally {
+      await new Promise((r) => ll.close(r));
+    }
+  });
+
+  it('masking applies in a task\'s stored status line too', async () => {
+    // Longer than SANDBOX_INLINE_WAIT (20 s): answered as a task.
+    const r = await modern(srv, 'tools/call', { name: 'execute', arguments: { command: 'curl -sS https://api.example.test/token; sleep 90' } });
+    assert.equal(r.status, 200, r.text);
+    const task = r.json.result;
+    assert.equal(task.resultType, 'task', r.text);
+    const working = await waitFor(async () => {
+      const g = await modern(srv, 'tasks/get', { taskId: task.taskId });
+      return g.json.result.status === 'working' && /token=/.test(g.json.result.statusMessage ?? '') && g.json.result;
+    }, { timeout: 20000, interval: 1000, what: 'the output line in statusMessage' });
+    assert.match(working.statusMessage, /token=\[secret GH\]/);
+    assert.ok(!working.statusMessage.includes(VALUE));
+    const q = (sql) => promisify(execFile)('sqlite3', ['-cmd', '.timeout 5000', srv.settings.SANDBOX_DB, sql]).then((o) => o.stdout.trim());
+    assert.equal(await q(`select count(*) from run where last_line like '%${VALUE}%'`), '0');
+    assert.equal(await q(`select last_line from run where id = '${task.taskId}'`), 'token=[secret GH]');
+    await modern(srv, 'tasks/cancel', { taskId: task.taskId });
+  });
+
   it('ignoring the proxy variables does not bypass it: HTTPS to the address is redirected and injected', async () => {
     const out = await sh(conn, `env -u https_proxy -u HTTPS_PROXY curl -sS --noproxy '*' --resolve api.example.test:443:${addr} -o /dev/null -w "%{http_code}\\n" https://api.example.test/direct`);
     assert.equal(out.stdout.trim(), '200', out.stdout + out.stderr);
@@ -207,6 +270,27 @@ describe('egress proxy with secrets', () => {
     assert.equal(seen().filter((s) => s.path === '/after-restart').at(-1).authorization, `Bearer ${VALUE}`);
     assert.ok(!proxy.out.includes(VALUE), 'the proxy\'s output holds no value');
     assert.ok(!readFileSync(join(dir, 'proxy', 'cache.log'), 'utf8').includes(VALUE));
+  });
+
+  it('the canary checks that HTTPS cannot bypass the proxy, and status says when it can', async () => {
+    let st = await status(srv);
+    assert.equal(st.egress.canary.ok, true, JSON.stringify(st.egress));
+    assert.match(st.egress.canary.detail, /No route to host.*TCP port 443 sent to the egress proxy/);
+    // Without the redirect of port 443, HTTPS would go straight out.
+    const nat = `CSNAT-cs-${createHash('sha256').update(net).digest('hex').slice(0, 10)}`;
+    const r = await run('iptables', ['-w', '10', '-t', 'nat', '-F', nat]);
+    assert.equal(r.code, 0, r.stderr);
+    try {
+      st = await status(srv);
+      assert.equal(st.egress.canary.ok, false, JSON.stringify(st.egress));
+      assert.match(st.egress.canary.detail, /TCP port 443 not sent to the egress proxy.*HTTPS can bypass it/);
+      assert.equal(st.exitCode, 1);
+      assert.match(st.problems, /egress policy not in force/);
+    } finally {
+      const np = await netpolicy(['apply', '--network', net, '--policy', 'internet', '--allow', `${addr}/32`, '--proxy-port', String(port)], state);
+      assert.equal(np.code, 0, np.stderr);
+    }
+    assert.equal((await status(srv)).egress.canary.ok, true);
   });
 
   it('direct TCP to an allowed address works while no host list is set', async () => {
@@ -261,12 +345,17 @@ describe('egress proxy with secrets', () => {
       assert.equal(seen().filter((s) => s.path === '/hosts-ok').at(-1).authorization, `Bearer ${VALUE}`);
     });
 
-    it('an unlisted host is refused with an answer that names the setting', async () => {
-      const out = await sh(conn, 'curl -s -w "\\n%{http_code}\\n" http://other.example.test/x; curl -sS -o /dev/null --max-time 10 https://other.example.test/ 2>&1 | head -1; echo end');
-      assert.match(out.stdout, /SANDBOX_EGRESS_HOSTS/);
-      assert.match(out.stdout, /\n403\n/);
-      assert.match(out.stdout, /curl: \(\d+\)/, 'HTTPS to an unlisted host fails');
-      assert.equal(seen().filter((s) => s.host === 'other.example.test' && s.path === '/x').length, 0);
+    it('an unlisted host is refused with an answer that names the setting, over HTTP and HTTPS', async () => {
+      const out = await sh(conn, 'curl -s -w "\\n%{http_code}\\n" http://other.example.test/x; curl -sS -w "\\n%{http_code}\\n" --max-time 10 https://other.example.test/y 2>&1; env -u https_proxy -u HTTPS_PROXY curl -sS --noproxy "*" --resolve other.example.test:443:' + addr + ' -w "\\n%{http_code}\\n" --max-time 10 https://other.example.test/z 2>&1');
+      const pages = out.stdout.split(/\n403\n/);
+      assert.equal(pages.length, 4, out.stdout);
+      for (const p of pages.slice(0, 3)) assert.match(p, /other\.example\.test is not one of the hosts[^]*SANDBOX_EGRESS_HOSTS/, out.stdout);
+      for (const p of ['/x', '/y', '/z']) assert.equal(seen().filter((s) => s.host === 'other.example.test' && s.path === p).length, 0);
+    });
+
+    it('a listed host without a secret is not intercepted', async () => {
+      const out = await sh(conn, 'curl -sS -k -v https://x.sub.example.test/ 2>&1 | grep -E "issuer:|^hello"');
+      assert.match(out.stdout, /issuer: CN=cs e2e test CA/, out.stdout);
     });
 
     it('a direct connection to the server\'s address, bypassing the proxy, is refused at once', async () => {
@@ -274,8 +363,17 @@ describe('egress proxy with secrets', () => {
       const out = await sh(conn, `timeout 5 bash -c 'exec 3<>/dev/tcp/${addr}/7000; head -1 <&3' 2>&1 || echo refused; curl -sS -k --noproxy '*' --max-time 10 https://${addr}/echo-auth 2>&1 | head -1`);
       assert.match(out.stdout, /refused/i, out.stdout);
       assert.ok(!/^hi$/m.test(out.stdout));
-      assert.match(out.stdout, /curl: \(\d+\)/, out.stdout);
+      // TLS to the bare address (no listed name): an error page of the
+      // proxy (its first line), or a failed connection.
+      assert.match(out.stdout, /curl: \(\d+\)|<!DOCTYPE html|<html>/, out.stdout);
+      assert.ok(!seen().some((s) => s.host === addr && s.path === '/echo-auth'));
       assert.ok(Date.now() - t0 < 15000);
+    });
+
+    it('the canary checks that TCP other than through the proxy is refused', async () => {
+      const st = await status(srv);
+      assert.equal(st.egress.canary.ok, true, JSON.stringify(st.egress));
+      assert.match(st.egress.canary.detail, /TCP port 443 sent to the egress proxy; TCP to 192\.0\.2\.1 port 9 refused/);
     });
 
     it('a proxy restart is survived', async () => {
@@ -283,6 +381,92 @@ describe('egress proxy with secrets', () => {
       await startProxy();
       const out = await sh(conn, 'curl -sS -o /dev/null -w "%{http_code}\\n" https://api.example.test/after-hosts-restart');
       assert.equal(out.stdout.trim(), '200', out.stdout + out.stderr);
+    });
+  });
+
+  // Person scope (SANDBOX_SCOPE=person): an owner's own secret reaches that
+  // owner's sandbox alone, told apart by the owner's fixed address on the
+  // network (lib/sandbox/owneraddr.h), never by an address Docker gives
+  // out again; a shared secret reaches every sandbox.
+  describe('in person scope', () => {
+    const OWN = `alice-${randomBytes(10).toString('hex')}`;
+    const hash12 = (o) => createHash('sha256').update(o).digest('hex').slice(0, 12);
+    const people = {};
+    let psrv;
+
+    before(async () => {
+      let r = await netpolicy(['apply', '--network', net, '--policy', 'internet', '--allow', `${addr}/32`, '--proxy-port', String(port), '--any-host'], state);
+      assert.equal(r.code, 0, r.stderr);
+      psrv = await startServer({
+        name: 'proxy-person',
+        settings: { ...pset, SANDBOX_SCOPE: 'person', SANDBOX_ALLOW_KEY_BEARER: 0, SANDBOX_SECRETS_KEY: join(dir, 'secrets-person.key') },
+      });
+      r = await ctl(psrv, ['secrets', 'add', 'MINE', '--host', 'api.example.test', '--owner', 'alice', '--header', 'X-Api-Key: {}'], { input: OWN });
+      assert.equal(r.code, 0, r.stderr);
+      r = await ctl(psrv, ['secrets', 'add', 'SHARED', '--host', 'api.example.test'], { input: VALUE });
+      assert.equal(r.code, 0, r.stderr);
+      await stopProxy();
+      await startProxy(psrv);
+      for (const n of ['alice', 'bob']) {
+        const k = await ctl(psrv, ['--json', 'keys', 'add', n]);
+        assert.equal(k.code, 0, k.stderr);
+        const provider = new TestProvider(psrv, { key: JSON.parse(k.stdout).key, clientName: `proxy ${n}` });
+        people[n] = await connectOAuth(psrv, provider, { name: `e2e-${n}` });
+      }
+    });
+    after(async () => {
+      for (const p of Object.values(people)) await p.client.close().catch(() => {});
+      await psrv?.stop();
+      for (const n of ['alice', 'bob']) {
+        await docker('rm', '-f', `${psrv?.container}-${hash12(n)}`).catch(() => {});
+        await docker('volume', 'rm', '-f', `${psrv?.volume}-${hash12(n)}`).catch(() => {});
+      }
+    });
+
+    const run = async (who, command) => {
+      const r = await people[who].client.callTool({ name: 'execute', arguments: { command, timeout: 120 } }, undefined, { timeout: 180000 });
+      assert.notEqual(r.isError, true, `${who}: ${resultText(r)}`);
+      return r.structuredContent;
+    };
+
+    it('the owner\'s sandbox gets the owner\'s header, another owner\'s does not; the shared one reaches both', async () => {
+      for (const who of ['alice', 'bob']) {
+        const out = await run(who, `curl -sS -o /dev/null -w "%{http_code}\\n" https://api.example.test/person-${who}; env -u https_proxy -u HTTPS_PROXY curl -sS --noproxy '*' --resolve api.example.test:443:${addr} -o /dev/null -w "%{http_code}\\n" https://api.example.test/person-direct-${who}`);
+        assert.equal(out.stdout.trim(), '200\n200', `${who}: ${out.stdout}${out.stderr}`);
+      }
+      for (const path of ['/person-alice', '/person-direct-alice']) {
+        const got = seen().filter((s) => s.path === path).at(-1);
+        assert.equal(got.xApiKey, OWN, `${path}: alice's own header`);
+        assert.equal(got.authorization, `Bearer ${VALUE}`, `${path}: the shared one`);
+      }
+      for (const path of ['/person-bob', '/person-direct-bob']) {
+        const got = seen().filter((s) => s.path === path).at(-1);
+        assert.equal(got.xApiKey, null, `${path}: not alice's header`);
+        assert.equal(got.authorization, `Bearer ${VALUE}`, `${path}: the shared one`);
+      }
+    });
+
+    it('each owner\'s container holds its owner\'s fixed address, outside Docker\'s dynamic range', async () => {
+      const range = (await run('alice', 'true'), (await docker('network', 'inspect', '-f', '{{(index .IPAM.Config 0).IPRange}}', net)).stdout.trim());
+      assert.match(range, /^\d+\.\d+\.\d+\.\d+\/\d+$/);
+      const ips = {};
+      for (const n of ['alice', 'bob']) {
+        ips[n] = (await docker('inspect', '-f', `{{(index .NetworkSettings.Networks "${net}").IPAddress}} {{(index .NetworkSettings.Networks "${net}").IPAMConfig.IPv4Address}}`, `${psrv.container}-${hash12(n)}`)).stdout.trim().split(' ');
+        assert.equal(ips[n][0], ips[n][1], `${n}: the address asked for`);
+      }
+      assert.notEqual(ips.alice[0], ips.bob[0]);
+      const inRange = (ip) => {
+        const [b, bits] = range.split('/');
+        const n = (x) => x.split('.').reduce((a, o) => a * 256 + Number(o), 0);
+        return Math.floor(n(ip) / 2 ** (32 - bits)) === Math.floor(n(b) / 2 ** (32 - bits));
+      };
+      assert.ok(!inRange(ips.alice[0]) && !inRange(ips.bob[0]), `${ips.alice[0]} ${ips.bob[0]} outside ${range}`);
+    });
+
+    it('the instructions name the owner\'s own secret to that owner alone', () => {
+      assert.match(people.alice.client.getInstructions(), /secret MINE/);
+      assert.doesNotMatch(people.bob.client.getInstructions(), /secret MINE/);
+      assert.match(people.bob.client.getInstructions(), /secret SHARED/);
     });
   });
 });

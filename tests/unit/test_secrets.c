@@ -14,6 +14,7 @@
 #include "base/config.h"
 #include "base/crypto.h"
 #include "base/secret.h"
+#include "sandbox/owneraddr.h"
 #include "sandbox/proxy.h"
 #include "sandbox/secrets.h"
 #include "store/db.h"
@@ -406,22 +407,48 @@ test_proxy_conf(void)
 	v[1].value_len = strlen(v[1].value);
 	ss.n = 2;
 	t = proxy_conf(&cfg, &ss, addrs, 2, &err);
-	CHECK(t != NULL && strstr(t, "acl cs_bump ssl::server_name "
+	CHECK(t != NULL && strstr(t, "acl cs_b0 ssl::server_name "
 	    "api.example.test b.example.test\n") != NULL &&
-	    strstr(t, "ssl_bump bump cs_bump\n") != NULL, "secret hosts bumped");
+	    strstr(t, "ssl_bump bump cs_b0\n") != NULL, "secret hosts bumped");
+	CHECK(t != NULL && strstr(t, "acl cs_s0 dstdomain -n api.example.test "
+	    "b.example.test\n") != NULL && strstr(t, "ssl_bump bump cs_step1 "
+	    "CONNECT cs_s0\n") < strstr(t, "ssl_bump peek cs_step1\n"),
+	    "CONNECT by name bumped at once, before the peek");
 	CHECK(t != NULL && strstr(t, "request_header_access X-Api-Key deny "
 	    "cs_s0\n") != NULL, "the sandbox's header dropped");
 	CHECK(t != NULL && strstr(t, "request_header_add X-Api-Key "
 	    "\"k=va\\\\l\\\"u%%e\\\" x\" cs_s0 cs_https\n") != NULL,
 	    "value escaped, HTTPS only");
-	CHECK(t != NULL && strstr(t, "bob-value") == NULL,
-	    "an owner's secret is not in the shared file");
+	CHECK(t != NULL && strstr(t, "bob-value") == NULL &&
+	    strstr(t, "cs_b1") == NULL,
+	    "an owner's secret without the owner's address: left out");
 	free(t);
+
+	/* With the owner's fixed address: for that address only. */
+	snprintf(v[1].addr, sizeof(v[1].addr), "172.30.128.1");
+	t = proxy_conf(&cfg, &ss, addrs, 2, &err);
+	CHECK(t != NULL && strstr(t, "acl cs_o1 src 172.30.128.1/32\n") != NULL &&
+	    strstr(t, "ssl_bump bump cs_b1 cs_o1\n") != NULL &&
+	    strstr(t, "ssl_bump bump cs_step1 CONNECT cs_s1 cs_o1\n") != NULL &&
+	    strstr(t, "request_header_access Authorization deny cs_s1 "
+	    "cs_o1\n") != NULL && strstr(t, "request_header_add Authorization "
+	    "\"Bearer bob-value-123\" cs_s1 cs_https cs_o1\n") != NULL,
+	    "an owner's secret for the owner's address alone");
+	CHECK(t != NULL && strstr(t, "ssl_bump bump cs_b0\n") != NULL &&
+	    strstr(t, " cs_s0 cs_https\n") != NULL, "a shared one for all");
+	free(t);
+	snprintf(v[1].addr, sizeof(v[1].addr), "1.2.3.4 all");
+	t = proxy_conf(&cfg, &ss, addrs, 2, &err);
+	CHECK(t != NULL && strstr(t, "bob-value") == NULL &&
+	    strstr(t, "1.2.3.4") == NULL,
+	    "an address that is not one: left out");
+	free(t);
+	v[1].addr[0] = '\0';
 
 	cfg.egress_hosts = "api.example.test *.mirror.example.test";
 	t = proxy_conf(&cfg, &ss, addrs, 2, &err);
 	CHECK(t != NULL && strstr(t, "acl cs_hosts dstdomain api.example.test "
-	    ".mirror.example.test\n") != NULL && strstr(t, "ssl_bump terminate "
+	    ".mirror.example.test\n") != NULL && strstr(t, "ssl_bump bump "
 	    "!cs_hosts_sni\n") != NULL && strstr(t, "deny_info "
 	    "ERR_CS_EGRESS_HOSTS cs_hosts\n") != NULL, "host list");
 	free(t);
@@ -437,6 +464,34 @@ test_proxy_conf(void)
 	    "a bad address refused");
 }
 
+static void
+test_owneraddr(void)
+{
+	struct error	 err;
+	char		 a[OWNERADDR_MAX];
+
+	CHECK(owneraddr_pick("172.30.0.0/16", "172.30.0.0/17", 1, a, &err) == 0 &&
+	    strcmp(a, "172.30.128.1") == 0, "slot 1: the upper half's first");
+	CHECK(owneraddr_pick("172.30.0.0/16", "172.30.0.0/17", 300, a, &err) ==
+	    0 && strcmp(a, "172.30.129.44") == 0, "slot 300");
+	CHECK(owneraddr_pick("10.9.0.0/24", "10.9.0.0/25", 126, a, &err) == 0 &&
+	    strcmp(a, "10.9.0.254") == 0, "the last before the broadcast");
+	CHECK(owneraddr_pick("10.9.0.0/24", "10.9.0.0/25", 127, a, &err) == -1 &&
+	    err.kind == ERR_UNAVAILABLE && a[0] == '\0', "full");
+	CHECK(owneraddr_pick("172.30.0.0/16", NULL, 1, a, &err) == -1,
+	    "no dynamic range: none");
+	CHECK(owneraddr_pick("172.30.0.0/16", "172.30.128.0/17", 1, a, &err) ==
+	    -1, "a range that is not the lower half");
+	CHECK(owneraddr_pick("172.30.0.0/16", "172.30.0.0/18", 1, a, &err) == -1,
+	    "a smaller range");
+	CHECK(owneraddr_pick("172.30.0.0/30", "172.30.0.0/31", 1, a, &err) == -1,
+	    "too small a subnet");
+	CHECK(owneraddr_pick("bogus", "172.30.0.0/17", 1, a, &err) == -1 &&
+	    owneraddr_pick("172.30.0.0/x", "172.30.0.0/17", 1, a, &err) == -1 &&
+	    owneraddr_pick("172.30.0.0/16", "172.30.0.0/17", 0, a, &err) == -1,
+	    "bad words");
+}
+
 int
 main(void)
 {
@@ -445,5 +500,6 @@ main(void)
 	test_mask();
 	test_store();
 	test_proxy_conf();
+	test_owneraddr();
 	return check_status();
 }
