@@ -111,7 +111,7 @@ length_ok(const struct supf *f, int type, uint32_t len)
 		return len == 4;
 	case 'g': case 'G':
 		return len == 8;
-	case 'C':
+	case 'N':
 		return len == 5;
 	default:
 		return false;

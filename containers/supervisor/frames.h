@@ -76,13 +76,13 @@
  * 'd' or 'D' bytes only within the credit the other granted, so neither
  * side ever holds more than that per stream, whatever the other does.
  * Server to supervisor (stdin):
- *   'c'  open: id, u16 port. Answered by 'C'.
+ *   'c'  open: id, u16 port. Answered by 'N'.
  *   'd'  id, then 1..SUPF_MUX_DATA bytes for the app.
  *   'x'  id: close the stream both ways (the server is done with it).
  *   'g'  id, u32 n: the server took n more of the stream's bytes.
  * Supervisor to server (stdout):
  *   'V'  ready: u32 SUPF_MUX_VERSION; the first frame.
- *   'C'  id, u8: '+' connected, '-' nothing listens on the port.
+ *   'N'  id, u8: '+' connected, '-' nothing listens on the port.
  *   'D'  id, then 1..SUPF_MUX_DATA bytes from the app.
  *   'Z'  id: the stream ended (the app closed it, or it broke), after its
  *        last 'D'; the supervisor has forgotten it.

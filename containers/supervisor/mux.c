@@ -140,7 +140,7 @@ open_stream(uint32_t id, long port)
 		;
 	if (i == STREAMS || port < 1 || port > 65535 ||
 	    (j = malloc(sizeof(*j))) == NULL)
-		return send_frame('C', id, "-", 1);
+		return send_frame('N', id, "-", 1);
 	j->slot = i;
 	j->id = id;
 	j->port = port;
@@ -151,7 +151,7 @@ open_stream(uint32_t id, long port)
 	pthread_attr_destroy(&attr);
 	if (rc != 0) {
 		free(j);
-		return send_frame('C', id, "-", 1);
+		return send_frame('N', id, "-", 1);
 	}
 	streams[i].used = true;
 	streams[i].connecting = true;
@@ -176,11 +176,11 @@ connected(const struct result *r)
 	s->connecting = false;
 	if (r->fd < 0) {
 		drop(s);
-		return send_frame('C', r->id, "-", 1);
+		return send_frame('N', r->id, "-", 1);
 	}
 	s->fd = r->fd;
 	fcntl(s->fd, F_SETFL, fcntl(s->fd, F_GETFL) | O_NONBLOCK);
-	return send_frame('C', r->id, "+", 1);
+	return send_frame('N', r->id, "+", 1);
 }
 
 /* Write what the app takes now; tell the server in batches. */

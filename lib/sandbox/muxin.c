@@ -123,7 +123,7 @@ on_frame(void *arg, int type, const unsigned char *p, size_t len)
 	if (s != NULL && s->shut)
 		s = NULL;	/* closed on our side: as if unknown */
 	switch (type) {
-	case 'C':
+	case 'N':
 		if (s == NULL)
 			return 0;	/* closed while it connected */
 		if (s->answer != 0 || (p[4] != '+' && p[4] != '-'))

@@ -22,7 +22,7 @@
 struct mux_stream {
 	struct mux_stream	*next;
 	uint32_t		 id;
-	int			 answer;	/* 0 until 'C': '+' or '-' */
+	int			 answer;	/* 0 until 'N': '+' or '-' */
 	bool			 ended;		/* 'Z', or the channel ended */
 	bool			 shut;		/* ours: its frames are dropped */
 	unsigned char		*q;		/* a ring of SUPF_MUX_WINDOW */

@@ -34,7 +34,7 @@
 
 #define CHAN_MAX	64		/* containers with a channel at once */
 #define READY_MS	5000		/* from the exec's start to 'V' */
-#define OPEN_MS		10000		/* from 'c' to the supervisor's 'C' */
+#define OPEN_MS		10000		/* from 'c' to the supervisor's 'N' */
 #define SEND_MS		10000		/* to send one frame */
 #define CLOSE_MS	1000		/* to send 'x' */
 #define RETRY_MS	2000		/* after a channel could not be had */

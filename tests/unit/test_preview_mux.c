@@ -51,7 +51,7 @@ test_reader(void)
 	    "mux: streams");
 	muxin_link(&m, &s);
 	muxin_link(&m, &t);
-	n = frame(buf, 'C', 7, "+", 1);
+	n = frame(buf, 'N', 7, "+", 1);
 	CHECK(muxin_feed(&m, buf, n) == -1, "mux: a frame before 'V' breaks it");
 	muxin_free(&m);
 	muxin_init(&m);
@@ -67,9 +67,9 @@ test_reader(void)
 	muxin_link(&m, &s);
 	muxin_link(&m, &t);
 	muxin_feed(&m, v, sizeof(v));
-	n = frame(buf, 'C', 7, "+", 1);
+	n = frame(buf, 'N', 7, "+", 1);
 	rc = muxin_feed(&m, buf, n);
-	n = frame(buf, 'C', 8, "-", 1);
+	n = frame(buf, 'N', 8, "-", 1);
 	rc |= muxin_feed(&m, buf, n);
 	CHECK(rc == 0 && s.answer == '+' && t.answer == '-', "mux: answers");
 	n = frame(buf, 'D', 99, "gone", 4);
