@@ -198,6 +198,23 @@ chan_frame(void *arg, int type, const unsigned char *p, size_t len)
 	return 0;
 }
 
+/*
+ * A supervisor's stderr (its complaints, or a stand-in's) on the channel
+ * named what: escaped, and a line per SAID_MS at most, whatever comes.
+ */
+void
+chan_log_stderr(const char *container, const char *what, long long *said_ms,
+    const void *buf, size_t len)
+{
+	char	esc[256];
+
+	if (*said_ms != 0 && clock_ms() - *said_ms < SAID_MS)
+		return;
+	*said_ms = clock_ms();
+	log_warn("container %s: %s: %s", container, what,
+	    log_escape(esc, sizeof(esc), buf, len));
+}
+
 static void
 on_stream(void *arg, int stream, const char *buf, size_t len)
 {
@@ -213,17 +230,8 @@ on_stream(void *arg, int stream, const char *buf, size_t len)
 		}
 		return;
 	}
-	/*
-	 * Its stderr (the supervisor's complaints, or a stand-in's): escaped,
-	 * and a line per SAID_MS at most, whatever comes.
-	 */
-	if (c->said_ms == 0 || clock_ms() - c->said_ms >= SAID_MS) {
-		char esc[256];
-
-		c->said_ms = clock_ms();
-		log_warn("container %s: supervisor channel: %s", c->container,
-		    log_escape(esc, sizeof(esc), buf, len));
-	}
+	chan_log_stderr(c->container, "supervisor channel", &c->said_ms,
+	    buf, len);
 }
 
 static void *

@@ -244,6 +244,13 @@ extern pthread_mutex_t		guard_mu;
  * there is none; the caller holds guard_mu, and looks it up again after
  * letting go of it.
  */
+/*
+ * A supervisor's stderr on a channel: logged escaped, a line per 10 s at
+ * most (*said_ms, the last one, kept by the caller).
+ */
+void		chan_log_stderr(const char *container, const char *what,
+		    long long *said_ms, const void *buf, size_t len);
+
 struct guard_cache *guard_slot(const char *container);
 
 /* Zero an entry for a new instance of its container; guard_mu held. */

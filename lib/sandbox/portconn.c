@@ -39,7 +39,6 @@
 #define CLOSE_MS	1000		/* to send 'x' */
 #define RETRY_MS	2000		/* after a channel could not be had */
 #define READ_SIZE	(256u << 10)
-#define SAID_MS		10000		/* between two of its stderr lines */
 
 struct chan {
 	pthread_mutex_t		 setup;		/* one thread sets it up */
@@ -111,13 +110,7 @@ on_stream(void *arg, int stream, const char *buf, size_t len)
 		}
 		return;
 	}
-	if (c->said_ms == 0 || clock_ms() - c->said_ms >= SAID_MS) {
-		char esc[256];
-
-		c->said_ms = clock_ms();
-		log_warn("container %s: preview channel: %s", c->container,
-		    log_escape(esc, sizeof(esc), buf, len));
-	}
+	chan_log_stderr(c->container, "preview channel", &c->said_ms, buf, len);
 }
 
 static void *
