@@ -354,6 +354,9 @@ bool		snapshot_valid_id(const char *);
  * their user share what either made. 0, or -1 with errno.
  */
 int		snapshot_own_like(int fd, const char *dir);
+/* All of buf to a snapshot file: 0, or -1 with *errnum. */
+int		snapshot_write(int fd, const char *buf, size_t len,
+		    int *errnum);
 
 /* SANDBOX_SNAPSHOT_DIR/NAME.EXT into out (n bytes). 0, or -1 when too long. */
 int		snapshot_path(const struct config *, const char *name,

@@ -55,6 +55,24 @@ snapshot_own_like(int fd, const char *dir)
 }
 
 int
+snapshot_write(int fd, const char *buf, size_t len, int *errnum)
+{
+	size_t	off;
+	ssize_t	w;
+
+	for (off = 0; off < len; off += (size_t)w)
+		if ((w = write(fd, buf + off, len - off)) <= 0) {
+			if (w == -1 && errno == EINTR) {
+				w = 0;
+				continue;
+			}
+			*errnum = w == 0 ? EIO : errno;
+			return -1;
+		}
+	return 0;
+}
+
+int
 snapshot_path(const struct config *cfg, const char *name, const char *ext,
     char *out, size_t n)
 {

@@ -89,8 +89,6 @@ static int
 take_body(void *arg, const char *buf, size_t len)
 {
 	struct take_out	*t = arg;
-	size_t		 off;
-	ssize_t		 w;
 
 	if ((t->bytes += len) > t->cap) {
 		t->over = true;
@@ -100,12 +98,10 @@ take_body(void *arg, const char *buf, size_t len)
 		t->bad = true;
 		return -1;
 	}
-	for (off = 0; off < len; off += (size_t)w)
-		if ((w = write(t->fd, buf + off, len - off)) <= 0) {
-			t->failed = true;
-			t->errnum = errno;
-			return -1;
-		}
+	if (snapshot_write(t->fd, buf, len, &t->errnum) == -1) {
+		t->failed = true;
+		return -1;
+	}
 	return 0;
 }
 
