@@ -84,8 +84,9 @@ render(const struct exec_result *r, long timeout, const char *run_id)
 		snprintf(head, sizeof(head), "Exit code %d after %.1f s.",
 		    r->exit_code, (double)r->duration_ms / 1000);
 	else
-		snprintf(head, sizeof(head), "Exit code unknown after %.1f s.",
-		    (double)r->duration_ms / 1000);
+		snprintf(head, sizeof(head), "Ended without a result after "
+		    "%.1f s: how this command ended is not known (no exit code "
+		    "was kept). Output so far:", (double)r->duration_ms / 1000);
 	fprintf(f, "%s (run_id %s)\n", head, run_id);
 	if (r->notice != NULL)
 		fprintf(f, "%s\n", r->notice);
@@ -161,8 +162,10 @@ result_exec(const struct exec_result *in, long timeout,
 		free(nt);
 		return NULL;
 	}
+	/* An outcome not known (no exit code) is never told as a success. */
 	out = result_new(text, sc, res->timed_out || res->detached ||
-	    res->killed || res->with_container || res->disk_stopped);
+	    res->killed || res->with_container || res->disk_stopped ||
+	    res->exit_code < 0);
 	free(text);
 	free(o);
 	free(e);

@@ -62,7 +62,6 @@ struct chan {
 	pthread_mutex_t		 send;		/* one frame at a time */
 	pthread_cond_t		 changed;	/* ready, alive, queue room */
 	char			 container[128];
-	char			 sup[SUP_PATH_MAX];
 	struct docker_conn	*conn;
 	pthread_t		 reader;
 	bool			 has_reader;
@@ -311,7 +310,6 @@ establish(struct chan *c, struct sandbox *sb, const char *sup,
 	pthread_mutex_lock(&c->lock);
 	c->alive = true;
 	c->ready = false;
-	snprintf(c->sup, sizeof(c->sup), "%s", sup);
 	pthread_mutex_unlock(&c->lock);
 	if (pthread_create(&c->reader, NULL, reader, c) != 0) {
 		supf_free(&c->frames);
@@ -411,9 +409,13 @@ chan_get(struct sandbox *sb, const char *sup)
 		if (c->conn != NULL)
 			docker_conn_shutdown(c->conn);
 	}
-	ok = !takeover && c->alive && strcmp(c->sup, sup) == 0;
-	if (c->alive && !ok && c->conn != NULL)
-		docker_conn_shutdown(c->conn);	/* a new supervisor copy */
+	/*
+	 * A live channel is used whatever copy of the supervisor it was
+	 * started from: its process runs in this container (the container's
+	 * end ends it), and a caller holding an older path (a copy uploaded
+	 * again since) must not end the runs in flight on it.
+	 */
+	ok = !takeover && c->alive;
 	c->used_ms = now;
 	pthread_mutex_unlock(&c->lock);
 	if (!ok) {

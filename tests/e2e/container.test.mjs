@@ -96,8 +96,10 @@ describe('the sandbox container', () => {
       Array.from({ length: 4 }, (_, i) => conn.execute({ command: `cat /sandbox/keep.txt; echo call-${i}` })),
     );
     results.forEach((res, i) => {
-      assert.notEqual(res.isError, true, resultText(res));
-      assert.equal(res.structuredContent.stdout, `kept-across-restarts\ncall-${i}\n`);
+      // On a failure, all of the result and the programs' log lines say why.
+      const why = `${JSON.stringify(res)}\n${srv.programsOutput().split('\n').slice(-60).join('\n')}`;
+      assert.notEqual(res.isError, true, why);
+      assert.equal(res.structuredContent.stdout, `kept-across-restarts\ncall-${i}\n`, why);
     });
     const ls = await docker('ps', '-a', '--filter', `name=^${srv.container}$`, '--format', '{{.ID}}');
     assert.equal(ls.stdout.trim().split('\n').length, 1, 'exactly one container');
