@@ -11,6 +11,8 @@
 # follows its line, prefixed with "#".
 #
 #   tests/fuzz/run.sh [SECONDS] [NAME...]    (SECONDS default FUZZ_SECONDS or 60)
+#
+# FUZZ_JOBS targets run at once (default: the number of cores).
 set -u
 
 top=$(cd "$(dirname "$0")/../.." && pwd)
@@ -36,8 +38,9 @@ if [ -z "$names" ]; then
 	echo "not ok - fuzz: no targets in $bin (make FUZZ=1 fuzzers)"
 	exit 1
 fi
-failed=0
-for name in $names; do
+# One target, its line (and a failure's output) into $work/NAME.line.
+fuzz_one() {	# fuzz_one NAME
+	name=$1
 	mkdir -p "$work/$name"
 	seeds=tests/fuzz/corpus/$name
 	[ -d "$seeds" ] || seeds=
@@ -52,7 +55,28 @@ for name in $names; do
 	else
 		echo "not ok - fuzz/$name: crash or leak (status $rc; input saved as build/fuzz/crash-$name-...)"
 		grep -v '^#[0-9]' "$work/$name.log" | tail -n 60 | sed 's/^/#   /'
-		failed=$((failed + 1))
-	fi
+	fi >"$work/$name.line"
+}
+
+# FUZZ_JOBS targets at a time (default: one per core), their lines in order.
+jobs=${FUZZ_JOBS:-$(nproc 2>/dev/null || echo 1)}
+case "$jobs" in ''|*[!0-9]*|0) jobs=1 ;; esac
+failed=0
+# shellcheck disable=SC2086
+set -- $names
+while [ $# -gt 0 ]; do
+	batch=
+	i=0
+	while [ $# -gt 0 ] && [ $i -lt "$jobs" ]; do
+		fuzz_one "$1" &
+		batch="$batch $1"
+		shift
+		i=$((i + 1))
+	done
+	wait
+	for name in $batch; do
+		cat "$work/$name.line"
+		grep -q '^not ok' "$work/$name.line" && failed=$((failed + 1))
+	done
 done
 [ "$failed" -eq 0 ]
