@@ -239,8 +239,8 @@ run: setup
 test: test-deps
 	@$(MAKE) --no-print-directory host
 	@containers/build-image.sh --background
-	@$(MAKE) --no-print-directory SAN=1 all units
-	@$(MAKE) --no-print-directory FUZZ=1 fuzzers
+	@$(MAKE) --no-print-directory -j$$(nproc) SAN=1 all units
+	@$(MAKE) --no-print-directory -j$$(nproc) FUZZ=1 fuzzers
 	@tests/run.sh
 
 fuzz: deps

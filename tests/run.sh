@@ -282,24 +282,37 @@ run_e2e() {
 	done
 }
 
+# The files that take longest, started first so that none of them is
+# left running alone at the end of a pass (a minute or more each behind
+# lighttpd).
+LONG_FILES="tasks snapshots terminal supervisor teams streaming front proxy preview"
+
 run_e2e_web() {	# run_e2e_web WEB FILE...
 	web=$1
 	shift
+	started=$(date +%s)
 	clean_test_containers
 	# Files named *.serial.test.mjs disturb the machine (they restart the
 	# Docker engine): they run alone, after the others.
 	files=
+	long=
 	serial=
 	for f in "$@"; do
-		case "$web:$(basename "$f")" in
-		caddy:config*|nginx:config*|apache:config*) ;;
-		*.serial.test.mjs) serial="$serial $top/$f" ;;
+		n=$(basename "$f" .test.mjs)
+		case "$web:$n.test.mjs" in
+		caddy:config*|nginx:config*|apache:config*) continue ;;
+		*.serial.test.mjs) serial="$serial $top/$f"; continue ;;
+		esac
+		case " $LONG_FILES " in
+		*" $n "*) long="$long $top/$f" ;;
 		*) files="$files $top/$f" ;;
 		esac
 	done
-	run_e2e_batch 3 $files
+	# shellcheck disable=SC2086
+	run_e2e_batch 3 $long $files
 	[ -n "$serial" ] && run_e2e_batch 1 $serial
 	clean_test_containers own
+	echo "# e2e behind $web: $(($(date +%s) - started)) s"
 }
 
 run_e2e_batch() {	# run_e2e_batch CONCURRENCY FILE...
