@@ -103,7 +103,8 @@ $(BUILD)/lib/schema.o: $(BUILD)/lib/schema.c lib/store/schema.h
 # uploads into the container, compiled in as a byte array (lib/sandbox/sup.h)
 # so no installed copy can drift from the server. Never sanitized: it runs
 # in the container, alone.
-SUP_SRC	 = containers/supervisor/supervisor.c containers/supervisor/frames.c \
+SUP_SRC	 = containers/supervisor/supervisor.c containers/supervisor/run.c \
+	   containers/supervisor/channel.c containers/supervisor/frames.c \
 	   containers/supervisor/io.c containers/supervisor/connect.c \
 	   containers/supervisor/mux.c \
 	   containers/supervisor/term.c containers/supervisor/term_screen.c \

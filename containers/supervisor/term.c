@@ -565,20 +565,14 @@ term_daemon(const char *id, const char *dir, int cols, int rows, long idle_s,
 	VTermScreenCallbacks	 cbs;
 	struct sockaddr_un	 sa;
 	struct winsize		 ws;
-	int			 lsock, null, i;
+	int			 lsock, i;
 
 	memset(&t, 0, sizeof(t));
 	for (i = 0; i < CLIENTS_MAX; i++)
 		t.cl[i].fd = -1;
 	t.rows = rows;
 	t.cols = cols;
-	if ((null = open("/dev/null", O_RDWR)) >= 0) {
-		dup2(null, 0);
-		dup2(null, 1);
-		dup2(null, 2);
-		if (null > 2)
-			close(null);
-	}
+	sup_null_stdio();
 	if ((t.master = posix_openpt(O_RDWR | O_NOCTTY | O_CLOEXEC)) == -1 ||
 	    grantpt(t.master) == -1 || unlockpt(t.master) == -1) {
 		(void)!write(ready, "cannot open a PTY", 17);

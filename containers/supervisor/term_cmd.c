@@ -47,20 +47,6 @@
 
 #define READY_MS	5000
 
-static void	term_die(int, const char *) __attribute__((noreturn));
-
-static void
-term_die(int code, const char *msg)
-{
-	unsigned char	hdr[SUPF_HEADER];
-	size_t		n = strlen(msg);
-
-	supf_header('X', (uint32_t)n, hdr);
-	if (write(1, hdr, sizeof(hdr)) == (ssize_t)sizeof(hdr))
-		(void)!write(1, msg, n);
-	exit(code);
-}
-
 /* Connect to terminal id's daemon, send a request, copy its answer. */
 static int
 term_ask(const char *id, int op, int flags, uint32_t quiet, uint32_t wait,
@@ -75,11 +61,11 @@ term_ask(const char *id, int op, int flags, uint32_t quiet, uint32_t wait,
 	bool			 any = false;
 
 	if (term_sock_path(id, &sa) == -1)
-		term_die(125, "bad terminal id");
+		sup_die(125, "bad terminal id");
 	if ((fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0)) == -1)
-		term_die(125, "cannot make a socket");
+		sup_die(125, "cannot make a socket");
 	if (connect(fd, (struct sockaddr *)&sa, sizeof(sa)) == -1)
-		term_die(5, "no such terminal (closed, or ended when idle)");
+		sup_die(5, "no such terminal (closed, or ended when idle)");
 	tv.tv_sec = (time_t)(wait / 1000 + 10);
 	tv.tv_usec = 0;
 	setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv));
@@ -94,7 +80,7 @@ term_ask(const char *id, int op, int flags, uint32_t quiet, uint32_t wait,
 	if (sup_write_all(fd, h, sizeof(h)) == -1 ||
 	    sup_write_all(fd, in, inlen) == -1 ||
 	    sup_write_all(fd, keys, klen) == -1)
-		term_die(125, "the terminal did not take the request");
+		sup_die(125, "the terminal did not take the request");
 	while ((n = read(fd, buf, sizeof(buf))) > 0 || (n < 0 &&
 	    errno == EINTR)) {
 		if (n < 0)
@@ -104,20 +90,17 @@ term_ask(const char *id, int op, int flags, uint32_t quiet, uint32_t wait,
 			return 1;
 	}
 	if (!any)
-		term_die(125, "the terminal did not answer");
+		sup_die(125, "the terminal did not answer");
 	return 0;
 }
 
 static long
 num(const char *s, long min, long max)
 {
-	char	*end;
-	long	 v;
+	long v;
 
-	errno = 0;
-	v = strtol(s, &end, 10);
-	if (errno != 0 || end == s || *end != '\0' || v < min || v > max)
-		term_die(125, "bad number");
+	if ((v = sup_number(s, min, max)) < 0)
+		sup_die(125, "bad number");
 	return v;
 }
 
@@ -159,7 +142,7 @@ req_flags(const char *s)
 		else if (n == 7 && strncmp(s, "changed", n) == 0)
 			f |= REQ_CHANGED;
 		else
-			term_die(125, "bad flags");
+			sup_die(125, "bad flags");
 	}
 	return f;
 }
@@ -226,7 +209,7 @@ term_main(int argc, char **argv)
 	if (strcmp(argv[1], "term-list") == 0 && argc == 2)
 		return term_list();
 	if (argc < 3)
-		term_die(125, "a terminal id is needed");
+		sup_die(125, "a terminal id is needed");
 	id = argv[2];
 	snprintf(dir, sizeof(dir), TERMS "/%s", id);
 	if (strcmp(argv[1], "term-start") == 0 && argc == 9) {
@@ -234,16 +217,16 @@ term_main(int argc, char **argv)
 		rows = (int)num(argv[4], 2, SUPF_TERM_ROWS_MAX);
 		idle = num(argv[5], 1, 30L * 86400);
 		if (mkdir("/run/code-sandbox", 0700) == -1 && errno != EEXIST)
-			term_die(125, "cannot create /run/code-sandbox");
+			sup_die(125, "cannot create /run/code-sandbox");
 		if (mkdir(TERMS, 0700) == -1 && errno != EEXIST)
-			term_die(125, "cannot create " TERMS);
+			sup_die(125, "cannot create " TERMS);
 		if (mkdir(dir, 0700) == -1)
-			term_die(125, errno == EEXIST ? "the terminal exists "
+			sup_die(125, errno == EEXIST ? "the terminal exists "
 			    "already" : "cannot create the terminal's folder");
 		if (pipe2(p, O_CLOEXEC) == -1)
-			term_die(125, "cannot make a pipe");
+			sup_die(125, "cannot make a pipe");
 		if ((pid = fork()) == -1)
-			term_die(125, "cannot fork");
+			sup_die(125, "cannot fork");
 		if (pid == 0) {
 			close(p[0]);
 			setsid();
@@ -258,11 +241,11 @@ term_main(int argc, char **argv)
 		if (poll(&pfd, 1, READY_MS) != 1 ||
 		    (n = read(p[0], msg, sizeof(msg) - 1)) <= 0) {
 			rmdir(dir);
-			term_die(125, "the terminal did not start");
+			sup_die(125, "the terminal did not start");
 		}
 		msg[n] = '\0';
 		if (n > 1 || msg[0] != '\0')
-			term_die(125, msg);
+			sup_die(125, msg);
 		close(p[0]);
 		return term_ask(id, 'I', 0, (uint32_t)num(argv[6], 0, 60000),
 		    (uint32_t)num(argv[7], 0, SUPF_TERM_WAIT_MAX), 0, "", 0,
@@ -270,7 +253,7 @@ term_main(int argc, char **argv)
 	}
 	if (strcmp(argv[1], "term-send") == 0 && (argc == 8 || argc == 9)) {
 		if (unhex(argv[6], &in, &inlen) == -1)
-			term_die(125, "bad input");
+			sup_die(125, "bad input");
 		return term_ask(id, 'I', argc == 9 ? req_flags(argv[8]) : 0,
 		    (uint32_t)num(argv[3], 0, 60000),
 		    (uint32_t)num(argv[4], 0, SUPF_TERM_WAIT_MAX),
@@ -284,7 +267,7 @@ term_main(int argc, char **argv)
 		    (uint32_t)num(argv[5], 0, SB_LINES), "", 0, "");
 	if (strcmp(argv[1], "term-close") == 0 && argc == 3)
 		return term_ask(id, 'C', 0, 0, 0, 0, "", 0, "");
-	term_die(125, "usage: supervisor term-start ID COLS ROWS IDLE QUIET "
+	sup_die(125, "usage: supervisor term-start ID COLS ROWS IDLE QUIET "
 	    "WAIT COMMAND | term-send ID QUIET WAIT SCROLLBACK HEX KEYS "
 	    "[FLAGS] | term-watch ID GEN WAIT SCROLLBACK [FLAGS] | "
 	    "term-close ID");
