@@ -26,25 +26,30 @@ muxin_stream_init(struct mux_stream *s, uint32_t id)
 	pthread_condattr_t a;
 
 	memset(s, 0, sizeof(*s));
-	if ((s->q = malloc(SUPF_MUX_WINDOW)) == NULL)
-		return -1;
 	s->id = id;
 	s->credit = SUPF_MUX_WINDOW;
-	pthread_condattr_init(&a);
+	if (pthread_condattr_init(&a) != 0)
+		return -1;
 	pthread_condattr_setclock(&a, CLOCK_MONOTONIC);
-	pthread_cond_init(&s->cond, &a);
+	if (pthread_cond_init(&s->cond, &a) != 0) {
+		pthread_condattr_destroy(&a);
+		return -1;
+	}
 	pthread_condattr_destroy(&a);
+	s->inited = true;
 	return 0;
 }
 
 void
 muxin_stream_free(struct mux_stream *s)
 {
-	if (s == NULL || s->q == NULL)
+	if (s == NULL || !s->inited)
 		return;
 	pthread_cond_destroy(&s->cond);
 	free(s->q);
 	s->q = NULL;
+	s->qcap = s->qoff = s->qlen = 0;
+	s->inited = false;
 }
 
 void
@@ -73,14 +78,43 @@ muxin_take(struct mux_stream *s, void *buf, size_t len)
 	size_t n, first;
 
 	n = len < s->qlen ? len : s->qlen;
-	first = SUPF_MUX_WINDOW - s->qoff;
+	if (n == 0)
+		return 0;
+	first = s->qcap - s->qoff;
 	if (first > n)
 		first = n;
 	memcpy(buf, s->q + s->qoff, first);
 	memcpy((char *)buf + first, s->q, n - first);
-	s->qoff = (s->qoff + n) % SUPF_MUX_WINDOW;
+	s->qoff = (s->qoff + n) % s->qcap;
 	s->qlen -= n;
 	return n;
+}
+
+/*
+ * Room for need bytes in all: the ring grown (doubled, from RING_MIN, at
+ * most SUPF_MUX_WINDOW) with what it holds moved to its start. 0, or -1
+ * when out of memory.
+ */
+#define RING_MIN	(16u << 10)
+
+static int
+grow(struct mux_stream *s, size_t need)
+{
+	unsigned char	*nq;
+	size_t		 cap = s->qcap != 0 ? s->qcap : RING_MIN;
+
+	while (cap < need)
+		cap *= 2;
+	if (cap > SUPF_MUX_WINDOW)
+		cap = SUPF_MUX_WINDOW;
+	if ((nq = malloc(cap)) == NULL)
+		return -1;
+	s->qlen = s->qlen > 0 ? muxin_take(s, nq, s->qlen) : 0;
+	free(s->q);
+	s->q = nq;
+	s->qcap = cap;
+	s->qoff = 0;
+	return 0;
 }
 
 /* Bytes from the app into the ring; within the window the server gave. */
@@ -92,8 +126,12 @@ queue(struct mux_stream *s, const unsigned char *p, size_t len)
 	/* The ring's room is exactly the window the supervisor still has. */
 	if (s->answer != '+' || s->ended || len > SUPF_MUX_WINDOW - s->qlen)
 		return -1;
-	tail = (s->qoff + s->qlen) % SUPF_MUX_WINDOW;
-	first = SUPF_MUX_WINDOW - tail;
+	if (len == 0)
+		return 0;
+	if (s->qlen + len > s->qcap && grow(s, s->qlen + len) == -1)
+		return -1;
+	tail = (s->qoff + s->qlen) % s->qcap;
+	first = s->qcap - tail;
 	if (first > len)
 		first = len;
 	memcpy(s->q + tail, p, first);

@@ -25,8 +25,13 @@ struct mux_stream {
 	int			 answer;	/* 0 until 'N': '+' or '-' */
 	bool			 ended;		/* 'Z', or the channel ended */
 	bool			 shut;		/* ours: its frames are dropped */
-	unsigned char		*q;		/* a ring of SUPF_MUX_WINDOW */
-	size_t			 qoff, qlen;
+	/*
+	 * A ring of qcap bytes, grown as bytes come (never past
+	 * SUPF_MUX_WINDOW): an idle stream holds none.
+	 */
+	unsigned char		*q;
+	size_t			 qcap, qoff, qlen;
+	bool			 inited;	/* muxin_stream_init ran */
 	uint32_t		 credit;	/* bytes we may still send */
 	pthread_cond_t		 cond;		/* signalled on every change */
 };
@@ -46,8 +51,8 @@ void	muxin_free(struct mux_in *);
  */
 int	muxin_feed(struct mux_in *, const void *buf, size_t len);
 /*
- * A stream's new state for id: its ring (malloc'd), full credit; 0, or -1
- * when out of memory. Linked in first, unlinked by muxin_unlink.
+ * A stream's new state for id: an empty ring, full credit; 0, or -1 when
+ * it cannot be had. Linked in first, unlinked by muxin_unlink.
  */
 int	muxin_stream_init(struct mux_stream *, uint32_t id);
 void	muxin_link(struct mux_in *, struct mux_stream *);

@@ -123,6 +123,55 @@ test_reader(void)
 	muxin_stream_free(&t);
 }
 
+/*
+ * A stream's ring starts empty and grows as bytes come, wrapped or not,
+ * keeping them in order.
+ */
+static void
+test_ring(void)
+{
+	static unsigned char	 data[40000], got[40000], fr[SUPF_HEADER + 4 + 10000];
+	struct mux_in		 m;
+	struct mux_stream	 u;
+	unsigned char		 v[SUPF_HEADER + 4], buf[64];
+	size_t			 i, n, have = 0, sent = 0;
+	int			 rc = 0;
+
+	for (i = 0; i < sizeof(data); i++)
+		data[i] = (unsigned char)(i * 31 + i / 251);
+	muxin_init(&m);
+	CHECK(muxin_stream_init(&u, 5) == 0 && u.q == NULL && u.qcap == 0,
+	    "mux: an idle stream holds no ring");
+	muxin_link(&m, &u);
+	supf_header('V', 4, v);
+	supf_put32(v + SUPF_HEADER, SUPF_MUX_VERSION);
+	rc |= muxin_feed(&m, v, sizeof(v));
+	n = frame(buf, 'N', 5, "+", 1);
+	rc |= muxin_feed(&m, buf, n);
+	/* 10 kB in, 6 kB out, 10 kB in (across the ring's end), 10 kB more. */
+	n = frame(fr, 'D', 5, data + sent, 10000);
+	rc |= muxin_feed(&m, fr, n);
+	sent += 10000;
+	have += muxin_take(&u, got + have, 6000);
+	n = frame(fr, 'D', 5, data + sent, 10000);
+	rc |= muxin_feed(&m, fr, n);
+	sent += 10000;
+	CHECK(rc == 0 && u.qcap < 20000 && u.qoff + u.qlen > u.qcap,
+	    "mux: the ring wraps before it grows");
+	n = frame(fr, 'D', 5, data + sent, 10000);
+	rc |= muxin_feed(&m, fr, n);
+	sent += 10000;
+	CHECK(rc == 0 && u.qcap >= 24000 && u.qcap <= SUPF_MUX_WINDOW,
+	    "mux: the ring grows as bytes come");
+	while (u.qlen > 0)
+		have += muxin_take(&u, got + have, 7000);
+	CHECK(have == sent && memcmp(got, data, sent) == 0,
+	    "mux: a grown ring keeps the bytes in order");
+	muxin_unlink(&m, &u);
+	muxin_free(&m);
+	muxin_stream_free(&u);
+}
+
 /* The real supervisor's end: run here, on pipes. */
 static int	to_sup = -1, from_sup = -1;
 static pid_t	sup_pid = -1;
@@ -310,6 +359,7 @@ int
 main(void)
 {
 	test_reader();
+	test_ring();
 	test_supervisor();
 	return check_status();
 }
