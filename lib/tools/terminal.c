@@ -33,6 +33,7 @@
 #define WAIT_DEFAULT	10000
 #define START_WAIT	5000
 #define SB_DEFAULT	100
+#define TOUCH_EVERY_S	10	/* last_used written at most this often */
 
 static const char *const key_names[] = {
 	"Enter", "Tab", "Escape", "Backspace", "Ctrl-C", "Ctrl-D", "Ctrl-Z",
@@ -254,10 +255,12 @@ get_int(struct json_object *args, const char *name, long def, long min,
 
 /*
  * The terminal_id argument, when it names a terminal of the caller's:
- * NULL with *id set, or the error result.
+ * NULL with *id set (and *last_used, when not NULL, from its row), or the
+ * error result.
  */
 static struct json_object *
-own_terminal(struct tool_ctx *tc, struct json_object *args, const char **id)
+own_terminal(struct tool_ctx *tc, struct json_object *args, const char **id,
+    long long *last_used)
 {
 	struct json_object	*v;
 	struct db_term		 row;
@@ -280,6 +283,8 @@ own_terminal(struct tool_ctx *tc, struct json_object *args, const char **id)
 	if (row.closed)
 		return result_error("Terminal %s is closed: start another with "
 		    "terminal_start.", *id);
+	if (last_used != NULL)
+		*last_used = row.last_used;
 	return NULL;
 }
 
@@ -456,11 +461,12 @@ call_send(struct tool_ctx *tc, struct json_object *args)
 	const char		*id, *input = "";
 	char			 keys[64 * 12], why[200];
 	size_t			 inlen = 0, klen = 0, i, n;
+	long long		 last_used = 0, now, touch;
 	long			 wait;
 	int			 j;
 
 	if ((res = check_args(args, "terminal_send", allowed)) != NULL ||
-	    (res = own_terminal(tc, args, &id)) != NULL)
+	    (res = own_terminal(tc, args, &id, &last_used)) != NULL)
 		return res;
 	if (json_object_object_get_ex(args, "input", &v) &&
 	    !json_object_is_type(v, json_type_null)) {
@@ -499,7 +505,16 @@ call_send(struct tool_ctx *tc, struct json_object *args)
 	if (get_int(args, "wait_ms", WAIT_DEFAULT, 0, TERM_WAIT_MAX,
 	    &wait, why, sizeof(why)) == -1)
 		return result_error("%s", why);
-	db_exec(tc->db, STMT_TERM_TOUCH, "it", (long long)time(NULL), id);
+	/*
+	 * Its last use, for the idle count: written every tenth of
+	 * TERMINAL_IDLE (TOUCH_EVERY_S at most), not on every keystroke.
+	 */
+	now = (long long)time(NULL);
+	touch = tc->cfg->terminal_idle / 10;
+	if (touch > TOUCH_EVERY_S)
+		touch = TOUCH_EVERY_S;
+	if (now - last_used >= touch || now < last_used)
+		db_exec(tc->db, STMT_TERM_TOUCH, "it", now, id);
 	/* A wait shorter than the quiet window: the first change will do. */
 	if (term_send(tc->sandbox, id, input, inlen, keys, QUIET_MS, wait, 0,
 	    wait < QUIET_MS ? TERM_CHANGED : 0, &s, &err) == -1)
@@ -522,7 +537,7 @@ call_read(struct tool_ctx *tc, struct json_object *args)
 	long			 sb;
 
 	if ((res = check_args(args, "terminal_read", allowed)) != NULL ||
-	    (res = own_terminal(tc, args, &id)) != NULL)
+	    (res = own_terminal(tc, args, &id, NULL)) != NULL)
 		return res;
 	if (get_int(args, "scrollback", SB_DEFAULT, 0, TERM_SB_MAX, &sb,
 	    why, sizeof(why)) == -1)
@@ -545,7 +560,7 @@ call_close(struct tool_ctx *tc, struct json_object *args)
 	const char		*id;
 
 	if ((res = check_args(args, "terminal_close", allowed)) != NULL ||
-	    (res = own_terminal(tc, args, &id)) != NULL)
+	    (res = own_terminal(tc, args, &id, NULL)) != NULL)
 		return res;
 	if (term_close(tc->sandbox, id, &s, &err) == -1) {
 		if (err.kind != ERR_NOT_FOUND)
@@ -617,7 +632,7 @@ call_link(struct tool_ctx *tc, struct json_object *args)
 	size_t			 n;
 
 	if ((res = check_args(args, "terminal_link", allowed)) != NULL ||
-	    (res = own_terminal(tc, args, &id)) != NULL)
+	    (res = own_terminal(tc, args, &id, NULL)) != NULL)
 		return res;
 	if ((url = links_create_terminal(tc->db, tc->cfg->api_key,
 	    tc->cfg->public_url, id, tc->who != NULL &&
