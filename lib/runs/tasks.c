@@ -12,6 +12,7 @@
 #include "runs/runs.h"
 #include "runs/tasks.h"
 #include "sandbox/sandbox.h"
+#include "sandbox/snapshot.h"
 #include "store/db.h"
 #include "store/db_runs.h"
 
@@ -158,8 +159,8 @@ tasks_get(struct db *db, const struct config *cfg, const struct auth_info *who,
 		return LOOKUP_ERROR;
 	} else if (strcmp(state, "cancel") == 0) {
 		status = "cancelled";
-		snprintf(msg, sizeof(msg), "Cancelled: the command and "
-		    "everything it started were killed.");
+		snprintf(msg, sizeof(msg), "Cancelled as asked: its result "
+		    "says what was stopped.");
 	} else if (strcmp(state, "detached") == 0) {
 		/* Not collected to its end: a fault of the server, not of the command. */
 		status = "failed";
@@ -195,6 +196,7 @@ tasks_cancel(struct db *db, const struct config *cfg,
 	struct error	 err;
 	char		 id[RUN_ID_MAX + 1];
 	enum lookup_result rc;
+	enum snapshot_run kind;
 
 	if ((rc = lookup(db, who, task_id, &t, why, n)) != LOOKUP_FOUND)
 		return rc;
@@ -203,7 +205,13 @@ tasks_cancel(struct db *db, const struct config *cfg,
 	if (db_get_text(db, STMT_TASK_CANCEL, id, sizeof(id), "t",
 	    task_id) != LOOKUP_FOUND)
 		return LOOKUP_FOUND;
-	/* The collecting worker sees the mark within a second and kills too. */
+	/*
+	 * A restore's worker sees the mark and stops before its switch. A
+	 * command's collecting worker sees it within a second and kills too.
+	 */
+	kind = snapshot_run_state(db, task_id);
+	if (kind == SNAPSHOT_RUN_LIVE || kind == SNAPSHOT_RUN_GONE)
+		return LOOKUP_FOUND;
 	if (sandbox_open(cfg, auth_owner(who), &sb, &err) == -1 ||
 	    sandbox_kill(sb, task_id, &err) == -1)
 		log_warn("cancel task %s: %s", task_id, err.msg);

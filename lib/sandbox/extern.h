@@ -383,6 +383,8 @@ struct snapshot_lease {
 	long long	 renewed_ms;	/* clock_ms of the last renewal */
 	const struct snapshot_watch *watch; /* the caller's, or NULL */
 	bool		 handed;	/* watch answered its client */
+	bool		 cancelled;	/* its client cancelled it */
+	long long	 asked_ms;	/* clock_ms the watch was last asked */
 };
 
 /*
@@ -399,6 +401,13 @@ int		snapshot_lease_begin(struct db *, struct snapshot_lease *l,
  * have passed, and the watch's tick called (snapshot.h); NULL-safe.
  */
 void		snapshot_lease_renew(struct snapshot_lease *l);
+
+/*
+ * Has the restore's client cancelled it since it was answered (the watch's
+ * cancelled, asked every SNAPSHOT_CANCEL_ASK_MS at most)? NULL-safe.
+ */
+#define SNAPSHOT_CANCEL_ASK_MS	200
+bool		snapshot_lease_cancelled(struct snapshot_lease *l);
 
 /* The restore's row finished ("done" or "failed" with message). */
 void		snapshot_lease_end(struct snapshot_lease *l, bool done,

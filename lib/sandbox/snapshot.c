@@ -158,6 +158,20 @@ snapshot_lease_renew(struct snapshot_lease *l)
 	l->watch->answer(l->watch->arg);
 }
 
+bool
+snapshot_lease_cancelled(struct snapshot_lease *l)
+{
+	if (l == NULL || l->watch == NULL || l->watch->cancelled == NULL ||
+	    !l->handed)
+		return false;
+	if (!l->cancelled && clock_ms() - l->asked_ms >=
+	    SNAPSHOT_CANCEL_ASK_MS) {
+		l->asked_ms = clock_ms();
+		l->cancelled = l->watch->cancelled(l->watch->arg);
+	}
+	return l->cancelled;
+}
+
 enum snapshot_run
 snapshot_run_state(struct db *db, const char *run_id)
 {

@@ -82,6 +82,12 @@ int	snapshot_delete(const struct config *, struct db *, struct sandbox *,
 struct snapshot_watch {
 	const char	*(*tick)(void *arg);
 	void		 (*answer)(void *arg);
+	/*
+	 * Once answered: has its client cancelled it (tasks/cancel)? Asked
+	 * as tick is; until the restore's switch a cancelled restore puts
+	 * the sandbox back as it was and fails. May be NULL.
+	 */
+	bool		 (*cancelled)(void *arg);
 	void		*arg;
 };
 

@@ -65,7 +65,8 @@ put_read(void *arg, char *buf, size_t len)
 	ssize_t		 n;
 
 	snapshot_lease_renew(p->lease);
-	if ((n = read(p->fd, buf, len)) < 0)
+	if (snapshot_lease_cancelled(p->lease) ||
+	    (n = read(p->fd, buf, len)) < 0)
 		return -1;
 	if (n > 0 && tar_check_feed(p->check, buf, (size_t)n, &p->cerr) == -1) {
 		p->bad = true;
@@ -361,6 +362,16 @@ guard_forget(struct sandbox *sb)
 	pthread_mutex_unlock(&guard_mu);
 }
 
+/* Cancelled by its client (before the switch): -1 with err saying so. */
+static int
+stop_asked(struct snapshot_lease *lease, struct error *err)
+{
+	if (!snapshot_lease_cancelled(lease))
+		return 0;
+	return error_set(err, "cancelled by its client before the switch; the "
+	    "sandbox is as it was");
+}
+
 int
 snapshot_restore(const struct config *cfg, struct db *db, struct sandbox *sb,
     const struct snapshot_who *who, const char *id, bool force,
@@ -425,15 +436,21 @@ snapshot_restore(const struct config *cfg, struct db *db, struct sandbox *sb,
 	}
 	made = true;
 	if (fill_volume(cfg, sb, id, s.image, volume, s.archive_bytes, &lease,
-	    err) == -1)
+	    err) == -1) {
+		stop_asked(&lease, err);	/* why the archive stopped */
 		goto out;
+	}
 	t_fill = clock_ms();
 	snapshot_lease_renew(&lease);
+	if (stop_asked(&lease, err) == -1)
+		goto out;
 
 	/* 2. No command of the sandbox runs (or, forced, none is left). */
 	if (runs_stop(db, sb, id, force, &lease, err) == -1)
 		goto out;
 	snapshot_lease_renew(&lease);
+	if (stop_asked(&lease, err) == -1)
+		goto out;
 
 	/* 3. The old container stopped and set aside, a new one made. */
 	down = true;
@@ -461,7 +478,8 @@ snapshot_restore(const struct config *cfg, struct db *db, struct sandbox *sb,
 		log_warn("restore: %s", e.msg);
 
 	/* 4. The switch: from now on every process opens the new ones. */
-	if (switch_write(cfg, sb->container, volume, s.image, err) == -1)
+	if (stop_asked(&lease, err) == -1 ||
+	    switch_write(cfg, sb->container, volume, s.image, err) == -1)
 		goto out;
 	t_run = clock_ms();
 	rc = 0;

@@ -234,6 +234,7 @@ struct restore_watch {
 	long long	 started;	/* clock_ms */
 	char		 run_id[RUN_ID_MAX + 1];
 	bool		 handed;	/* answered with a task or handle */
+	bool		 cancelled;	/* tasks/cancel asked it to stop */
 };
 
 /*
@@ -295,12 +296,25 @@ restore_answer(void *arg)
 	tool_answer(tc, res);
 }
 
+/* Once handed: a tasks/cancel marks its run (runs_cancel_requested). */
+static bool
+restore_cancelled(void *arg)
+{
+	struct restore_watch *w = arg;
+
+	if (w->handed && !w->cancelled &&
+	    runs_cancel_requested(w->tc->db, w->run_id))
+		w->cancelled = true;
+	return w->cancelled;
+}
+
 static struct json_object *
 restore_call(struct tool_ctx *tc, struct json_object *args)
 {
 	struct json_object	*res, *sc, *v;
 	struct snapshot_who	 w = who_of(tc);
-	struct snapshot_watch	 watch = { restore_tick, restore_answer, NULL };
+	struct snapshot_watch	 watch = { restore_tick, restore_answer,
+	    restore_cancelled, NULL };
 	struct restore_watch	 rw;
 	struct error		 err;
 	const char		*id;
@@ -325,20 +339,29 @@ restore_call(struct tool_ctx *tc, struct json_object *args)
 	watch.arg = &rw;
 	rc = snapshot_restore(tc->cfg, tc->db, tc->sandbox, &w, id, force,
 	    &watch, &err);
-	if (rc == -1)
+	if (rc == -1 && !rw.cancelled)
 		res = result_error("Not restored: %s", err.msg);
 	else {
-		snprintf(text, sizeof(text), "The sandbox is restored to "
-		    "snapshot %s: /sandbox and the installed packages are as "
-		    "they were then.", id);
+		if (rc == 0)
+			snprintf(text, sizeof(text), "The sandbox is restored "
+			    "to snapshot %s: /sandbox and the installed "
+			    "packages are as they were then.", id);
+		else
+			snprintf(text, sizeof(text), "Cancelled: the restore "
+			    "to snapshot %s stopped before it switched the "
+			    "sandbox over; /sandbox and the packages are as "
+			    "they were before it.", id);
 		sc = json_object_new_object();
 		js_set_str(sc, "snapshot_id", id);
-		js_set_bool(sc, "restored", true);
-		res = result_new(text, sc, false);
+		js_set_bool(sc, "restored", rc == 0);
+		if (rc == -1)
+			js_set_bool(sc, "cancelled", true);
+		res = result_new(text, sc, rc == -1);
 	}
 	/* Answered early: the run keeps the result for tasks/get, get_result. */
 	if (rw.handed && runs_finish(tc->db, rw.run_id, rc == 0 ? "exit" :
-	    "error", -1, clock_ms() - rw.started, 0, 0, res) == -1)
+	    rw.cancelled ? "cancel" : "error", -1, clock_ms() - rw.started, 0,
+	    0, res) == -1)
 		log_warn("restore %s: its run %s not finished", id, rw.run_id);
 	return res;
 }

@@ -4,7 +4,7 @@
 // back exactly; restore refused while a command runs, then forced; one
 // restore at a time and no snapshot during one (a lease that lapses when
 // its process is killed); on 2026-07-28 a long restore answers with a task
-// or a run_id; limits;
+// or a run_id, and tasks/cancel stops it before its switch; limits;
 // another owner's snapshot; a restore that fails midway; a restart.
 
 import { describe, it, before, after } from 'node:test';
@@ -546,5 +546,52 @@ describe('snapshots: a long restore on 2026-07-28 answers with a task or a run_i
     assert.ok(final, 'the restore finished');
     assert.equal(final.structuredContent.restored, true, JSON.stringify(final));
     assert.equal((await sh26('cat /sandbox/t/a')).trim(), 'one');
+  });
+
+  it('tasks/cancel of a restore under way: the task ends cancelled and the sandbox is as it was', async () => {
+    // A snapshot large enough that its archive is still streaming when
+    // the cancel comes.
+    await sh26('head -c 80000000 /dev/urandom > /sandbox/t/big2');
+    let r = await call26(srv, 'snapshot', { note: 'to cancel' }, { tasks: false });
+    const id = r.json.result.structuredContent?.snapshot_id;
+    assert.ok(id, r.text);
+    ids.push(id);
+    await sh26('rm /sandbox/t/big2; echo after > /sandbox/t/a');
+    const vols = async () => (await docker('volume', 'ls', '-q', '--filter', `name=${srv.volume}`)).stdout.split('\n').filter(Boolean).sort();
+    const volsBefore = await vols();
+    r = await call26(srv, 'restore', { snapshot_id: id });
+    const task = r.json?.result;
+    assert.equal(task?.resultType, 'task', r.text);
+    const c = await modern(srv, 'tasks/cancel', { taskId: task.taskId });
+    assert.equal(c.status, 200, c.text);
+    assert.ok(c.json.result, c.text);
+    let end;
+    for (let i = 0; i < 150 && !end; i++) {
+      const g = await modern(srv, 'tasks/get', { taskId: task.taskId });
+      assert.equal(g.status, 200, g.text);
+      if (g.json.result.status !== 'working') end = g.json.result;
+      else await sleep(400);
+    }
+    assert.ok(end, 'the task ended');
+    // A cancelled task carries no result, only its status.
+    assert.equal(end.status, 'cancelled', JSON.stringify(end));
+    assert.ok(!('result' in end), JSON.stringify(end));
+    assert.match(end.statusMessage, /Cancelled/, JSON.stringify(end));
+    // The restores' log and the run's stored result say so.
+    const db = join(dirname(srv.envFile), 'state.db');
+    const row = (await run('sqlite3', [db, `select state, message from snapshot_restore where run_id = '${task.taskId}'`])).stdout.trim();
+    assert.match(row, /^failed\|cancelled by its client before the switch/, row);
+    const stored = JSON.parse((await run('sqlite3', [db, `select result from run where id = '${task.taskId}'`])).stdout);
+    assert.equal(stored.isError, true, JSON.stringify(stored));
+    assert.deepEqual([stored.structuredContent.restored, stored.structuredContent.cancelled], [false, true], JSON.stringify(stored));
+    // The sandbox as it was: its files, its volume, no container set aside.
+    assert.equal((await sh26('cat /sandbox/t/a; ls /sandbox/t')).trim(), 'after\na\nbig');
+    assert.deepEqual(await vols(), volsBefore, 'no new volume left');
+    const aside = await docker('ps', '-a', '-q', '--filter', `name=${srv.container}-old-`);
+    assert.equal(aside.stdout.trim(), '', 'no container set aside');
+    // Its hold is let go: a snapshot is taken at once.
+    r = await call26(srv, 'snapshot', { note: 'after the cancel' }, { tasks: false });
+    assert.notEqual(r.json.result.isError, true, r.text);
+    ids.push(r.json.result.structuredContent.snapshot_id);
   });
 });
