@@ -234,15 +234,21 @@ run: setup
 	  CS_SANDBOXCTL=$(CURDIR)/$(BUILD)/bin/sandboxctl containers/proxy.sh start --env-file $(CURDIR)/.env; fi
 	@tests/setup/serve.sh lighttpd
 
-# The tests start on the core image while the full one (with the toolset)
-# builds in the background; tests/run.sh waits for it before the tests
-# that need it (*.image.test.mjs), which run last.
+# The core image builds while the C code builds and the checks, unit and
+# fuzz tests run (its status and output in CORE_STATUS, which tests/run.sh
+# waits for before the e2e tests). The tests start on the core image while
+# the full one (with the toolset) builds in the background; tests/run.sh
+# waits for it before the tests that need it (*.image.test.mjs), which run
+# last.
+CORE_STATUS = build/image-core.status
 test: test-deps
 	@$(MAKE) --no-print-directory host
-	@containers/build-image.sh --background
+	@mkdir -p build && rm -f $(CORE_STATUS) $(CORE_STATUS).log
+	@{ containers/build-image.sh --background >$(CORE_STATUS).log 2>&1; \
+	  echo $$? >$(CORE_STATUS); } &
 	@$(MAKE) --no-print-directory -j$$(nproc) SAN=1 all units
 	@$(MAKE) --no-print-directory -j$$(nproc) FUZZ=1 fuzzers
-	@tests/run.sh
+	@CS_CORE_STATUS=$(CORE_STATUS) tests/run.sh
 
 fuzz: deps
 	@$(MAKE) --no-print-directory FUZZ=1 fuzzers

@@ -168,12 +168,31 @@ clean_test_containers() {
 image_ready() {	# the full image, built from the Dockerfiles as they are
 	SANDBOX_IMAGE=${SANDBOX_IMAGE:-code-sandbox:latest} containers/build-image.sh --check
 }
-if [ -z "${CS_TEST_IMAGE:-}" ] && [ "${CS_E2E_FIXTURES:-}" != 1 ] && command -v docker >/dev/null 2>&1 && ! image_ready &&
-   docker image inspect code-sandbox:core >/dev/null 2>&1; then
-	CS_TEST_IMAGE=code-sandbox:core
-	export CS_TEST_IMAGE
-	echo "# the full sandbox image is not built yet: tests run on code-sandbox:core meanwhile"
-fi
+# make test builds the core image while the C code builds and the unit and
+# fuzz tests run: CS_CORE_STATUS names the file its exit status goes to
+# (its output beside it, in .log). The e2e tests wait for it.
+core_wait() {
+	[ -n "${CS_CORE_STATUS:-}" ] || return 0
+	n=0
+	while [ ! -s "$CS_CORE_STATUS" ] && [ $n -lt 900 ]; do
+		sleep 2
+		n=$((n + 1))
+	done
+	[ -f "$CS_CORE_STATUS.log" ] && cat "$CS_CORE_STATUS.log"
+	if [ "$(cat "$CS_CORE_STATUS" 2>/dev/null)" != 0 ]; then
+		echo "not ok - e2e: the sandbox's core image could not be built (containers/build-image.sh, above)"
+		failed=$((failed + 1))
+		return 1
+	fi
+}
+pick_image() {
+	if [ -z "${CS_TEST_IMAGE:-}" ] && command -v docker >/dev/null 2>&1 && ! image_ready &&
+	   docker image inspect code-sandbox:core >/dev/null 2>&1; then
+		CS_TEST_IMAGE=code-sandbox:core
+		export CS_TEST_IMAGE
+		echo "# the full sandbox image is not built yet: tests run on code-sandbox:core meanwhile"
+	fi
+}
 image_files=
 
 # The whole suite runs behind lighttpd; behind every other front only what
@@ -240,6 +259,8 @@ run_e2e() {
 		set -- tests/e2e/*.test.mjs
 		whole=1
 	fi
+	core_wait || return
+	pick_image
 	build all || return
 	# The default egress policy's network and rules (idempotent).
 	if ! containers/netpolicy.sh apply --network code-sandbox --policy internet >"$tmp/netpolicy.out" 2>&1; then
