@@ -156,10 +156,10 @@ describe('MCP 2026-07-28 and Tasks over raw HTTP', () => {
     assert.equal(name.json.error.code, -32020);
   });
 
-  it('a 70 s command becomes a task: working (elapsed, newest line), then completed with the exact output; another owner gets -32602', async () => {
+  it('a 30 s command becomes a task: working (elapsed, newest line), then completed with the exact output; another owner gets -32602', async () => {
     const m = mark();
     const t0 = Date.now();
-    const r = await execute(srv, `echo start-${m}; sleep 70; echo end-${m}`, { timeout: 30000 });
+    const r = await execute(srv, `echo start-${m}; sleep 30; echo end-${m}`, { timeout: 30000 });
     assert.ok(Date.now() - t0 < (INLINE + 10) * 1000, `answered after ${Date.now() - t0} ms`);
     assert.equal(r.status, 200, r.text);
     const task = r.json.result;

@@ -118,7 +118,7 @@ describe('terminals', () => {
     // read meanwhile still answers at once.
     const busy = await ok(conn, 'terminal_start', { command: 'while :; do date +%N; sleep 0.05; done', cols: 60, rows: 5 });
     const order = [];
-    const send = ok(conn, 'terminal_send', { terminal_id: busy.terminal_id, input: '', wait_ms: 4000 }).then(() => order.push('send'));
+    const send = ok(conn, 'terminal_send', { terminal_id: busy.terminal_id, input: '', wait_ms: 6000 }).then(() => order.push('send'));
     await new Promise((r) => setTimeout(r, 300));
     await ok(conn, 'terminal_read', { terminal_id: busy.terminal_id, scrollback: 0 }).then(() => order.push('read'));
     await send;
