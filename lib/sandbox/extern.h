@@ -367,6 +367,22 @@ void		snapshot_image_remove(struct sandbox *, const char *image);
 void		snapshot_container_remove(struct sandbox *, const char *name);
 
 /*
+ * A stopped helper container name of image, with no network, labelled
+ * code-sandbox=what, and volume (when not NULL) at /sandbox without the
+ * image's own /sandbox copied in: for the archive API (a restore fills
+ * the volume, a flattening exports the file system). A helper left by an
+ * earlier try is removed first. 0, or -1 with err.
+ */
+int		snapshot_helper_create(struct sandbox *, const char *name,
+		    const char *image, const char *volume, const char *what,
+		    struct error *err);
+
+/* Snapshot id of sb's sandbox into *s: 0, or -1 with err (ERR_NOT_FOUND). */
+struct db_snap;
+int		snapshot_find(struct db *, struct sandbox *, const char *id,
+		    struct db_snap *s, struct error *err);
+
+/*
  * A restore's hold on its sandbox (sql/025-restore-lease.sql): its row in
  * snapshot_restore, 'running' with a deadline the restore moves on as it
  * goes, so one killed midway holds the sandbox SNAPSHOT_LEASE_S at most.

@@ -19,6 +19,7 @@
 
 #include "base/clock.h"
 #include "base/config.h"
+#include "base/js.h"
 #include "base/log.h"
 #include "sandbox/extern.h"
 #include "sandbox/sandbox.h"
@@ -108,6 +109,61 @@ snapshot_container_remove(struct sandbox *sb, const char *name)
 	if (sandbox_call(sb, "DELETE", NULL, ok, NULL, "cannot remove a "
 	    "container", &e, "/containers/%s?force=1&v=0", name) == -1)
 		log_warn("snapshot: %s", e.msg);
+}
+
+int
+snapshot_helper_create(struct sandbox *sb, const char *name, const char *image,
+    const char *volume, const char *what, struct error *err)
+{
+	static const char *const cmd[] = { "true", NULL };
+	static const long	 ok[] = { 201, 0 };
+	struct json_object	*body, *host, *mounts, *m, *labels, *vo;
+	int			 rc;
+
+	body = json_object_new_object();
+	js_set_str(body, "Image", image);
+	js_set(body, "Cmd", sandbox_str_array(cmd));
+	js_set_bool(body, "NetworkDisabled", true);
+	labels = json_object_new_object();
+	js_set_str(labels, "code-sandbox", what);
+	js_set(body, "Labels", labels);
+	host = json_object_new_object();
+	if (volume != NULL) {
+		mounts = json_object_new_array();
+		m = json_object_new_object();
+		js_set_str(m, "Type", "volume");
+		js_set_str(m, "Source", volume);
+		js_set_str(m, "Target", "/sandbox");
+		/* The image's own /sandbox is not copied in: only the archive's. */
+		vo = json_object_new_object();
+		js_set_bool(vo, "NoCopy", true);
+		js_set(m, "VolumeOptions", vo);
+		json_object_array_add(mounts, m);
+		js_set(host, "Mounts", mounts);
+	}
+	js_set_str(host, "NetworkMode", "none");
+	js_set(body, "HostConfig", host);
+	snapshot_container_remove(sb, name);
+	rc = sandbox_call(sb, "POST", body, ok, NULL, "cannot create a "
+	    "snapshot's helper container", err, "/containers/create?name=%s",
+	    name) == -1 ? -1 : 0;
+	json_object_put(body);
+	return rc;
+}
+
+int
+snapshot_find(struct db *db, struct sandbox *sb, const char *id,
+    struct db_snap *s, struct error *err)
+{
+	enum lookup_result r;
+
+	if (!snapshot_valid_id(id) ||
+	    (r = db_snap_get(db, id, sb->container, s)) == LOOKUP_NONE)
+		return error_kind(err, ERR_NOT_FOUND, "No snapshot %.40s of this "
+		    "sandbox: snapshots() lists them.", id);
+	if (r == LOOKUP_ERROR)
+		return error_set(err, "cannot read the snapshots' table");
+	return 0;
 }
 
 /* --- the restore's lease --- */
@@ -258,15 +314,10 @@ snapshot_delete(const struct config *cfg, struct db *db, struct sandbox *sb,
     const char *id, struct error *err)
 {
 	struct db_snap		 s;
-	enum lookup_result	 r;
 	char			 busy[SNAPSHOT_ID_MAX];
 
-	if (!snapshot_valid_id(id) ||
-	    (r = db_snap_get(db, id, sb->container, &s)) == LOOKUP_NONE)
-		return error_kind(err, ERR_NOT_FOUND, "No snapshot %.40s of this "
-		    "sandbox: snapshots() lists them.", id);
-	if (r == LOOKUP_ERROR)
-		return error_set(err, "cannot read the snapshots' table");
+	if (snapshot_find(db, sb, id, &s, err) == -1)
+		return -1;
 	switch (snapshot_restoring(db, sb->container, busy)) {
 	case -1:
 		return error_set(err, "cannot read the restores' log");

@@ -183,9 +183,7 @@ int
 snapshot_flatten(const struct config *cfg, struct sandbox *sb, const char *id,
     const char *image, struct error *err)
 {
-	static const char *const cmd[] = { "true", NULL };
-	static const long	 create_ok[] = { 201, 0 };
-	struct json_object	*ins = NULL, *conf, *a, *body, *host;
+	struct json_object	*ins = NULL, *conf, *a;
 	struct docker_raw_cb	 cb = { NULL, spool_body, NULL };
 	struct docker_raw_cb	 icb = { NULL, import_body, NULL };
 	struct docker_put_cb	 pcb = { spool_read, NULL };
@@ -241,21 +239,9 @@ snapshot_flatten(const struct config *cfg, struct sandbox *sb, const char *id,
 	/* A stopped container of the deep image, exported. */
 	snprintf(helper, sizeof(helper), "%.100s-flat-%s", sb->container,
 	    id + 5);
-	body = json_object_new_object();
-	js_set_str(body, "Image", image);
-	js_set(body, "Cmd", sandbox_str_array(cmd));
-	js_set_bool(body, "NetworkDisabled", true);
-	host = json_object_new_object();
-	js_set_str(host, "NetworkMode", "none");
-	js_set(body, "HostConfig", host);
-	snapshot_container_remove(sb, helper);
-	if (sandbox_call(sb, "POST", body, create_ok, NULL, "cannot create the "
-	    "flattening's helper container", err, "/containers/create?name=%s",
-	    helper) == -1) {
-		json_object_put(body);
+	if (snapshot_helper_create(sb, helper, image, NULL, "flatten",
+	    err) == -1)
 		goto out;
-	}
-	json_object_put(body);
 	made = true;
 	if (snapshot_path(cfg, id, ".layer.part", spool, sizeof(spool)) == -1 ||
 	    (t.fd = open(spool, O_RDWR | O_CREAT | O_EXCL | O_CLOEXEC |

@@ -157,50 +157,6 @@ volume_remove(struct sandbox *sb, const char *name)
 		log_warn("restore: %s", e.msg);
 }
 
-/*
- * A stopped helper container of image with volume at /sandbox and no
- * network, to fill the volume through the archive API.
- */
-static int
-helper_create(struct sandbox *sb, const char *name, const char *image,
-    const char *volume, struct error *err)
-{
-	static const char *const cmd[] = { "true", NULL };
-	static const long	 ok[] = { 201, 0 };
-	struct json_object	*body, *host, *mounts, *m, *labels;
-	int			 rc;
-
-	body = json_object_new_object();
-	js_set_str(body, "Image", image);
-	js_set(body, "Cmd", sandbox_str_array(cmd));
-	js_set_bool(body, "NetworkDisabled", true);
-	labels = json_object_new_object();
-	js_set_str(labels, "code-sandbox", "restore");
-	js_set(body, "Labels", labels);
-	host = json_object_new_object();
-	mounts = json_object_new_array();
-	m = json_object_new_object();
-	js_set_str(m, "Type", "volume");
-	js_set_str(m, "Source", volume);
-	js_set_str(m, "Target", "/sandbox");
-	/* The image's own /sandbox is not copied in: only the archive's. */
-	{
-		struct json_object *vo = json_object_new_object();
-
-		js_set_bool(vo, "NoCopy", true);
-		js_set(m, "VolumeOptions", vo);
-	}
-	json_object_array_add(mounts, m);
-	js_set(host, "Mounts", mounts);
-	js_set_str(host, "NetworkMode", "none");
-	js_set(body, "HostConfig", host);
-	rc = sandbox_call(sb, "POST", body, ok, NULL, "cannot create the "
-	    "restore's helper container", err, "/containers/create?name=%s",
-	    name) == -1 ? -1 : 0;
-	json_object_put(body);
-	return rc;
-}
-
 /* Fill volume from the archive at path (size bytes), checking it. */
 static int
 fill_volume(const struct config *cfg, struct sandbox *sb, const char *id,
@@ -240,8 +196,8 @@ fill_volume(const struct config *cfg, struct sandbox *sb, const char *id,
 		error_set(err, "out of memory");
 		goto out;
 	}
-	snapshot_container_remove(sb, helper);
-	if (helper_create(sb, helper, image, volume, err) == -1)
+	if (snapshot_helper_create(sb, helper, image, volume, "restore",
+	    err) == -1)
 		goto out;
 	cb.arg = &p;
 	snprintf(url, sizeof(url), "/containers/%s/archive?path=/&"
@@ -383,7 +339,6 @@ snapshot_restore(const struct config *cfg, struct db *db, struct sandbox *sb,
 	struct small_out	 o;
 	struct snapshot_lease	 lease;
 	struct error		 e;
-	enum lookup_result	 r;
 	char			 volume[SANDBOX_NAME_MAX], old[SANDBOX_NAME_MAX];
 	char			 oldvol[SANDBOX_NAME_MAX];
 	char			 oldimg[SANDBOX_NAME_MAX], msg[300];
@@ -391,12 +346,8 @@ snapshot_restore(const struct config *cfg, struct db *db, struct sandbox *sb,
 	int			 code, rc = -1;
 	bool			 moved = false, made = false, down = false;
 
-	if (!snapshot_valid_id(id) ||
-	    (r = db_snap_get(db, id, sb->container, &s)) == LOOKUP_NONE)
-		return error_kind(err, ERR_NOT_FOUND, "No snapshot %.40s of this "
-		    "sandbox: snapshots() lists them.", id);
-	if (r == LOOKUP_ERROR)
-		return error_set(err, "cannot read the snapshots' table");
+	if (snapshot_find(db, sb, id, &s, err) == -1)
+		return -1;
 	/*
 	 * One restore of a sandbox at a time, and no snapshot meanwhile: the
 	 * lease of its row in the restores' log, moved on at every step.
