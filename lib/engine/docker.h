@@ -290,6 +290,15 @@ int	docker_conn_send(struct docker_conn *, const void *buf, size_t len,
  */
 long	docker_conn_recv(struct docker_conn *, void *buf, size_t len,
 	    int wait_ms);
+/*
+ * A channel's reader: read the connection (chunk bytes at a time) and feed
+ * the engine's frames in it to fn, until the connection ends or breaks,
+ * its frames are malformed, fn sets *stop, or the server stops
+ * (docker_stopping, seen within a second). Returns when any of those is
+ * so; the connection is left as it is.
+ */
+void	docker_conn_pump(struct docker_conn *, struct docker_frames *,
+	    size_t chunk, docker_frame_fn fn, void *arg, const bool *stop);
 /* Break the connection (both ways): a reader waiting in it returns soon. */
 void	docker_conn_shutdown(struct docker_conn *);
 void	docker_conn_close(struct docker_conn *);

@@ -115,6 +115,29 @@ docker_conn_recv(struct docker_conn *dc, void *buf, size_t len, int wait_ms)
 }
 
 void
+docker_conn_pump(struct docker_conn *dc, struct docker_frames *df,
+    size_t chunk, docker_frame_fn fn, void *arg, const bool *stop)
+{
+	char	*buf;
+	long	 n;
+
+	if ((buf = malloc(chunk)) == NULL)
+		return;
+	for (;;) {
+		n = docker_conn_recv(dc, buf, chunk, 1000);
+		if (n == 0) {
+			if (docker_stopping())
+				break;
+			continue;
+		}
+		if (n < 0 || docker_frames_feed(df, buf, (size_t)n, fn,
+		    arg) == -1 || *stop)
+			break;
+	}
+	free(buf);
+}
+
+void
 docker_conn_shutdown(struct docker_conn *dc)
 {
 	if (dc->fd != CURL_SOCKET_BAD)

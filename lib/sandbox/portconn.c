@@ -118,24 +118,9 @@ reader(void *arg)
 {
 	struct chan		*c = arg;
 	struct mux_stream	*s;
-	char			*buf;
-	long			 n;
 
 	pthread_setname_np(pthread_self(), "cs-preview-mux");
-	if ((buf = malloc(READ_SIZE)) != NULL) {
-		for (;;) {
-			n = docker_conn_recv(c->conn, buf, READ_SIZE, 1000);
-			if (n == 0) {
-				if (docker_stopping())
-					break;
-				continue;
-			}
-			if (n < 0 || docker_frames_feed(&c->df, buf, (size_t)n,
-			    on_stream, c) == -1 || c->bad)
-				break;
-		}
-		free(buf);
-	}
+	docker_conn_pump(c->conn, &c->df, READ_SIZE, on_stream, c, &c->bad);
 	docker_conn_shutdown(c->conn);
 	pthread_mutex_lock(&c->lock);
 	c->alive = false;
