@@ -3,15 +3,18 @@
  * one exec (frames.h, "The channel"); see channel.h.
  */
 #include <errno.h>
+#include <stdbool.h>
 #include <fcntl.h>
 #include <poll.h>
 #include <signal.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/socket.h>
 #include <sys/types.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "base/clock.h"
 #include "supervisor/channel.h"
 #include "supervisor/frames.h"
 #include "supervisor/io.h"
@@ -21,10 +24,17 @@
 /* The channel: its runs in flight. */
 #define CHAN_RUNS	512
 
+/*
+ * A run or request in flight: a child whose stdout is fd (pid > 0), or a
+ * terminal request the channel sent itself, fd its daemon's socket
+ * (pid 0), ended at its deadline if the daemon keeps silent.
+ */
 struct slot {
-	pid_t	pid;
-	int	fd;		/* the run's live stream, -1 when free */
-	char	id[SUPF_ID_MAX + 1];
+	pid_t		 pid;
+	int		 fd;		/* its live stream, -1 when free */
+	bool		 any;		/* a request's answer has begun */
+	long long	 deadline;	/* a request's, in clock_ms */
+	char		 id[SUPF_ID_MAX + 1];
 };
 
 static struct slot	slots[CHAN_RUNS];
@@ -51,6 +61,34 @@ reply(int type, const char *id, int code)
 	return tagged(type, id, &c, 1);
 }
 
+/* Request id failed: an 'X' frame saying why, then its end with code. */
+static int
+failed(const char *id, int code, const char *why)
+{
+	unsigned char	f[SUPF_HEADER + SUPF_MESSAGE_MAX];
+	size_t		n = strlen(why);
+
+	if (n > SUPF_MESSAGE_MAX)
+		n = SUPF_MESSAGE_MAX;
+	supf_header('X', (uint32_t)n, f);
+	memcpy(f + SUPF_HEADER, why, n);
+	if (tagged('M', id, f, SUPF_HEADER + n) == -1)
+		return -1;
+	return reply('E', id, code);
+}
+
+/* A free slot's index, or -1. */
+static int
+free_slot(void)
+{
+	int i;
+
+	for (i = 0; i < CHAN_RUNS; i++)
+		if (slots[i].fd < 0)
+			return i;
+	return -1;
+}
+
 /*
  * A child for request id whose stdout comes back, through a pipe, as the
  * request's 'M' frames: 0 in the child (stdin and stderr /dev/null, none
@@ -63,9 +101,7 @@ chan_fork(const char *id)
 	pid_t	pid;
 	int	pfd[2], i, null;
 
-	for (i = 0; i < CHAN_RUNS && slots[i].fd >= 0; i++)
-		;
-	if (i == CHAN_RUNS || pipe2(pfd, O_CLOEXEC) == -1)
+	if ((i = free_slot()) == -1 || pipe2(pfd, O_CLOEXEC) == -1)
 		return -1;
 	if ((pid = fork()) == -1) {
 		close(pfd[0]);
@@ -95,6 +131,8 @@ chan_fork(const char *id)
 	close(pfd[1]);
 	slots[i].pid = pid;
 	slots[i].fd = pfd[0];
+	slots[i].any = false;
+	slots[i].deadline = 0;
 	memcpy(slots[i].id, id, strlen(id) + 1);
 	return pid;
 }
@@ -129,38 +167,89 @@ chan_start(const char *id, const unsigned char *p, size_t len)
 }
 
 /*
- * A terminal request ('p'): its argv (frames.h) run as "supervisor term-*"
- * in a child whose stdout comes back as the request's 'M' frames, like a
- * run's.
+ * A terminal request ('p'): its argv (frames.h) as "supervisor term-*".
+ * A request to a terminal's daemon (term-send, term-watch, term-close)
+ * the channel sends on the daemon's socket itself, and relays the answer
+ * as the request's 'M' frames: no process per keystroke. term-start and
+ * term-list run in a child whose stdout comes back the same way.
  */
 #define TERM_ARGS	10
 
 static int
 chan_term(const char *id, const unsigned char *p, size_t len)
 {
-	char	*buf, *argv[TERM_ARGS + 2];
-	size_t	 o;
-	pid_t	 pid;
-	int	 argc;
+	char		*buf, *argv[TERM_ARGS + 2];
+	const char	*why;
+	unsigned char	*req;
+	size_t		 o, n;
+	pid_t		 pid;
+	int		 argc, i, fd, rc;
 
-	if (len < 1 || p[len - 1] != '\0' || (pid = chan_fork(id)) == -1)
+	if (len < 1 || p[len - 1] != '\0' || (buf = malloc(len)) == NULL)
 		return reply('E', id, 125);
-	if (pid == 0) {
-		if ((buf = malloc(len)) == NULL)
-			_exit(125);
-		memcpy(buf, p, len);
-		argv[0] = "supervisor";
-		for (argc = 1, o = 0; o < len && argc <= TERM_ARGS; argc++) {
-			argv[argc] = buf + o;
-			o += strlen(buf + o) + 1;
-		}
-		argv[argc] = NULL;
-		if (o != len || argc < 2 || strncmp(argv[1], "term-", 5) != 0 ||
-		    (argc > 2 && !run_valid_id(argv[2])))
-			sup_die(125, "bad terminal request");
-		exit(term_main(argc, argv));
+	memcpy(buf, p, len);
+	argv[0] = "supervisor";
+	for (argc = 1, o = 0; o < len && argc <= TERM_ARGS; argc++) {
+		argv[argc] = buf + o;
+		o += strlen(buf + o) + 1;
 	}
+	argv[argc] = NULL;
+	if (o != len || argc < 2 || strncmp(argv[1], "term-", 5) != 0 ||
+	    (argc > 2 && !run_valid_id(argv[2]))) {
+		free(buf);
+		return failed(id, 125, "bad terminal request");
+	}
+	if ((rc = term_request(argc, argv, &req, &n, &why)) == 1) {
+		if ((pid = chan_fork(id)) == -1) {
+			free(buf);
+			return reply('E', id, 125);
+		}
+		if (pid == 0)
+			exit(term_main(argc, argv));
+		free(buf);
+		return 0;
+	}
+	if (rc == -1 || (i = free_slot()) == -1) {
+		free(buf);
+		return failed(id, 125, rc == -1 ? why : "too many requests");
+	}
+	fd = term_connect(argv[2]);
+	free(buf);
+	if (fd == -1) {
+		free(req);
+		return failed(id, 5, TERM_NONE);
+	}
+	/* A new connection's buffer holds a whole request (at most 21 KiB). */
+	if (send(fd, req, n, MSG_DONTWAIT | MSG_NOSIGNAL) != (ssize_t)n) {
+		free(req);
+		close(fd);
+		return failed(id, 125, "the terminal did not take the request");
+	}
+	slots[i].pid = 0;
+	slots[i].fd = fd;
+	slots[i].any = false;
+	slots[i].deadline = clock_ms() + supf_get32(req + 8) +
+	    TERM_SLACK_S * 1000;
+	memcpy(slots[i].id, id, strlen(id) + 1);
+	free(req);
 	return 0;
+}
+
+/* The end of slot s: its stream closed (or its request timed out). */
+static int
+slot_end(struct slot *s, bool late)
+{
+	int status = 125;
+
+	close(s->fd);
+	s->fd = -1;
+	if (s->pid == 0)
+		return s->any && !late ? reply('E', s->id, 0) :
+		    failed(s->id, 125, TERM_SILENT);
+	if (waitpid(s->pid, &status, 0) == s->pid)
+		status = WIFEXITED(status) ? WEXITSTATUS(status) :
+		    128 + WTERMSIG(status);
+	return reply('E', s->id, status);
 }
 
 static int
@@ -200,7 +289,8 @@ channel_main(void)
 	unsigned char		 hdr[SUPF_HEADER + 4];
 	char			 buf[SUP_READ_CHUNK];
 	struct supf		 in;
-	int			 i, n, status;
+	long long		 now, next;
+	int			 i, n, wait;
 	ssize_t			 got;
 
 	signal(SIGPIPE, SIG_IGN);
@@ -215,14 +305,25 @@ channel_main(void)
 		pfd[0].fd = 0;
 		pfd[0].events = POLLIN;
 		n = 1;
+		now = clock_ms();
+		next = -1;
 		for (i = 0; i < CHAN_RUNS; i++) {
 			if (slots[i].fd < 0)
 				continue;
+			if (slots[i].pid == 0 && slots[i].deadline <= now) {
+				if (slot_end(&slots[i], true) == -1)
+					return 0;
+				continue;
+			}
+			if (slots[i].pid == 0 && (next == -1 ||
+			    slots[i].deadline < next))
+				next = slots[i].deadline;
 			pfd[n].fd = slots[i].fd;
 			pfd[n].events = POLLIN;
 			which[n++] = i;
 		}
-		if (poll(pfd, (nfds_t)n, -1) < 0) {
+		wait = next == -1 ? -1 : (int)(next - now);
+		if (poll(pfd, (nfds_t)n, wait) < 0) {
 			if (errno == EINTR)
 				continue;
 			return 1;
@@ -236,18 +337,13 @@ channel_main(void)
 			if (got < 0 && errno == EINTR)
 				continue;
 			if (got > 0) {
+				s->any = true;
 				if (tagged('M', s->id, buf, (size_t)got) == -1)
 					return 0;
 				continue;
 			}
-			/* The run's process closed its stream: it is ending. */
-			close(s->fd);
-			s->fd = -1;
-			status = 125;
-			if (waitpid(s->pid, &status, 0) == s->pid)
-				status = WIFEXITED(status) ? WEXITSTATUS(status) :
-				    128 + WTERMSIG(status);
-			if (reply('E', s->id, status) == -1)
+			/* The run's process, or the daemon, closed its stream. */
+			if (slot_end(s, false) == -1)
 				return 0;
 		}
 		if (pfd[0].revents != 0) {

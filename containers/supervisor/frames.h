@@ -53,9 +53,10 @@
  *   'k'  kill a run's process group: tag only.
  *   'q'  ask how a run stands: tag only.
  *   'p'  a terminal request: tag (a request id), then the arguments of
- *        "supervisor term-start", "term-send" or "term-close" (term.c),
- *        each ended by NUL; answered like a run, its stdout (one 'W' or
- *        'X' frame) in 'M' frames, then 'E'.
+ *        "supervisor term-start", "term-send", "term-watch", "term-list"
+ *        or "term-close" (term_cmd.c), each ended by NUL; answered like
+ *        a run, its answer (a 'W' frame and what follows it, an 'L' or
+ *        an 'X' frame) in 'M' frames, then 'E' with term_cmd.c's status.
  * Supervisor to server (stdout):
  *   'V'  ready: u32 channel version (1); the first frame.
  *   'M'  tag, then 1..SUPF_LIVE_MAX bytes of that run's live stream (the

@@ -284,7 +284,7 @@ read_req(int fd, struct req *q)
 	q->keylen = supf_get32(h + 20);
 	if ((q->op != 'I' && q->op != 'C' && q->op != 'G') ||
 	    q->inlen > SUPF_TERM_INPUT_MAX ||
-	    q->keylen > 4096 || q->wait_ms > SUPF_TERM_WAIT_MAX)
+	    q->keylen > REQ_KEYS_MAX || q->wait_ms > SUPF_TERM_WAIT_MAX)
 		return -1;
 	if ((q->in = malloc(q->inlen + 1)) == NULL ||
 	    (q->keys = malloc(q->keylen + 1)) == NULL ||

@@ -47,29 +47,18 @@
 
 #define READY_MS	5000
 
-/* Connect to terminal id's daemon, send a request, copy its answer. */
-static int
-term_ask(const char *id, int op, int flags, uint32_t quiet, uint32_t wait,
-    uint32_t scrollback, const char *in, size_t inlen, const char *keys)
+/* A request's bytes for the socket (term_int.h), in a new buffer. */
+static unsigned char *
+req_make(int op, int flags, uint32_t quiet, uint32_t wait,
+    uint32_t scrollback, const char *in, size_t inlen, const char *keys,
+    size_t *len)
 {
-	struct sockaddr_un	 sa;
-	unsigned char		 h[REQ_HEAD], buf[16384];
-	struct timeval		 tv;
-	size_t			 klen = strlen(keys);
-	ssize_t			 n;
-	int			 fd;
-	bool			 any = false;
+	unsigned char	*h;
+	size_t		 klen = strlen(keys);
 
-	if (term_sock_path(id, &sa) == -1)
-		sup_die(125, "bad terminal id");
-	if ((fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0)) == -1)
-		sup_die(125, "cannot make a socket");
-	if (connect(fd, (struct sockaddr *)&sa, sizeof(sa)) == -1)
-		sup_die(5, "no such terminal (closed, or ended when idle)");
-	tv.tv_sec = (time_t)(wait / 1000 + 10);
-	tv.tv_usec = 0;
-	setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv));
-	memset(h, 0, sizeof(h));
+	if ((h = malloc(REQ_HEAD + inlen + klen)) == NULL)
+		return NULL;
+	memset(h, 0, REQ_HEAD);
 	h[0] = (unsigned char)op;
 	h[1] = (unsigned char)flags;
 	supf_put32(h + 4, quiet);
@@ -77,10 +66,48 @@ term_ask(const char *id, int op, int flags, uint32_t quiet, uint32_t wait,
 	supf_put32(h + 12, scrollback);
 	supf_put32(h + 16, (uint32_t)inlen);
 	supf_put32(h + 20, (uint32_t)klen);
-	if (sup_write_all(fd, h, sizeof(h)) == -1 ||
-	    sup_write_all(fd, in, inlen) == -1 ||
-	    sup_write_all(fd, keys, klen) == -1)
+	memcpy(h + REQ_HEAD, in, inlen);
+	memcpy(h + REQ_HEAD + inlen, keys, klen);
+	*len = REQ_HEAD + inlen + klen;
+	return h;
+}
+
+int
+term_connect(const char *id)
+{
+	struct sockaddr_un	sa;
+	int			fd;
+
+	if (term_sock_path(id, &sa) == -1 ||
+	    (fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0)) == -1)
+		return -1;
+	if (connect(fd, (struct sockaddr *)&sa, sizeof(sa)) == -1) {
+		close(fd);
+		return -1;
+	}
+	return fd;
+}
+
+/* Send request req (len bytes) to terminal id's daemon, copy its answer. */
+static int
+term_ask(const char *id, unsigned char *req, size_t len, uint32_t wait)
+{
+	unsigned char	buf[16384];
+	struct timeval	tv;
+	ssize_t		n;
+	int		fd;
+	bool		any = false;
+
+	if (req == NULL)
+		sup_die(125, "out of memory");
+	if ((fd = term_connect(id)) == -1)
+		sup_die(5, TERM_NONE);
+	tv.tv_sec = (time_t)(wait / 1000 + TERM_SLACK_S);
+	tv.tv_usec = 0;
+	setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv));
+	if (sup_write_all(fd, req, len) == -1)
 		sup_die(125, "the terminal did not take the request");
+	free(req);
 	while ((n = read(fd, buf, sizeof(buf))) > 0 || (n < 0 &&
 	    errno == EINTR)) {
 		if (n < 0)
@@ -90,7 +117,7 @@ term_ask(const char *id, int op, int flags, uint32_t quiet, uint32_t wait,
 			return 1;
 	}
 	if (!any)
-		sup_die(125, "the terminal did not answer");
+		sup_die(125, TERM_SILENT);
 	return 0;
 }
 
@@ -118,15 +145,21 @@ unhex(const char *s, char **out, size_t *len)
 	for (i = 0; i < n; i += 2) {
 		hi = s[i] >= 'a' ? s[i] - 'a' + 10 : s[i] - '0';
 		lo = s[i + 1] >= 'a' ? s[i + 1] - 'a' + 10 : s[i + 1] - '0';
-		if (hi < 0 || hi > 15 || lo < 0 || lo > 15)
+		if (hi < 0 || hi > 15 || lo < 0 || lo > 15) {
+			free(*out);
+			*out = NULL;
 			return -1;
+		}
 		(*out)[i / 2] = (char)(hi << 4 | lo);
 	}
 	*len = n / 2;
 	return 0;
 }
 
-/* A request's FLAGS argument: "attrs" and "changed", joined by commas. */
+/*
+ * A request's FLAGS argument: "attrs" and "changed", joined by commas;
+ * -1 for anything else.
+ */
 static int
 req_flags(const char *s)
 {
@@ -142,7 +175,7 @@ req_flags(const char *s)
 		else if (n == 7 && strncmp(s, "changed", n) == 0)
 			f |= REQ_CHANGED;
 		else
-			sup_die(125, "bad flags");
+			return -1;
 	}
 	return f;
 }
@@ -193,12 +226,63 @@ term_list(void)
 }
 
 int
+term_request(int argc, char **argv, unsigned char **req, size_t *len,
+    const char **why)
+{
+	const char	*keys = "";
+	char		*in = NULL;
+	size_t		 inlen = 0;
+	long		 q = 0, w = 0, sb = 0;
+	int		 op, flags = 0;
+
+	*req = NULL;
+	*why = "bad terminal request";
+	if (strcmp(argv[1], "term-send") == 0 && (argc == 8 || argc == 9)) {
+		op = 'I';
+		if ((q = sup_number(argv[3], 0, 60000)) < 0 ||
+		    (w = sup_number(argv[4], 0, SUPF_TERM_WAIT_MAX)) < 0 ||
+		    (sb = sup_number(argv[5], 0, SB_LINES)) < 0 ||
+		    (argc == 9 && (flags = req_flags(argv[8])) < 0))
+			return -1;
+		if (strcmp(argv[7], "-") != 0)
+			keys = argv[7];
+		if (strlen(keys) > REQ_KEYS_MAX)
+			return -1;
+		if (unhex(argv[6], &in, &inlen) == -1) {
+			*why = "bad input";
+			return -1;
+		}
+	} else if (strcmp(argv[1], "term-watch") == 0 &&
+	    (argc == 6 || argc == 7)) {
+		op = 'G';
+		if ((q = sup_number(argv[3], 0, UINT32_MAX)) < 0 ||
+		    (w = sup_number(argv[4], 0, SUPF_TERM_WAIT_MAX)) < 0 ||
+		    (sb = sup_number(argv[5], 0, SB_LINES)) < 0 ||
+		    (argc == 7 && (flags = req_flags(argv[6])) < 0))
+			return -1;
+	} else if (strcmp(argv[1], "term-close") == 0 && argc == 3)
+		op = 'C';
+	else
+		return 1;
+	*req = req_make(op, flags, (uint32_t)q, (uint32_t)w, (uint32_t)sb,
+	    in != NULL ? in : "", inlen, keys, len);
+	free(in);
+	if (*req == NULL) {
+		*why = "out of memory";
+		return -1;
+	}
+	return 0;
+}
+
+int
 term_main(int argc, char **argv)
 {
 	char		 dir[256], msg[128];
 	const char	*id;
-	char		*in = NULL;
-	size_t		 inlen = 0;
+	const char	*why;
+	unsigned char	*req;
+	size_t		 len;
+	uint32_t	 wait;
 	int		 p[2], cols, rows;
 	long		 idle;
 	pid_t		 pid;
@@ -247,26 +331,17 @@ term_main(int argc, char **argv)
 		if (n > 1 || msg[0] != '\0')
 			sup_die(125, msg);
 		close(p[0]);
-		return term_ask(id, 'I', 0, (uint32_t)num(argv[6], 0, 60000),
-		    (uint32_t)num(argv[7], 0, SUPF_TERM_WAIT_MAX), 0, "", 0,
-		    "");
+		wait = (uint32_t)num(argv[7], 0, SUPF_TERM_WAIT_MAX);
+		req = req_make('I', 0, (uint32_t)num(argv[6], 0, 60000), wait,
+		    0, "", 0, "", &len);
+		return term_ask(id, req, len, wait);
 	}
-	if (strcmp(argv[1], "term-send") == 0 && (argc == 8 || argc == 9)) {
-		if (unhex(argv[6], &in, &inlen) == -1)
-			sup_die(125, "bad input");
-		return term_ask(id, 'I', argc == 9 ? req_flags(argv[8]) : 0,
-		    (uint32_t)num(argv[3], 0, 60000),
-		    (uint32_t)num(argv[4], 0, SUPF_TERM_WAIT_MAX),
-		    (uint32_t)num(argv[5], 0, SB_LINES), in, inlen,
-		    strcmp(argv[7], "-") == 0 ? "" : argv[7]);
+	switch (term_request(argc, argv, &req, &len, &why)) {
+	case 0:
+		return term_ask(id, req, len, supf_get32(req + 8));
+	case -1:
+		sup_die(125, why);
 	}
-	if (strcmp(argv[1], "term-watch") == 0 && (argc == 6 || argc == 7))
-		return term_ask(id, 'G', argc == 7 ? req_flags(argv[6]) : 0,
-		    (uint32_t)num(argv[3], 0, UINT32_MAX),
-		    (uint32_t)num(argv[4], 0, SUPF_TERM_WAIT_MAX),
-		    (uint32_t)num(argv[5], 0, SB_LINES), "", 0, "");
-	if (strcmp(argv[1], "term-close") == 0 && argc == 3)
-		return term_ask(id, 'C', 0, 0, 0, 0, "", 0, "");
 	sup_die(125, "usage: supervisor term-start ID COLS ROWS IDLE QUIET "
 	    "WAIT COMMAND | term-send ID QUIET WAIT SCROLLBACK HEX KEYS "
 	    "[FLAGS] | term-watch ID GEN WAIT SCROLLBACK [FLAGS] | "

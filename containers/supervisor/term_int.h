@@ -29,6 +29,7 @@ struct sockaddr_un;
  * keys length), then the input, then the keys.
  */
 #define REQ_HEAD	24
+#define REQ_KEYS_MAX	4096	/* bytes of the keys */
 #define REQ_ATTRS	1	/* add the colours ('A') */
 #define REQ_CHANGED	2	/* answer once the screen changed */
 

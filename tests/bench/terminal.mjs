@@ -26,7 +26,7 @@ const median = (a) => {
 };
 const spread = (a) => `${Math.min(...a).toFixed(1)}..${Math.max(...a).toFixed(1)}`;
 
-const srv = await startServer({ name: 'bench-terminal', mcpProcs: null });
+const srv = await startServer({ name: 'bench-terminal', binDir: process.env.CS_BIN ?? 'build/bin', mcpProcs: null });
 const conn = await connect(srv, { listTools: false });
 const call = async (name, args) => {
   const r = await conn.client.callTool({ name, arguments: args }, undefined, { timeout: 60000 });

@@ -196,6 +196,31 @@ describe('terminals', () => {
     await ok(conn, 'terminal_close', { terminal_id: s.terminal_id });
   });
 
+  it('a terminal whose daemon is stopped answers with a clear error, and holds up no other call', async () => {
+    const s = await ok(conn, 'terminal_start', { command: 'bash', cols: 80, rows: 24 });
+    // The shell's parent is the terminal's daemon.
+    const r = await ok(conn, 'terminal_send', { terminal_id: s.terminal_id, input: 'echo "P=$PPID."\n', wait_ms: 1000 });
+    const pid = /^P=(\d+)\.$/m.exec(r.screen)?.[1];
+    assert.ok(pid, r.screen);
+    await dockerExec(srv, `kill -STOP ${pid}`);
+    try {
+      const t0 = Date.now();
+      const stuck = tool(conn, 'terminal_read', { terminal_id: s.terminal_id });
+      // Meanwhile the channel serves commands and other terminals.
+      const e = await tool(conn, 'execute', { command: 'echo still-served' });
+      assert.match(resultText(e), /still-served/);
+      assert.ok(Date.now() - t0 < 5000, 'execute was not held up');
+      const x = await stuck;
+      assert.equal(x.isError, true, resultText(x));
+      assert.match(resultText(x), /did not answer/);
+    } finally {
+      await dockerExec(srv, `kill -CONT ${pid}`);
+    }
+    const back = await ok(conn, 'terminal_read', { terminal_id: s.terminal_id });
+    assert.match(back.screen, /P=\d+\./);
+    await ok(conn, 'terminal_close', { terminal_id: s.terminal_id });
+  });
+
   it('bad arguments get clear errors; the per-owner cap holds', async () => {
     await closeLeft(conn);
     for (const [name, args, re] of [
