@@ -121,7 +121,8 @@ size_t	tar_padding(unsigned long long size);
  *   - a symbolic link's target at most TAR_NAME_MAX bytes without NUL (kept
  *     as it is, never followed); a hard link's target named as entries are.
  * At most TAR_CHECK_ENTRIES entries. The archive ends with a zero block (or
- * two); only zero bytes may follow.
+ * two); only zero bytes may follow. GNU tar's incremental form differs in
+ * the walk order and dumpdirs (tar_check_incremental).
  */
 #define TAR_CHECK_ENTRIES	(4L * 1000 * 1000)
 
@@ -129,6 +130,14 @@ struct tar_check;
 
 /* A checker for an archive of root (a single name part). NULL: out of memory. */
 struct tar_check	*tar_check_new(const char *root);
+/*
+ * Check GNU tar's incremental form (--listed-incremental) instead: every
+ * folder may be a dumpdir ('D', the names it held as its data) and, as
+ * GNU tar writes all folders before the files, only the first entry's
+ * place is checked (root, a folder). The other rules hold. Call before
+ * the first feed.
+ */
+void			 tar_check_incremental(struct tar_check *);
 void			 tar_check_free(struct tar_check *);
 /* The next len bytes: 0 while all is well, -1 with err once it is not. */
 int			 tar_check_feed(struct tar_check *, const void *buf,

@@ -47,6 +47,7 @@ struct tar_check {
 	char			*cur;		/* the current folder, "" at first */
 	long			 entries;
 	unsigned long long	 data;
+	bool			 gnu;		/* GNU tar's incremental form */
 };
 
 /* Enter the bad state with "what: name (entry N)"; returns -1. */
@@ -78,6 +79,12 @@ tar_check_new(const char *root)
 		return NULL;
 	}
 	return c;
+}
+
+void
+tar_check_incremental(struct tar_check *c)
+{
+	c->gnu = true;
 }
 
 void
@@ -281,6 +288,13 @@ header(struct tar_check *c, struct error *err)
 	switch (type) {
 	case '0': case '\0': case '7':
 		break;
+	case 'D':
+		/* A folder and its dumpdir: the names it held, as data. */
+		if (!c->gnu) {
+			bad(c, err, "an entry of a type not kept", name);
+			goto out;
+		}
+		break;
 	case '5': case '2': case '1': case '6':
 		if (size != 0) {
 			bad(c, err, "data on an entry that has none",
@@ -317,8 +331,14 @@ header(struct tar_check *c, struct error *err)
 			}
 		}
 	}
-	dir = type == '5';
-	if (!walk_ok(c, name, dir)) {
+	dir = type == '5' || type == 'D';
+	/*
+	 * GNU tar's incremental form gives every folder first, then the
+	 * files: the root first, then any order. GNU tar extracts it in a
+	 * helper container, and never through a symbolic link it made.
+	 */
+	if (c->gnu ? c->entries == 0 && (!dir || strchr(name, '/') != NULL) :
+	    !walk_ok(c, name, dir)) {
 		bad(c, err, "an entry out of walk order (below a link or a "
 		    "missing folder)", name);
 		goto out;

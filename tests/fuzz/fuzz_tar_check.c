@@ -1,7 +1,8 @@
 /*
  * A snapshot's /sandbox archive read back on restore (lib/engine/
- * tar_check.c): the first byte sets the size of each piece fed, the rest
- * is the stream, checked against the root "sandbox".
+ * tar_check.c): the first byte sets the size of each piece fed (its low
+ * bit: GNU tar's incremental form, tar_check_incremental), the rest is
+ * the stream, checked against the root "sandbox".
  */
 #include "engine/tar.h"
 #include "fuzz.h"
@@ -18,7 +19,9 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 
 	if (size < 1 || (c = tar_check_new("sandbox")) == NULL)
 		return 0;
-	step = 1 + (size_t)data[0] * 13;
+	if (data[0] & 1)
+		tar_check_incremental(c);
+	step = 1 + (size_t)(data[0] >> 1) * 13;
 	for (off = 1; off < size && rc == 0; off += step)
 		rc = tar_check_feed(c, data + off, size - off < step ?
 		    size - off : step, &err);

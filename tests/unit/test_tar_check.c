@@ -80,9 +80,12 @@ ar_end(struct ar *a)
 	ar_add(a, zero, sizeof(zero));
 }
 
-/* 0 when the archive passes, fed in pieces of step bytes (0: whole). */
+/*
+ * 0 when the archive passes, fed in pieces of step bytes (0: whole), in
+ * GNU tar's incremental form when gnu.
+ */
 static int
-check(const struct ar *a, size_t step, char *why, size_t whysz)
+check_as(const struct ar *a, bool gnu, size_t step, char *why, size_t whysz)
 {
 	struct tar_check	*c = tar_check_new("sandbox");
 	struct error		 err;
@@ -94,6 +97,8 @@ check(const struct ar *a, size_t step, char *why, size_t whysz)
 	why[0] = '\0';
 	if (c == NULL)
 		abort();
+	if (gnu)
+		tar_check_incremental(c);
 	for (off = 0; off < a->len && rc == 0; off += n) {
 		n = step == 0 ? a->len : step;
 		if (n > a->len - off)
@@ -106,6 +111,12 @@ check(const struct ar *a, size_t step, char *why, size_t whysz)
 		snprintf(why, whysz, "%.200s", err.msg);
 	tar_check_free(c);
 	return rc;
+}
+
+static int
+check(const struct ar *a, size_t step, char *why, size_t whysz)
+{
+	return check_as(a, false, step, why, whysz);
 }
 
 /* A good base: sandbox/, a file, a folder with a file, links, a FIFO. */
@@ -204,6 +215,67 @@ test_built(void)
 	free(a.buf);
 }
 
+/* GNU tar's incremental form: folders first, dumpdirs. */
+static void
+test_incremental(void)
+{
+	struct ar	a;
+	char		why[256];
+
+	memset(&a, 0, sizeof(a));
+	ar_entry(&a, "sandbox/", 'D', NULL, "Ya.txt\0Dd\0", 040755);
+	ar_entry(&a, "sandbox/d/", 'D', NULL, "Yf\0", 0751);
+	ar_entry(&a, "sandbox/a.txt", '0', NULL, "hello\n", 0644);
+	ar_entry(&a, "sandbox/d/f", '0', NULL, "x", 0600);
+	ar_end(&a);
+	CHECK(check_as(&a, true, 0, why, sizeof(why)) == 0 &&
+	    check_as(&a, true, 1, why, sizeof(why)) == 0,
+	    "incremental: dumpdirs, folders before files, pass");
+	CHECK(check(&a, 0, why, sizeof(why)) == -1 && strstr(why, "type"),
+	    "incremental: refused where the engine's form is expected");
+	free(a.buf);
+
+	memset(&a, 0, sizeof(a));
+	ar_entry(&a, "sandbox/d/", 'D', NULL, "", 0751);
+	ar_entry(&a, "sandbox/", 'D', NULL, "", 040755);
+	ar_end(&a);
+	CHECK(check_as(&a, true, 0, why, sizeof(why)) == -1 &&
+	    strstr(why, "order"), "incremental: refused, the root not first");
+	free(a.buf);
+
+	memset(&a, 0, sizeof(a));
+	ar_entry(&a, "sandbox/", 'D', NULL, "", 040755);
+	ar_entry(&a, "sandbox/../etc/passwd", '0', NULL, "x", 0644);
+	ar_end(&a);
+	CHECK(check_as(&a, true, 0, why, sizeof(why)) == -1 &&
+	    strstr(why, "outside"), "incremental: refused, a name with ..");
+	free(a.buf);
+
+	memset(&a, 0, sizeof(a));
+	ar_entry(&a, "sandbox/", 'D', NULL, "", 040755);
+	ar_entry(&a, "sandbox/dev", '3', NULL, NULL, 0644);
+	ar_end(&a);
+	CHECK(check_as(&a, true, 0, why, sizeof(why)) == -1 &&
+	    strstr(why, "type"), "incremental: refused, a device");
+	free(a.buf);
+}
+
+/* The file at path into a (appended). -1 when it cannot be read. */
+static int
+ar_file(struct ar *a, const char *path)
+{
+	unsigned char	 buf[65536];
+	FILE		*f;
+	size_t		 n;
+
+	if ((f = fopen(path, "rb")) == NULL)
+		return -1;
+	while ((n = fread(buf, 1, sizeof(buf), f)) > 0)
+		ar_add(a, buf, n);
+	fclose(f);
+	return 0;
+}
+
 static void
 test_system_tar(void)
 {
@@ -250,6 +322,32 @@ test_system_tar(void)
 			printf("# %s\n", why);
 		free(a.buf);
 	}
+	/* GNU tar --listed-incremental: a full archive, then a difference. */
+	snprintf(cmd, sizeof(cmd), "cd %s && tar --listed-incremental=s.snar "
+	    "--numeric-owner -cf full.tar sandbox && sleep 1 && "
+	    "echo changed > sandbox/d/e/f && rm sandbox/big && "
+	    "mkdir sandbox/new && echo n > sandbox/new/n && "
+	    "tar --listed-incremental=s.snar --numeric-owner -cf diff.tar "
+	    "sandbox", dir);
+	if (system(cmd) != 0)
+		SKIP("GNU tar incremental archives", "tar failed");
+	else {
+		static const char *const which[] = { "full.tar", "diff.tar" };
+
+		for (i = 0; i < 2; i++) {
+			memset(&a, 0, sizeof(a));
+			snprintf(path, sizeof(path), "%s/%s", dir, which[i]);
+			if (ar_file(&a, path) == -1)
+				abort();
+			snprintf(name, sizeof(name), "GNU tar --listed-incremental "
+			    "%s passes as incremental, not as the engine's",
+			    which[i]);
+			CHECK(check_as(&a, true, 0, why, sizeof(why)) == 0 &&
+			    check_as(&a, true, 1, why, sizeof(why)) == 0 &&
+			    check(&a, 0, why, sizeof(why)) == -1, name);
+			free(a.buf);
+		}
+	}
 	snprintf(cmd, sizeof(cmd), "rm -rf %s", dir);
 	if (system(cmd) != 0)
 		printf("# could not remove %s\n", dir);
@@ -259,6 +357,7 @@ int
 main(void)
 {
 	test_built();
+	test_incremental();
 	test_system_tar();
 	return check_status();
 }
