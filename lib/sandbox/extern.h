@@ -25,6 +25,7 @@
  *   snapshot_flat.c  a snapshot's image kept to a bounded depth
  *   snapshot_take.c  taking a snapshot (snapshot.h)
  *   snapshot_restore.c  restoring one (snapshot.h)
+ *   snapshot_tar.c   /sandbox's archives made and extracted by GNU tar
  *   sandboxes.c    the per-owner registry (sandboxes.h)
  *
  * This header includes no header of the folder, so it closes no circle.
@@ -123,7 +124,7 @@ long		sandbox_call(struct sandbox *, const char *method,
  * it (EXEC_ENV_NONE). *id is malloc'd. -1 with err->kind
  * ERR_NOT_FOUND/ERR_CONFLICT when the container is missing or does not run.
  */
-enum { EXEC_ENV_NONE, EXEC_ENV_RUN, EXEC_ENV_CHANNEL };
+enum { EXEC_ENV_NONE, EXEC_ENV_RUN, EXEC_ENV_CHANNEL, EXEC_ENV_INPUT };
 int		sandbox_exec_create(struct sandbox *, struct json_object *cmd,
 		    int how, char **id, struct error *);
 
@@ -367,15 +368,19 @@ void		snapshot_image_remove(struct sandbox *, const char *image);
 void		snapshot_container_remove(struct sandbox *, const char *name);
 
 /*
- * A stopped helper container name of image, with no network, labelled
+ * A helper container name of image, with no network, labelled
  * code-sandbox=what, and volume (when not NULL) at /sandbox without the
- * image's own /sandbox copied in: for the archive API (a restore fills
- * the volume, a flattening exports the file system). A helper left by an
- * earlier try is removed first. 0, or -1 with err.
+ * image's own /sandbox copied in. Stopped (flags 0), for the archive API
+ * (a restore fills the volume, a flattening exports the file system); or
+ * SNAP_HELPER_RUN, made to run `sleep` as root for execs (snapshot_tar.c),
+ * the volume read-only with SNAP_HELPER_RO. A helper left by an earlier
+ * try is removed first. 0, or -1 with err.
  */
+#define SNAP_HELPER_RUN	1
+#define SNAP_HELPER_RO	2
 int		snapshot_helper_create(struct sandbox *, const char *name,
 		    const char *image, const char *volume, const char *what,
-		    struct error *err);
+		    int flags, struct error *err);
 
 /* Snapshot id of sb's sandbox into *s: 0, or -1 with err (ERR_NOT_FOUND). */
 struct db_snap;
@@ -435,6 +440,40 @@ void		snapshot_lease_end(struct snapshot_lease *l, bool done,
  */
 int		snapshot_restoring(struct db *, const char *container,
 		    char id[32]);
+
+/* --- snapshot_tar.c --- */
+
+/* The largest state file of GNU tar's incremental archives kept. */
+#define SNAPSHOT_SNAR_MAX	(64LL * 1024 * 1024)
+
+/*
+ * Make helper name run (the operator's image, SANDBOX_IMAGE; volume at
+ * /sandbox, read-only when ro). 0 with *gnu when its tar is GNU tar (the
+ * helper left running for the calls below), or without (the helper
+ * removed: the engine's archive is used instead); -1 with err.
+ */
+int		snapshot_tar_helper(struct sandbox *, const char *name,
+		    const char *volume, bool ro, bool *gnu, struct error *);
+/*
+ * Archive /sandbox in helper with GNU tar --listed-incremental: against
+ * the state in the host file base_snar (NULL: all of it), the archive's
+ * bytes to out as they come (out returns -1 to stop: then 0 is returned
+ * and out's caller knows why). With snar_out (a host path) the new state
+ * is written there. 0, or -1 with err.
+ */
+int		snapshot_tar_create(const struct config *, struct sandbox *,
+		    const char *helper, const char *base_snar,
+		    const char *snar_out,
+		    int (*out)(void *, const char *, size_t), void *arg,
+		    struct error *);
+/*
+ * Extract one such archive into helper's /sandbox (files it no longer
+ * held removed), its bytes pulled from in: a count, 0 at the end, -1 to
+ * stop (then -1 is returned and in's caller knows why). 0, or -1 with err.
+ */
+int		snapshot_tar_extract(struct sandbox *, const char *helper,
+		    long (*in)(void *, char *, size_t), void *arg,
+		    struct error *);
 
 /* --- snapshot_flat.c --- */
 

@@ -304,13 +304,14 @@ sandbox_exec_create(struct sandbox *sb, struct json_object *cmd, int how,
 
 	*id = NULL;
 	body = json_object_new_object();
-	js_set_bool(body, "AttachStdin", how == EXEC_ENV_CHANNEL);
+	js_set_bool(body, "AttachStdin", how == EXEC_ENV_CHANNEL ||
+	    how == EXEC_ENV_INPUT);
 	js_set_bool(body, "AttachStdout", true);
 	js_set_bool(body, "AttachStderr", true);
 	js_set_bool(body, "Tty", false);
 	js_set(body, "Cmd", json_object_get(cmd));
 	js_set_str(body, "WorkingDir", "/sandbox");
-	if (how != EXEC_ENV_NONE) {
+	if (how == EXEC_ENV_RUN || how == EXEC_ENV_CHANNEL) {
 		struct json_object *env = sandbox_str_array(EXEC_ENV);
 		size_t		    i;
 

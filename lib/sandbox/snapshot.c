@@ -113,16 +113,23 @@ snapshot_container_remove(struct sandbox *sb, const char *name)
 
 int
 snapshot_helper_create(struct sandbox *sb, const char *name, const char *image,
-    const char *volume, const char *what, struct error *err)
+    const char *volume, const char *what, int flags, struct error *err)
 {
 	static const char *const cmd[] = { "true", NULL };
+	/* Long enough for any one snapshot; a helper left behind ends. */
+	static const char *const run[] = { "sleep", "21600", NULL };
 	static const long	 ok[] = { 201, 0 };
 	struct json_object	*body, *host, *mounts, *m, *labels, *vo;
 	int			 rc;
 
 	body = json_object_new_object();
 	js_set_str(body, "Image", image);
-	js_set(body, "Cmd", sandbox_str_array(cmd));
+	if (flags & SNAP_HELPER_RUN) {
+		js_set(body, "Entrypoint", sandbox_str_array(run));
+		js_set(body, "Cmd", json_object_new_array());
+		js_set_str(body, "User", "0");
+	} else
+		js_set(body, "Cmd", sandbox_str_array(cmd));
 	js_set_bool(body, "NetworkDisabled", true);
 	labels = json_object_new_object();
 	js_set_str(labels, "code-sandbox", what);
@@ -134,6 +141,7 @@ snapshot_helper_create(struct sandbox *sb, const char *name, const char *image,
 		js_set_str(m, "Type", "volume");
 		js_set_str(m, "Source", volume);
 		js_set_str(m, "Target", "/sandbox");
+		js_set_bool(m, "ReadOnly", (flags & SNAP_HELPER_RO) != 0);
 		/* The image's own /sandbox is not copied in: only the archive's. */
 		vo = json_object_new_object();
 		js_set_bool(vo, "NoCopy", true);
@@ -158,7 +166,8 @@ snapshot_find(struct db *db, struct sandbox *sb, const char *id,
 	enum lookup_result r;
 
 	if (!snapshot_valid_id(id) ||
-	    (r = db_snap_get(db, id, sb->container, s)) == LOOKUP_NONE)
+	    (r = db_snap_get(db, id, sb->container, s)) == LOOKUP_NONE ||
+	    (r == LOOKUP_FOUND && s->hidden))
 		return error_kind(err, ERR_NOT_FOUND, "No snapshot %.40s of this "
 		    "sandbox: snapshots() lists them.", id);
 	if (r == LOOKUP_ERROR)
@@ -299,21 +308,35 @@ static void
 remove_one(const struct config *cfg, struct db *db, struct sandbox *sb,
     const char *id, const char *image)
 {
-	char path[4096];
+	static const char *const ext[] = { ".tar", ".snar", NULL };
+	char	path[4096];
+	int	i;
 
-	if (strcmp(image, sb->image) != 0)
+	if (image[0] != '\0' && strcmp(image, sb->image) != 0)
 		snapshot_image_remove(sb, image);
-	if (snapshot_path(cfg, id, ".tar", path, sizeof(path)) == 0 &&
-	    unlink(path) == -1 && errno != ENOENT)
-		log_warn("snapshot %s: %s: %s", id, path, strerror(errno));
+	for (i = 0; ext[i] != NULL; i++)
+		if (snapshot_path(cfg, id, ext[i], path, sizeof(path)) == 0 &&
+		    unlink(path) == -1 && errno != ENOENT)
+			log_warn("snapshot %s: %s: %s", id, path,
+			    strerror(errno));
 	db_exec(db, STMT_SNAP_DELETE, "tt", id, sb->container);
+}
+
+/* How many differences build on snapshot id; -1 on error. */
+static long long
+diffs_of(struct db *db, const char *id)
+{
+	char n[24];
+
+	return db_get_text(db, STMT_SNAP_DIFFS, n, sizeof(n), "t", id) ==
+	    LOOKUP_FOUND ? strtoll(n, NULL, 10) : -1;
 }
 
 int
 snapshot_delete(const struct config *cfg, struct db *db, struct sandbox *sb,
     const char *id, struct error *err)
 {
-	struct db_snap		 s;
+	struct db_snap		 s, b;
 	char			 busy[SNAPSHOT_ID_MAX];
 
 	if (snapshot_find(db, sb, id, &s, err) == -1)
@@ -328,8 +351,31 @@ snapshot_delete(const struct config *cfg, struct db *db, struct sandbox *sb,
 			    id);
 		break;
 	}
+	/*
+	 * A full archive that differences build on stays, hidden, until the
+	 * last of them goes; its image (the layer) goes now.
+	 */
+	if (strcmp(s.form, "full") == 0 && diffs_of(db, id) != 0) {
+		if (s.image[0] != '\0' && strcmp(s.image, sb->image) != 0)
+			snapshot_image_remove(sb, s.image);
+		if (db_exec(db, STMT_SNAP_HIDE, "tt", id, sb->container) != 1)
+			return error_set(err, "cannot update the snapshots' "
+			    "table");
+		log_info("snapshot %s of %s deleted (its /sandbox archive is "
+		    "kept while later snapshots build on it)", id,
+		    sb->container);
+		return 0;
+	}
 	remove_one(cfg, db, sb, id, s.image);
 	log_info("snapshot %s of %s deleted", id, sb->container);
+	/* Its base, deleted before, when this was the last to build on it. */
+	if (strcmp(s.form, "diff") == 0 && db_snap_get(db, s.base,
+	    sb->container, &b) == LOOKUP_FOUND && b.hidden &&
+	    diffs_of(db, s.base) == 0) {
+		remove_one(cfg, db, sb, s.base, b.image);
+		log_info("snapshot %s of %s: its base %s went with it", id,
+		    sb->container, s.base);
+	}
 	return 0;
 }
 

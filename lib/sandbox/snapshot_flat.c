@@ -239,7 +239,7 @@ snapshot_flatten(const struct config *cfg, struct sandbox *sb, const char *id,
 	/* A stopped container of the deep image, exported. */
 	snprintf(helper, sizeof(helper), "%.100s-flat-%s", sb->container,
 	    id + 5);
-	if (snapshot_helper_create(sb, helper, image, NULL, "flatten",
+	if (snapshot_helper_create(sb, helper, image, NULL, "flatten", 0,
 	    err) == -1)
 		goto out;
 	made = true;

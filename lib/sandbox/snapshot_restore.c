@@ -157,16 +157,45 @@ volume_remove(struct sandbox *sb, const char *name)
 		log_warn("restore: %s", e.msg);
 }
 
-/* Fill volume from the archive at path (size bytes), checking it. */
+/*
+ * The archive file of snapshot id, opened: its size must be as recorded
+ * (size bytes, a full GNU tar one's state file beside it counted in).
+ */
 static int
-fill_volume(const struct config *cfg, struct sandbox *sb, const char *id,
-    const char *image, const char *volume, long long size,
-    struct snapshot_lease *lease, struct error *err)
+archive_open(const struct config *cfg, const char *id, const char *form,
+    long long size, struct error *err)
+{
+	struct stat	 st, sst;
+	char		 path[4096];
+	int		 fd;
+
+	if (snapshot_path(cfg, id, ".tar", path, sizeof(path)) == -1 ||
+	    (fd = open(path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW)) == -1)
+		return error_kind(err, ERR_NOT_FOUND, "the archive of snapshot "
+		    "%s is missing on the host (%s)", id, cfg->snapshot_dir);
+	if (strcmp(form, "full") == 0 && snapshot_path(cfg, id, ".snar", path,
+	    sizeof(path)) == 0 && stat(path, &sst) == 0)
+		size -= (long long)sst.st_size;
+	/* The file is as recorded, or it is not used. */
+	if (fstat(fd, &st) == -1 || !S_ISREG(st.st_mode) ||
+	    st.st_size != size) {
+		close(fd);
+		return error_set(err, "the archive of snapshot %s changed on the "
+		    "host (%lld bytes, %lld recorded): not used", id,
+		    (long long)st.st_size, size);
+	}
+	return fd;
+}
+
+/* Fill volume through the engine's archive PUT (an 'engine' snapshot). */
+static int
+fill_engine(const struct config *cfg, struct sandbox *sb, const char *id,
+    const struct db_snap *s, const char *volume, struct snapshot_lease *lease,
+    struct error *err)
 {
 	struct docker_put_cb	 cb = { put_read, NULL };
 	struct put_in		 p;
-	struct stat		 st;
-	char			 path[4096], helper[SANDBOX_NAME_MAX];
+	char			 helper[SANDBOX_NAME_MAX];
 	char			 url[SANDBOX_NAME_MAX + 64];
 	long			 status, entries;
 	unsigned long long	 data;
@@ -174,36 +203,25 @@ fill_volume(const struct config *cfg, struct sandbox *sb, const char *id,
 	int			 rc = -1;
 
 	memset(&p, 0, sizeof(p));
-	p.fd = -1;
 	p.lease = lease;
 	snprintf(helper, sizeof(helper), "%.100s-restore-%s", sb->container,
 	    id + 5);
-	if (snapshot_path(cfg, id, ".tar", path, sizeof(path)) == -1 ||
-	    (p.fd = open(path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW)) == -1) {
-		error_kind(err, ERR_NOT_FOUND, "the archive of snapshot %s is "
-		    "missing on the host (%s)", id, cfg->snapshot_dir);
+	if ((p.fd = archive_open(cfg, id, s->form, s->archive_bytes,
+	    err)) == -1)
 		goto out;
-	}
-	/* The file is as recorded, or it is not used. */
-	if (fstat(p.fd, &st) == -1 || !S_ISREG(st.st_mode) ||
-	    st.st_size != size) {
-		error_set(err, "the archive of snapshot %s changed on the host "
-		    "(%lld bytes, %lld recorded): not used", id,
-		    (long long)st.st_size, size);
-		goto out;
-	}
 	if ((p.check = tar_check_new("sandbox")) == NULL) {
 		error_set(err, "out of memory");
 		goto out;
 	}
-	if (snapshot_helper_create(sb, helper, image, volume, "restore",
+	if (snapshot_helper_create(sb, helper, s->image, volume, "restore", 0,
 	    err) == -1)
 		goto out;
 	cb.arg = &p;
 	snprintf(url, sizeof(url), "/containers/%s/archive?path=/&"
 	    "copyUIDGID=1", helper);
 	if (docker_put_stream(sb->docker, url, "application/x-tar",
-	    (unsigned long long)size, &cb, &status, &aborted, err) == -1)
+	    (unsigned long long)s->archive_bytes, &cb, &status, &aborted,
+	    err) == -1)
 		goto out;
 	if (p.bad) {
 		error_set(err, "%s", p.cerr.msg);
@@ -227,6 +245,92 @@ out:
 	tar_check_free(p.check);
 	snapshot_container_remove(sb, helper);
 	return rc;
+}
+
+/*
+ * Fill volume with GNU tar in a helper: the base's full archive, then the
+ * snapshot's own difference (or its full archive alone).
+ */
+static int
+fill_gnu(const struct config *cfg, struct db *db, struct sandbox *sb,
+    const char *id, const struct db_snap *s, const char *volume,
+    struct snapshot_lease *lease, struct error *err)
+{
+	struct db_snap		 b;
+	struct put_in		 p;
+	const char		*ids[2], *forms[2];
+	char			 helper[SANDBOX_NAME_MAX];
+	long long		 sizes[2];
+	long			 entries;
+	unsigned long long	 data;
+	bool			 gnu, up = false;
+	int			 n = 0, i, rc = -1;
+
+	memset(&p, 0, sizeof(p));
+	p.fd = -1;
+	p.lease = lease;
+	if (strcmp(s->form, "diff") == 0) {
+		if (db_snap_get(db, s->base, sb->container, &b) !=
+		    LOOKUP_FOUND || strcmp(b.form, "full") != 0)
+			return error_set(err, "snapshot %s builds on snapshot %s, "
+			    "which is missing", id, s->base);
+		ids[n] = s->base;
+		forms[n] = b.form;
+		sizes[n++] = b.archive_bytes;
+	}
+	ids[n] = id;
+	forms[n] = s->form;
+	sizes[n++] = s->archive_bytes;
+	snprintf(helper, sizeof(helper), "%.100s-restore-%s", sb->container,
+	    id + 5);
+	if (snapshot_tar_helper(sb, helper, volume, false, &gnu, err) == -1)
+		goto out;
+	if (!gnu) {
+		error_set(err, "snapshot %s is kept by GNU tar, and the sandbox "
+		    "image (SANDBOX_IMAGE) has none to restore it", id);
+		goto out;
+	}
+	up = true;
+	for (i = 0; i < n; i++) {
+		if ((p.fd = archive_open(cfg, ids[i], forms[i], sizes[i],
+		    err)) == -1)
+			goto out;
+		if ((p.check = tar_check_new("sandbox")) == NULL) {
+			error_set(err, "out of memory");
+			goto out;
+		}
+		tar_check_incremental(p.check);
+		if (snapshot_tar_extract(sb, helper, put_read, &p, err) == -1) {
+			if (p.bad)
+				error_set(err, "%s", p.cerr.msg);
+			goto out;
+		}
+		if (tar_check_end(p.check, &entries, &data, err) == -1)
+			goto out;
+		close(p.fd);
+		p.fd = -1;
+		tar_check_free(p.check);
+		p.check = NULL;
+	}
+	rc = 0;
+out:
+	if (p.fd != -1)
+		close(p.fd);
+	tar_check_free(p.check);
+	if (up)
+		snapshot_container_remove(sb, helper);
+	return rc;
+}
+
+/* Fill volume with snapshot id's /sandbox, checking its archives. */
+static int
+fill_volume(const struct config *cfg, struct db *db, struct sandbox *sb,
+    const char *id, const struct db_snap *s, const char *volume,
+    struct snapshot_lease *lease, struct error *err)
+{
+	if (strcmp(s->form, "engine") == 0)
+		return fill_engine(cfg, sb, id, s, volume, lease, err);
+	return fill_gnu(cfg, db, sb, id, s, volume, lease, err);
 }
 
 /* Write the switch file: VOLUME\nIMAGE\n, whole or not at all. */
@@ -386,8 +490,7 @@ snapshot_restore(const struct config *cfg, struct db *db, struct sandbox *sb,
 			goto out;
 	}
 	made = true;
-	if (fill_volume(cfg, sb, id, s.image, volume, s.archive_bytes, &lease,
-	    err) == -1) {
+	if (fill_volume(cfg, db, sb, id, &s, volume, &lease, err) == -1) {
 		stop_asked(&lease, err);	/* why the archive stopped */
 		goto out;
 	}

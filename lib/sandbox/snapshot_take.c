@@ -122,6 +122,42 @@ layer_size(struct sandbox *sb, struct error *err)
 	return size;
 }
 
+/*
+ * The snapshot a new one is taken as a difference to: the newest full
+ * one of this volume, when the differences taken since are still small
+ * (under half of it), so that a difference never costs as much as a new
+ * full archive. base gets its id and snar its state file's path; base
+ * empty: a full archive.
+ */
+static int
+pick_base(const struct config *cfg, struct db *db, struct sandbox *sb,
+    char *base, size_t basesz, char *snar, size_t snarsz)
+{
+	struct db_snap_newest	 n;
+	struct stat		 st;
+	const char		*b = NULL;
+
+	base[0] = '\0';
+	switch (db_snap_newest(db, sb->container, sb->volume, &n)) {
+	case LOOKUP_ERROR:
+		return -1;
+	case LOOKUP_NONE:
+		return 0;
+	default:
+		break;
+	}
+	if (strcmp(n.form, "full") == 0)
+		b = n.id;
+	else if (strcmp(n.form, "diff") == 0 && n.bytes * 2 < n.base_bytes)
+		b = n.base;
+	if (b == NULL || !snapshot_valid_id(b) ||
+	    snapshot_path(cfg, b, ".snar", snar, snarsz) == -1 ||
+	    stat(snar, &st) == -1 || !S_ISREG(st.st_mode))
+		return 0;
+	snprintf(base, basesz, "%s", b);
+	return 0;
+}
+
 int
 snapshot_take(const struct config *cfg, struct db *db, struct sandbox *sb,
     const struct snapshot_who *who, const char *note,
@@ -132,17 +168,22 @@ snapshot_take(const struct config *cfg, struct db *db, struct sandbox *sb,
 	struct take_out		 t;
 	struct json_object	*r = NULL;
 	char			 image[SANDBOX_NAME_MAX], part[4096], final[4096];
-	char			 busy[SNAPSHOT_ID_MAX];
-	char			 url[SANDBOX_NAME_MAX + 64];
+	char			 busy[SNAPSHOT_ID_MAX], base[SNAPSHOT_ID_MAX];
+	char			 url[SANDBOX_NAME_MAX + 64], snar[4096];
+	char			 helper[SANDBOX_NAME_MAX];
+	const char		*form = "engine";
+	struct stat		 st;
 	long long		 count, used, layer, started = clock_ms(), took;
 	long			 status, entries;
 	unsigned long long	 data;
 	bool			 stopped, committed = false, part_made = false;
+	bool			 gnu = false, helper_up = false, snar_made = false;
 	int			 rc = -1;
 
 	memset(&t, 0, sizeof(t));
 	t.fd = -1;
 	part[0] = '\0';
+	base[0] = '\0';
 	id[0] = '\0';
 	if (info != NULL)
 		*info = NULL;
@@ -211,11 +252,44 @@ snapshot_take(const struct config *cfg, struct db *db, struct sandbox *sb,
 	t.cap = (unsigned long long)(cfg->snapshot_bytes - used -
 	    (layer < cfg->snapshot_bytes - used ? layer : 0));
 	cb.arg = &t;
-	snprintf(url, sizeof(url), "/containers/%s/archive?path=/sandbox",
-	    sb->container);
-	if (docker_raw(sb->docker, "GET", url, &cb, &status, &stopped,
-	    err) == -1)
+	/*
+	 * GNU tar in a helper: the difference since the base's state when
+	 * there is one, else all of /sandbox with its state kept. Without
+	 * GNU tar in the image, the engine's archive of all of it.
+	 */
+	snprintf(helper, sizeof(helper), "%.100s-snap-%s", sb->container,
+	    id + 5);
+	if (snapshot_tar_helper(sb, helper, sb->volume, true, &gnu, err) == -1)
 		goto out;
+	if (gnu) {
+		helper_up = true;
+		tar_check_incremental(t.check);
+		if (pick_base(cfg, db, sb, base, sizeof(base), snar,
+		    sizeof(snar)) == -1) {
+			error_set(err, "cannot read the snapshots' table");
+			goto out;
+		}
+		form = base[0] != '\0' ? "diff" : "full";
+		if (base[0] == '\0' && snapshot_path(cfg, id, ".snar", snar,
+		    sizeof(snar)) == -1) {
+			error_set(err, "SANDBOX_SNAPSHOT_DIR: the path is too "
+			    "long");
+			goto out;
+		}
+		snar_made = base[0] == '\0';
+		if (snapshot_tar_create(cfg, sb, helper, base[0] != '\0' ? snar :
+		    NULL, base[0] != '\0' ? NULL : snar, take_body, &t,
+		    err) == -1)
+			goto out;
+		status = 200;
+		stopped = false;
+	} else {
+		snprintf(url, sizeof(url), "/containers/%s/archive?path=/sandbox",
+		    sb->container);
+		if (docker_raw(sb->docker, "GET", url, &cb, &status, &stopped,
+		    err) == -1)
+			goto out;
+	}
 	if (t.over) {
 		error_kind(err, ERR_DENIED, "This snapshot would pass the limit "
 		    "of SANDBOX_SNAPSHOT_BYTES (%lld bytes for the snapshots of "
@@ -252,16 +326,21 @@ snapshot_take(const struct config *cfg, struct db *db, struct sandbox *sb,
 		goto out;
 	}
 	took = clock_ms() - started;
-	if (db_exec(db, STMT_SNAP_INSERT, "tttittiii", id, sb->container,
+	/* The state kept beside a full archive counts with it. */
+	if (snar_made && stat(snar, &st) == 0)
+		t.bytes += (unsigned long long)st.st_size;
+	if (db_exec(db, STMT_SNAP_INSERT, "tttittiiittt", id, sb->container,
 	    who->owner, (long long)time(NULL), note, image, (long long)t.bytes,
-	    layer, took) != 1) {
+	    layer, took, form, base[0] != '\0' ? base : NULL,
+	    sb->volume) != 1) {
 		unlink(final);
 		error_set(err, "cannot record the snapshot");
 		goto out;
 	}
-	log_info("snapshot %s of %s: %ld entries, %llu bytes of /sandbox "
-	    "(%llu of data), layer %lld bytes, %lld ms", id, sb->container,
-	    entries, t.bytes, data, layer, took);
+	log_info("snapshot %s of %s (%s%s%s): %ld entries, %llu bytes of "
+	    "/sandbox (%llu of data), layer %lld bytes, %lld ms", id,
+	    sb->container, form, base[0] != '\0' ? " of " : "", base, entries,
+	    t.bytes, data, layer, took);
 	if (info != NULL) {
 		*info = json_object_new_object();
 		js_set_str(*info, "snapshot_id", id);
@@ -270,14 +349,19 @@ snapshot_take(const struct config *cfg, struct db *db, struct sandbox *sb,
 		js_set_int(*info, "sandbox_bytes", (long long)t.bytes);
 		js_set_int(*info, "layer_bytes", layer);
 		js_set_int(*info, "took_ms", took);
+		js_set_str(*info, "kept_as", form);
 	}
 	rc = 0;
 out:
 	if (t.fd != -1)
 		close(t.fd);
+	if (helper_up)
+		snapshot_container_remove(sb, helper);
 	if (rc == -1) {
 		if (part_made)
 			unlink(part);
+		if (snar_made)
+			unlink(snar);
 		if (committed)
 			snapshot_image_remove(sb, image);
 		id[0] = '\0';

@@ -245,8 +245,10 @@ enum db_stmt {
 				   basic_user, sealed, created (by name) */
 	/* snapshots (sql/023-snapshots.sql) */
 	STMT_SNAP_INSERT,	/* id, container, owner, created, note, image,
-				   archive_bytes, layer_bytes, took_ms */
-	STMT_SNAP_GET,		/* id, container -> image, archive_bytes, created, note */
+				   archive_bytes, layer_bytes, took_ms, form,
+				   base, volume */
+	STMT_SNAP_GET,		/* id, container -> image, archive_bytes, created,
+				   note, form, base, hidden */
 	STMT_SNAP_LIST,		/* container -> id, created, note, archive_bytes,
 				   layer_bytes, took_ms, owner, newest first */
 	STMT_SNAP_TOTAL,	/* container -> count, bytes */
@@ -272,6 +274,11 @@ enum db_stmt {
 	STMT_TERM_OPEN_ALL,	/* max_created -> id, owner of open rows */
 	STMT_OWNER_SLOT_ADD,	/* owner: the next free slot, unless it has one */
 	STMT_OWNER_SLOT_GET,	/* owner -> slot */
+	/* snapshots kept as differences (sql/027-snapshot-forms.sql) */
+	STMT_SNAP_NEWEST,	/* container, volume -> id, form, base, bytes,
+				   base's bytes of its newest GNU tar snapshot */
+	STMT_SNAP_HIDE,		/* id, container: a deleted base kept */
+	STMT_SNAP_DIFFS,	/* base -> count of its differences */
 	STMT__MAX
 };
 

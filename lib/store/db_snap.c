@@ -11,22 +11,24 @@
 const struct db_sql db_sql_snap[] = {
 	{ STMT_SNAP_INSERT,
 	    "INSERT INTO snapshot (id, container, owner, created, note, image, "
-	    "archive_bytes, layer_bytes, took_ms) "
-	    "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)" },
+	    "archive_bytes, layer_bytes, took_ms, form, base, volume) "
+	    "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)" },
 	{ STMT_SNAP_GET,
-	    "SELECT image, archive_bytes, created, note FROM snapshot "
-	    "WHERE id = ? AND container = ?" },
+	    "SELECT image, archive_bytes, created, note, form, coalesce(base, ''), "
+	    "hidden "
+	    "FROM snapshot WHERE id = ? AND container = ?" },
 	{ STMT_SNAP_LIST,
 	    "SELECT id, created, note, archive_bytes, layer_bytes, took_ms, "
-	    "owner FROM snapshot WHERE container = ? "
+	    "owner, form FROM snapshot WHERE container = ? AND hidden = 0 "
 	    "ORDER BY created DESC, rowid DESC" },
 	{ STMT_SNAP_TOTAL,
-	    "SELECT count(*), coalesce(sum(archive_bytes + layer_bytes), 0) "
+	    "SELECT coalesce(sum(hidden = 0), 0), "
+	    "coalesce(sum(archive_bytes + layer_bytes), 0) "
 	    "FROM snapshot WHERE container = ?" },
 	{ STMT_SNAP_DELETE,
 	    "DELETE FROM snapshot WHERE id = ? AND container = ?" },
 	{ STMT_SNAP_PER_SANDBOX,
-	    "SELECT container, max(owner), count(*), sum(archive_bytes), "
+	    "SELECT container, max(owner), sum(hidden = 0), sum(archive_bytes), "
 	    "sum(layer_bytes) "
 	    "FROM snapshot GROUP BY container ORDER BY container" },
 	{ STMT_SNAP_IDS,
@@ -66,6 +68,18 @@ const struct db_sql db_sql_snap[] = {
 	    "WHEN state <> 'running' AND finished > ?2 - 30 THEN 'live' "
 	    "ELSE 'gone' END FROM snapshot_restore WHERE run_id = ?1 "
 	    "ORDER BY id DESC LIMIT 1" },
+	{ STMT_SNAP_NEWEST,
+	    "SELECT s.id, s.form, coalesce(s.base, ''), s.archive_bytes, "
+	    "coalesce(b.archive_bytes, 0) FROM snapshot s "
+	    "LEFT JOIN snapshot b ON b.id = s.base "
+	    "WHERE s.container = ?1 AND s.volume = ?2 AND s.hidden = 0 AND "
+	    "s.form IN ('full', 'diff') ORDER BY s.created DESC, s.rowid DESC "
+	    "LIMIT 1" },
+	{ STMT_SNAP_HIDE,
+	    "UPDATE snapshot SET hidden = 1, image = '' "
+	    "WHERE id = ? AND container = ?" },
+	{ STMT_SNAP_DIFFS,
+	    "SELECT count(*) FROM snapshot WHERE base = ?" },
 	{ STMT__MAX, NULL }
 };
 
@@ -73,7 +87,8 @@ static const struct db_col cols_list[] = {
 	{ "snapshot_id", DB_COL_TEXT }, { "created", DB_COL_INT },
 	{ "note", DB_COL_TEXT }, { "sandbox_bytes", DB_COL_INT },
 	{ "layer_bytes", DB_COL_INT }, { "took_ms", DB_COL_INT },
-	{ "owner", DB_COL_TEXT }, { NULL, DB_COL_TEXT }
+	{ "owner", DB_COL_TEXT }, { "kept_as", DB_COL_TEXT },
+	{ NULL, DB_COL_TEXT }
 };
 
 static const struct db_col cols_per_sandbox[] = {
@@ -99,13 +114,16 @@ db_snap_get(struct db *db, const char *id, const char *container,
 	memset(s, 0, sizeof(*s));
 	if ((q = db_query(db, STMT_SNAP_GET, "tt", id, container)) == NULL)
 		return LOOKUP_ERROR;
-	/* STMT_SNAP_GET: image, archive_bytes, created, note. */
+	/* STMT_SNAP_GET: image, archive_bytes, created, note, form, base, hidden. */
 	if ((r = db_first_row(q)) == LOOKUP_FOUND) {
-		if (!db_col_fits(q, 0, s->image, sizeof(s->image)))
+		if (!db_col_fits(q, 0, s->image, sizeof(s->image)) ||
+		    !db_col_fits(q, 4, s->form, sizeof(s->form)) ||
+		    !db_col_fits(q, 5, s->base, sizeof(s->base)))
 			r = LOOKUP_ERROR;
 		s->archive_bytes = db_int(q, 1);
 		s->created = db_int(q, 2);
 		db_col_copy(q, 3, s->note, sizeof(s->note));
+		s->hidden = db_int(q, 6) != 0;
 	}
 	db_done(q);
 	return r;
@@ -155,4 +173,28 @@ db_snap_run_next(struct db_q *q, char id[72])
 		if (db_col_fits(q, 0, id, 72))
 			break;
 	return st;
+}
+
+enum lookup_result
+db_snap_newest(struct db *db, const char *container, const char *volume,
+    struct db_snap_newest *n)
+{
+	struct db_q		*q;
+	enum lookup_result	 r;
+
+	memset(n, 0, sizeof(*n));
+	if ((q = db_query(db, STMT_SNAP_NEWEST, "tt", container, volume)) ==
+	    NULL)
+		return LOOKUP_ERROR;
+	/* STMT_SNAP_NEWEST: id, form, base, bytes, base's bytes. */
+	if ((r = db_first_row(q)) == LOOKUP_FOUND) {
+		if (!db_col_fits(q, 0, n->id, sizeof(n->id)) ||
+		    !db_col_fits(q, 1, n->form, sizeof(n->form)) ||
+		    !db_col_fits(q, 2, n->base, sizeof(n->base)))
+			r = LOOKUP_ERROR;
+		n->bytes = db_int(q, 3);
+		n->base_bytes = db_int(q, 4);
+	}
+	db_done(q);
+	return r;
 }

@@ -290,10 +290,13 @@ describe('snapshots (shared scope)', () => {
   });
 
   it('FILE_TTL clean-up never touches a snapshot', async () => {
+    const kept = () => readdirSync(join(dirname(srv.envFile), 'snapshots')).filter((f) => /\.(tar|snar)$/.test(f)).sort();
+    const before = kept();
     const r = await ctl(srv, ['cleanup']);
     assert.equal(r.code, 0, r.stderr);
-    const files = readdirSync(join(dirname(srv.envFile), 'snapshots')).filter((f) => f.endsWith('.tar'));
-    assert.equal(files.length, 2, files.join(' '));
+    assert.deepEqual(kept(), before);
+    for (const s of (await tool(conn, 'snapshots')).structuredContent.snapshots)
+      assert.ok(before.includes(`${s.snapshot_id}.tar`), `${s.snapshot_id}: ${before.join(' ')}`);
   });
 
   it('a snapshot survives a restart of the programs, and sandboxctl restores it', async () => {
@@ -322,6 +325,103 @@ describe('snapshots (shared scope)', () => {
 });
 
 const hash12 = (owner) => createHash('sha256').update(owner).digest('hex').slice(0, 12);
+
+describe('snapshots kept as differences', () => {
+  let srv;
+  let conn;
+  const ids = [];
+  const snapDir = () => join(dirname(srv.envFile), 'snapshots');
+  const onHost = () => readdirSync(snapDir()).filter((f) => /\.(tar|snar)$/.test(f)).sort();
+  const take = async (note) => {
+    const r = await tool(conn, 'snapshot', { note });
+    assert.notEqual(r.isError, true, resultText(r));
+    ids.push(r.structuredContent.snapshot_id);
+    return r.structuredContent;
+  };
+  const restore = async (id) => {
+    const r = await tool(conn, 'restore', { snapshot_id: id });
+    assert.notEqual(r.isError, true, resultText(r));
+  };
+
+  before(async () => {
+    srv = await startServer({ name: 'snapshots-diff' });
+    conn = await connect(srv);
+  });
+  after(async () => {
+    await conn?.close().catch(() => {});
+    try {
+      await srv?.stop();
+    } finally {
+      if (srv) {
+        await removeGenerations(srv);
+        await removeImages(ids);
+      }
+    }
+  });
+
+  it('a second snapshot after a one-file change keeps only the difference; each restores exactly, removals too', async () => {
+    await sh(conn, `set -e; mkdir -p /sandbox/inc/old /sandbox/inc/sub; cd /sandbox/inc
+      for i in $(seq 1 100); do head -c 100000 /dev/urandom > f$i; done
+      echo keep > gone.txt; echo in-old > old/x; echo one > sub/small.txt; chown 1234:5678 sub/small.txt`);
+    const s1 = await take('before the change');
+    const m1 = await sh(conn, MANIFEST);
+    assert.ok(s1.sandbox_bytes > 10000000, JSON.stringify(s1));
+    await sh(conn, 'set -e; cd /sandbox/inc; sleep 1; echo two >> sub/small.txt; rm gone.txt; rm -r old');
+    const s2 = await take('one file changed, two removed');
+    const m2 = await sh(conn, MANIFEST);
+    assert.equal(s2.kept_as, 'diff', JSON.stringify(s2));
+    assert.ok(s2.sandbox_bytes < 0.1 * s1.sandbox_bytes, `second ${s2.sandbox_bytes} bytes, first ${s1.sandbox_bytes}`);
+    const tar = (id) => statSync(join(snapDir(), `${id}.tar`)).size;
+    assert.ok(tar(s2.snapshot_id) < 0.1 * tar(s1.snapshot_id), 'the files on the host');
+    // Afterwards: more changes, all undone by a restore.
+    await sh(conn, 'set -e; cd /sandbox/inc; echo late > after.txt; echo changed > f7; mkdir newdir; echo n > newdir/n');
+    await restore(s2.snapshot_id);
+    assert.equal(await sh(conn, MANIFEST), m2);
+    await restore(s1.snapshot_id);
+    assert.equal(await sh(conn, MANIFEST), m1);
+    // The first one deleted: the second still restores, from the first's archive kept aside.
+    let r = await tool(conn, 'snapshot_delete', { snapshot_id: s1.snapshot_id });
+    assert.notEqual(r.isError, true, resultText(r));
+    const listed = (await tool(conn, 'snapshots')).structuredContent.snapshots.map((x) => x.snapshot_id);
+    assert.deepEqual(listed.filter((x) => x === s1.snapshot_id || x === s2.snapshot_id), [s2.snapshot_id]);
+    assert.ok(onHost().includes(`${s1.snapshot_id}.tar`), 'the base is kept while the second builds on it');
+    r = await tool(conn, 'restore', { snapshot_id: s1.snapshot_id });
+    assert.equal(r.isError, true);
+    assert.match(resultText(r), /No snapshot/);
+    await restore(s2.snapshot_id);
+    assert.equal(await sh(conn, MANIFEST), m2);
+    // The last to build on it gone, the base goes too.
+    r = await tool(conn, 'snapshot_delete', { snapshot_id: s2.snapshot_id });
+    assert.notEqual(r.isError, true, resultText(r));
+    assert.deepEqual(onHost().filter((f) => f.startsWith(s1.snapshot_id) || f.startsWith(s2.snapshot_id)), []);
+  });
+
+  it('after a restore the next snapshot is a full one (a new volume), and a hostile difference is refused on restore', async () => {
+    const s3 = await take('after restores');
+    assert.equal(s3.kept_as, 'full', JSON.stringify(s3));
+    await sh(conn, 'echo more > /sandbox/inc/more.txt');
+    const s4 = await take('a difference');
+    assert.equal(s4.kept_as, 'diff', JSON.stringify(s4));
+    // A name outside /sandbox slipped into the difference on the host.
+    const path = join(snapDir(), `${s4.snapshot_id}.tar`);
+    const buf = readFileSync(path);
+    const at = buf.indexOf('sandbox/inc/more.txt');
+    assert.ok(at >= 0);
+    buf.write('../../etc/more.txt\0', at, 'latin1');
+    // The header's checksum made right again, so only the name is wrong.
+    const h = Math.floor(at / 512) * 512;
+    buf.fill(' ', h + 148, h + 156);
+    let sum = 0;
+    for (let i = h; i < h + 512; i++) sum += buf[i];
+    buf.write(`${sum.toString(8).padStart(6, '0')}\0 `, h + 148, 'latin1');
+    writeFileSync(path, buf);
+    const before = await sh(conn, MANIFEST);
+    const r = await tool(conn, 'restore', { snapshot_id: s4.snapshot_id });
+    assert.equal(r.isError, true);
+    assert.match(resultText(r), /outside the archive's folder/);
+    assert.equal(await sh(conn, MANIFEST), before);
+  });
+});
 
 describe('snapshots (person scope)', () => {
   let srv;
