@@ -321,8 +321,9 @@ show_database(struct ctl *c, struct json_object *dbo)
 		size_t i, n = json_object_array_length(o);
 
 		printf("  snapshots %zu sandbox%s with snapshots (limits %ld and "
-		    "%lld bytes each; /sandbox kept as a whole archive per "
-		    "snapshot, not incremental)\n", n, n == 1 ? "" : "es",
+		    "%lld bytes each; /sandbox kept as what changed since a "
+		    "full archive, or whole where the image has no GNU tar)\n",
+		    n, n == 1 ? "" : "es",
 		    c->cfg->snapshot_max, c->cfg->snapshot_bytes);
 		for (i = 0; i < n; i++) {
 			struct json_object *so = json_object_array_get_idx(o, i);

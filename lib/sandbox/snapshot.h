@@ -6,19 +6,23 @@
  *   - the container's own layer (packages from apt-get, pip, npm -g), as
  *     the engine's commit of the container: an image SANDBOX_SNAP_REPO:ID,
  *     the container paused only while the engine commits;
- *   - /sandbox as the engine's archive of it (owners, modes, times,
- *     symbolic links as they are, never followed), written to
- *     SANDBOX_SNAPSHOT_DIR/ID.tar on the server's host, outside every
- *     container; the data passes through the engine's API only, so a
- *     remote engine works the same.
+ *   - /sandbox as an archive (owners, modes, times, symbolic links as
+ *     they are, never followed), written to SANDBOX_SNAPSHOT_DIR/ID.tar on
+ *     the server's host, outside every container: GNU tar's incremental
+ *     form made in a helper of the operator's image (snapshot_tar.c), the
+ *     first of a volume whole with its state (ID.snar), the next ones
+ *     what changed since it; or, where the image has no GNU tar, the
+ *     engine's archive of all of it. The data passes through the engine's
+ *     API only, so a remote engine works the same.
  * A snapshot belongs to its sandbox (the container's name): in person
  * scope to that person alone (another's id is "not found"), in shared
  * scope to every key holder. SANDBOX_SNAPSHOTS and SANDBOX_SNAPSHOT_BYTES
  * bound what one sandbox keeps.
  *
- * A restore reads the archive back as hostile (tar_check: names, types,
+ * A restore reads the archives back as hostile (tar_check: names, types,
  * walk order, link targets, sizes), fills a new volume of the next
- * generation through a stopped helper container, then replaces the
+ * generation through a helper container (the base's archive, then the
+ * difference), then replaces the
  * container by one made from the snapshot's image with today's settings
  * (limits, capabilities, network, labels), mounting the new volume; the
  * switch (SANDBOX_SNAPSHOT_DIR/CONTAINER.current) is written only once the

@@ -1,7 +1,9 @@
 /*
  * sandbox/snapshot_take.c: taking a snapshot (snapshot.h): the engine's
- * commit of the container, then /sandbox as the engine's archive, checked
- * by tar_check as it is written to a file of the snapshot folder.
+ * commit of the container, then /sandbox archived by GNU tar in a helper
+ * (snapshot_tar.c; what changed since the volume's full snapshot, when
+ * there is one) or, without GNU tar, as the engine's archive; checked by
+ * tar_check as it is written to a file of the snapshot folder.
  */
 #include <sys/stat.h>
 
@@ -174,6 +176,7 @@ snapshot_take(const struct config *cfg, struct db *db, struct sandbox *sb,
 	const char		*form = "engine";
 	struct stat		 st;
 	long long		 count, used, layer, started = clock_ms(), took;
+	long long		 t_commit = 0, t_helper = 0, t_archive = 0;
 	long			 status, entries;
 	unsigned long long	 data;
 	bool			 stopped, committed = false, part_made = false;
@@ -228,6 +231,7 @@ snapshot_take(const struct config *cfg, struct db *db, struct sandbox *sb,
 	/* Repeated restores and snapshots: the depth stays bounded. */
 	if (snapshot_flatten(cfg, sb, id, image, err) == -1)
 		goto out;
+	t_commit = clock_ms();
 
 	/* /sandbox: the engine's archive, checked, to a file of our own. */
 	if (snapshot_path(cfg, id, ".tar.part", part, sizeof(part)) == -1 ||
@@ -261,6 +265,7 @@ snapshot_take(const struct config *cfg, struct db *db, struct sandbox *sb,
 	    id + 5);
 	if (snapshot_tar_helper(sb, helper, sb->volume, true, &gnu, err) == -1)
 		goto out;
+	t_helper = clock_ms();
 	if (gnu) {
 		helper_up = true;
 		tar_check_incremental(t.check);
@@ -313,6 +318,7 @@ snapshot_take(const struct config *cfg, struct db *db, struct sandbox *sb,
 		    "/sandbox failed (HTTP %ld)", status);
 		goto out;
 	}
+	t_archive = clock_ms();
 	if (tar_check_end(t.check, &entries, &data, err) == -1)
 		goto out;
 	if (fsync(t.fd) == -1 || close(t.fd) == -1) {
@@ -338,9 +344,12 @@ snapshot_take(const struct config *cfg, struct db *db, struct sandbox *sb,
 		goto out;
 	}
 	log_info("snapshot %s of %s (%s%s%s): %ld entries, %llu bytes of "
-	    "/sandbox (%llu of data), layer %lld bytes, %lld ms", id,
-	    sb->container, form, base[0] != '\0' ? " of " : "", base, entries,
-	    t.bytes, data, layer, took);
+	    "/sandbox (%llu of data), layer %lld bytes, %lld ms: the layer "
+	    "committed in %lld, the helper ready %lld later, /sandbox "
+	    "archived %lld later", id, sb->container, form,
+	    base[0] != '\0' ? " of " : "", base, entries, t.bytes, data, layer,
+	    took, t_commit - started, t_helper - t_commit,
+	    t_archive - t_helper);
 	if (info != NULL) {
 		*info = json_object_new_object();
 		js_set_str(*info, "snapshot_id", id);

@@ -89,6 +89,9 @@ snap_describe(const struct config *cfg, const struct tool_mode *mode)
 	js_set(props, "sandbox_bytes", tool_prop("integer", "/sandbox's share on the host."));
 	js_set(props, "layer_bytes", tool_prop("integer", "The installed packages' share."));
 	js_set(props, "took_ms", tool_prop("integer", "How long it took."));
+	js_set(props, "kept_as", tool_prop("string", "How /sandbox is kept: "
+	    "\"full\", \"diff\" (what changed since a full one) or "
+	    "\"engine\"."));
 	out = tool_object(props, false, "snapshot_id", NULL);
 	js_set(t, "outputSchema", out);
 	tool_annotate(t, false, false, false, false);
