@@ -458,8 +458,9 @@ int		snapshot_tar_helper(struct sandbox *, const char *name,
  * Archive /sandbox in helper with GNU tar --listed-incremental: against
  * the state in the host file base_snar (NULL: all of it), the archive's
  * bytes to out as they come (out returns -1 to stop: then 0 is returned
- * and out's caller knows why). With snar_out (a host path) the new state
- * is written there. 0, or -1 with err.
+ * and out's caller knows why; out NULL: no archive, only the state, for
+ * which GNU tar reads no file's contents). With snar_out (a host path)
+ * the new state is written there. 0, or -1 with err.
  */
 int		snapshot_tar_create(const struct config *, struct sandbox *,
 		    const char *helper, const char *base_snar,

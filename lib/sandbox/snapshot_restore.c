@@ -187,15 +187,19 @@ archive_open(const struct config *cfg, const char *id, const char *form,
 	return fd;
 }
 
-/* Fill volume through the engine's archive PUT (an 'engine' snapshot). */
+/*
+ * The archive of snapshot id (the engine's form: 'engine' or 'full')
+ * through the engine's archive PUT into helper's /sandbox, checked again
+ * as it goes.
+ */
 static int
-fill_engine(const struct config *cfg, struct sandbox *sb, const char *id,
-    const struct db_snap *s, const char *volume, struct snapshot_lease *lease,
-    struct error *err)
+put_archive(const struct config *cfg, struct sandbox *sb, const char *helper,
+    const char *id, const char *form, long long size,
+    struct snapshot_lease *lease, struct error *err)
 {
 	struct docker_put_cb	 cb = { put_read, NULL };
 	struct put_in		 p;
-	char			 helper[SANDBOX_NAME_MAX];
+	struct stat		 st;
 	char			 url[SANDBOX_NAME_MAX + 64];
 	long			 status, entries;
 	unsigned long long	 data;
@@ -204,23 +208,23 @@ fill_engine(const struct config *cfg, struct sandbox *sb, const char *id,
 
 	memset(&p, 0, sizeof(p));
 	p.lease = lease;
-	snprintf(helper, sizeof(helper), "%.100s-restore-%s", sb->container,
-	    id + 5);
-	if ((p.fd = archive_open(cfg, id, s->form, s->archive_bytes,
-	    err)) == -1)
-		goto out;
+	if ((p.fd = archive_open(cfg, id, form, size, err)) == -1)
+		return -1;
 	if ((p.check = tar_check_new("sandbox")) == NULL) {
 		error_set(err, "out of memory");
 		goto out;
 	}
-	if (snapshot_helper_create(sb, helper, s->image, volume, "restore", 0,
-	    err) == -1)
-		goto out;
 	cb.arg = &p;
 	snprintf(url, sizeof(url), "/containers/%s/archive?path=/&"
 	    "copyUIDGID=1", helper);
+	/* Its length: as recorded (archive_open checked it). */
+	if (fstat(p.fd, &st) == -1) {
+		error_set(err, "the archive of snapshot %s: %s", id,
+		    strerror(errno));
+		goto out;
+	}
 	if (docker_put_stream(sb->docker, url, "application/x-tar",
-	    (unsigned long long)s->archive_bytes, &cb, &status, &aborted,
+	    (unsigned long long)st.st_size, &cb, &status, &aborted,
 	    err) == -1)
 		goto out;
 	if (p.bad) {
@@ -240,16 +244,34 @@ fill_engine(const struct config *cfg, struct sandbox *sb, const char *id,
 		goto out;
 	rc = 0;
 out:
-	if (p.fd != -1)
-		close(p.fd);
+	close(p.fd);
 	tar_check_free(p.check);
+	return rc;
+}
+
+/* Fill volume with an 'engine' or 'full' snapshot: a stopped helper. */
+static int
+fill_engine(const struct config *cfg, struct sandbox *sb, const char *id,
+    const struct db_snap *s, const char *volume, struct snapshot_lease *lease,
+    struct error *err)
+{
+	char	helper[SANDBOX_NAME_MAX];
+	int	rc;
+
+	snprintf(helper, sizeof(helper), "%.100s-restore-%s", sb->container,
+	    id + 5);
+	if (snapshot_helper_create(sb, helper, s->image, volume, "restore", 0,
+	    err) == -1)
+		return -1;
+	rc = put_archive(cfg, sb, helper, id, s->form, s->archive_bytes, lease,
+	    err);
 	snapshot_container_remove(sb, helper);
 	return rc;
 }
 
 /*
- * Fill volume with GNU tar in a helper: the base's full archive, then the
- * snapshot's own difference (or its full archive alone).
+ * Fill volume with a 'diff' snapshot, in a helper running GNU tar: its
+ * base's full archive through the engine, then the difference.
  */
 static int
 fill_gnu(const struct config *cfg, struct db *db, struct sandbox *sb,
@@ -258,29 +280,19 @@ fill_gnu(const struct config *cfg, struct db *db, struct sandbox *sb,
 {
 	struct db_snap		 b;
 	struct put_in		 p;
-	const char		*ids[2], *forms[2];
 	char			 helper[SANDBOX_NAME_MAX];
-	long long		 sizes[2];
 	long			 entries;
 	unsigned long long	 data;
 	bool			 gnu, up = false;
-	int			 n = 0, i, rc = -1;
+	int			 rc = -1;
 
 	memset(&p, 0, sizeof(p));
 	p.fd = -1;
 	p.lease = lease;
-	if (strcmp(s->form, "diff") == 0) {
-		if (db_snap_get(db, s->base, sb->container, &b) !=
-		    LOOKUP_FOUND || strcmp(b.form, "full") != 0)
-			return error_set(err, "snapshot %s builds on snapshot %s, "
-			    "which is missing", id, s->base);
-		ids[n] = s->base;
-		forms[n] = b.form;
-		sizes[n++] = b.archive_bytes;
-	}
-	ids[n] = id;
-	forms[n] = s->form;
-	sizes[n++] = s->archive_bytes;
+	if (db_snap_get(db, s->base, sb->container, &b) != LOOKUP_FOUND ||
+	    strcmp(b.form, "full") != 0)
+		return error_set(err, "snapshot %s builds on snapshot %s, which "
+		    "is missing", id, s->base);
 	snprintf(helper, sizeof(helper), "%.100s-restore-%s", sb->container,
 	    id + 5);
 	if (snapshot_tar_helper(sb, helper, volume, false, &gnu, err) == -1)
@@ -291,27 +303,24 @@ fill_gnu(const struct config *cfg, struct db *db, struct sandbox *sb,
 		goto out;
 	}
 	up = true;
-	for (i = 0; i < n; i++) {
-		if ((p.fd = archive_open(cfg, ids[i], forms[i], sizes[i],
-		    err)) == -1)
-			goto out;
-		if ((p.check = tar_check_new("sandbox")) == NULL) {
-			error_set(err, "out of memory");
-			goto out;
-		}
-		tar_check_incremental(p.check);
-		if (snapshot_tar_extract(sb, helper, put_read, &p, err) == -1) {
-			if (p.bad)
-				error_set(err, "%s", p.cerr.msg);
-			goto out;
-		}
-		if (tar_check_end(p.check, &entries, &data, err) == -1)
-			goto out;
-		close(p.fd);
-		p.fd = -1;
-		tar_check_free(p.check);
-		p.check = NULL;
+	if (put_archive(cfg, sb, helper, s->base, b.form, b.archive_bytes,
+	    lease, err) == -1)
+		goto out;
+	if ((p.fd = archive_open(cfg, id, s->form, s->archive_bytes,
+	    err)) == -1)
+		goto out;
+	if ((p.check = tar_check_new("sandbox")) == NULL) {
+		error_set(err, "out of memory");
+		goto out;
 	}
+	tar_check_incremental(p.check);
+	if (snapshot_tar_extract(sb, helper, put_read, &p, err) == -1) {
+		if (p.bad)
+			error_set(err, "%s", p.cerr.msg);
+		goto out;
+	}
+	if (tar_check_end(p.check, &entries, &data, err) == -1)
+		goto out;
 	rc = 0;
 out:
 	if (p.fd != -1)
@@ -328,7 +337,7 @@ fill_volume(const struct config *cfg, struct db *db, struct sandbox *sb,
     const char *id, const struct db_snap *s, const char *volume,
     struct snapshot_lease *lease, struct error *err)
 {
-	if (strcmp(s->form, "engine") == 0)
+	if (strcmp(s->form, "diff") != 0)
 		return fill_engine(cfg, sb, id, s, volume, lease, err);
 	return fill_gnu(cfg, db, sb, id, s, volume, lease, err);
 }

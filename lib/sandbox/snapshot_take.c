@@ -268,27 +268,40 @@ snapshot_take(const struct config *cfg, struct db *db, struct sandbox *sb,
 	t_helper = clock_ms();
 	if (gnu) {
 		helper_up = true;
-		tar_check_incremental(t.check);
 		if (pick_base(cfg, db, sb, base, sizeof(base), snar,
 		    sizeof(snar)) == -1) {
 			error_set(err, "cannot read the snapshots' table");
 			goto out;
 		}
 		form = base[0] != '\0' ? "diff" : "full";
-		if (base[0] == '\0' && snapshot_path(cfg, id, ".snar", snar,
-		    sizeof(snar)) == -1) {
-			error_set(err, "SANDBOX_SNAPSHOT_DIR: the path is too "
-			    "long");
-			goto out;
-		}
-		snar_made = base[0] == '\0';
-		if (snapshot_tar_create(cfg, sb, helper, base[0] != '\0' ? snar :
-		    NULL, base[0] != '\0' ? NULL : snar, take_body, &t,
-		    err) == -1)
+	}
+	if (gnu && base[0] != '\0') {
+		/* What changed since the base, streamed out of GNU tar. */
+		tar_check_incremental(t.check);
+		if (snapshot_tar_create(cfg, sb, helper, snar, NULL, take_body,
+		    &t, err) == -1)
 			goto out;
 		status = 200;
 		stopped = false;
 	} else {
+		/*
+		 * All of it: GNU tar's state first (a walk that reads no file),
+		 * then the engine's archive, the faster way out for all the
+		 * data. A file changed between the two is newer than the state,
+		 * so the next difference takes it again: never one missed.
+		 */
+		if (gnu) {
+			if (snapshot_path(cfg, id, ".snar", snar,
+			    sizeof(snar)) == -1) {
+				error_set(err, "SANDBOX_SNAPSHOT_DIR: the path is "
+				    "too long");
+				goto out;
+			}
+			snar_made = true;
+			if (snapshot_tar_create(cfg, sb, helper, NULL, snar, NULL,
+			    NULL, err) == -1)
+				goto out;
+		}
 		snprintf(url, sizeof(url), "/containers/%s/archive?path=/sandbox",
 		    sb->container);
 		if (docker_raw(sb->docker, "GET", url, &cb, &status, &stopped,

@@ -105,7 +105,8 @@ make_output(void *arg, int stream, const char *buf, size_t len)
 	m->moved_ms = clock_ms();
 	if (stream == 2)
 		errtext_add(&m->e, buf, len);
-	else if (!m->refused && m->out(m->arg, buf, len) == -1)
+	else if (!m->refused && m->out != NULL &&
+	    m->out(m->arg, buf, len) == -1)
 		m->refused = true;
 }
 
@@ -142,7 +143,7 @@ snar_put(struct sandbox *sb, const char *helper, const char *path,
 		error_set(err, "out of memory");
 		goto out;
 	}
-	if ((hl = tar_header_write(buf, SNAR + 1, '0',
+	if ((hl = tar_header_write(buf, &SNAR[1], '0',
 	    (unsigned long long)st.st_size, (long long)time(NULL), 0600)) < 0) {
 		error_set(err, "cannot write a tar header");
 		goto out;
@@ -278,9 +279,11 @@ snapshot_tar_create(const struct config *cfg, struct sandbox *sb,
     const char *helper, const char *base_snar, const char *snar_out,
     int (*out)(void *, const char *, size_t), void *arg, struct error *err)
 {
-	static const char *const tar[] = { "tar", "--create", "--file=-",
-	    "--listed-incremental=" SNAR, "--no-check-device",
-	    "--numeric-owner", "--directory=/", "sandbox", NULL };
+	/* No out: GNU tar reads no file's contents for /dev/null. */
+	const char *const tar[] = { "tar", "--create", out != NULL ?
+	    "--file=-" : "--file=/dev/null", "--listed-incremental=" SNAR,
+	    "--no-check-device", "--numeric-owner", "--directory=/",
+	    "sandbox", NULL };
 	struct docker_exec_cb	 cb = { make_output, make_tick, NULL };
 	struct sandbox		 h = on_helper(sb, helper);
 	struct json_object	*cmd;

@@ -42,10 +42,19 @@ const struct db_sql db_sql_runs[] = {
 	{ STMT_TASK_CANCEL,
 	    "UPDATE run SET cancel_requested = 1 WHERE id = ? AND "
 	    "state = 'running' RETURNING id" },
-	/* A row left 'running' by a killed worker stops counting after its timeout. */
+	/*
+	 * A row left 'running' by a killed worker stops counting after its
+	 * timeout. A restore under way counts as one (sql/025-restore-lease.sql;
+	 * one that answered early is counted by its run already).
+	 */
 	{ STMT_RUN_COUNT_ACTIVE,
-	    "SELECT count(*), coalesce(sum(owner = ?), 0) FROM run "
-	    "WHERE state = 'running' AND started + timeout + 60 > ?" },
+	    "SELECT (SELECT count(*) FROM run WHERE state = 'running' AND "
+	    "started + timeout + 60 > ?2) + r.n, "
+	    "(SELECT count(*) FROM run WHERE state = 'running' AND owner = ?1 "
+	    "AND started + timeout + 60 > ?2) + r.mine "
+	    "FROM (SELECT count(*) AS n, coalesce(sum(asked_by = ?1), 0) AS mine "
+	    "FROM snapshot_restore WHERE state = 'running' AND deadline > ?2 "
+	    "AND run_id IS NULL) AS r" },
 	{ STMT_RUN_INFO,
 	    "SELECT state, timeout, started, cancel_requested, container_id, "
 	    "container_started FROM run WHERE id = ?" },

@@ -321,7 +321,7 @@ restore_call(struct tool_ctx *tc, struct json_object *args)
 	struct restore_watch	 rw;
 	struct error		 err;
 	const char		*id;
-	char			 text[300];
+	char			 text[300], why[200];
 	bool			 force = false;
 	int			 rc;
 
@@ -333,6 +333,11 @@ restore_call(struct tool_ctx *tc, struct json_object *args)
 	    !json_object_is_type(v, json_type_null) &&
 	    js_bool(args, "force", &force) == -1)
 		return result_error("force must be true or false.");
+	/* A restore's work counts against the running caps, as a command's. */
+	if (tasks_admit(tc->db, tc->cfg, tc->sandbox, tc->who, why,
+	    sizeof(why)) == TASKS_ADMIT_FULL)
+		return result_error("Not restored: %s. Wait for one to end "
+		    "(get_result) and try again.", why);
 	if (!tc->mode.stateless)
 		tool_alive(tc, tc->cfg->ping_interval * 1000);
 	memset(&rw, 0, sizeof(rw));

@@ -595,7 +595,7 @@ describe('snapshots: a long restore on 2026-07-28 answers with a task or a run_i
   };
 
   it('with Tasks declared: a CreateTaskResult at once, tasks/get working then completed; the sandbox restored', async () => {
-    await sh26('mkdir -p /sandbox/t && head -c 20000000 /dev/urandom > /sandbox/t/big && echo one > /sandbox/t/a');
+    await sh26('mkdir -p /sandbox/t && head -c 150000000 /dev/urandom > /sandbox/t/big && echo one > /sandbox/t/a');
     let r = await call26(srv, 'snapshot', { note: 'task' });
     const id = r.json.result.structuredContent.snapshot_id;
     assert.ok(id, r.text);

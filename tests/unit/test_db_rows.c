@@ -209,7 +209,8 @@ registration_buckets(struct db *db)
 static void
 restore_lease(struct db *db)
 {
-	char	 id[64];
+	char		 id[64];
+	long long	 all1, all2, mine1, mine2, alice1, alice2;
 
 	CHECK(db_exec(db, STMT_SNAP_RESTORE_BEGIN, "ttttii", "snap-1", "c1",
 	    "alice", "cl", 1000LL, 1150LL) == 1, "a restore takes the lease");
@@ -237,11 +238,20 @@ restore_lease(struct db *db)
 	    "bob", "cl", 1300LL, 1450LL) == 1, "then the next one takes it");
 	CHECK(db_exec(db, STMT_SNAP_RESTORE_RENEW, "ii", 2000LL, 1LL) == 0,
 	    "a failed row is not moved on");
+	/* A restore under way counts against the running caps, once. */
+	CHECK(db_run_count_active(db, "bob", 1350LL, &all1, &mine1) == 0 &&
+	    db_run_count_active(db, "alice", 1350LL, &all2, &alice1) == 0,
+	    "running rows are counted");
 	/* A restore that answered early names its run (row 3: snap-2). */
 	CHECK(db_get_text(db, STMT_SNAP_RUN_STATE, id, sizeof(id), "ti", "r1",
 	    1400LL) == LOOKUP_NONE, "a command's run is no restore's");
 	CHECK(db_exec(db, STMT_SNAP_RESTORE_RUN, "ti", "r1", 3LL) == 1,
 	    "the restore names its run");
+	CHECK(db_run_count_active(db, "bob", 1350LL, &all2, &mine2) == 0 &&
+	    all1 == all2 + 1 && mine1 == mine2 + 1 &&
+	    db_run_count_active(db, "alice", 1350LL, &all2, &alice2) == 0 &&
+	    alice1 == alice2, "a restore under way counts as a running command "
+	    "of who asked, until its run (counted itself) holds it");
 	CHECK(db_get_text(db, STMT_SNAP_RUN_STATE, id, sizeof(id), "ti", "r1",
 	    1400LL) == LOOKUP_FOUND && strcmp(id, "live") == 0,
 	    "its run is live while the lease holds");
