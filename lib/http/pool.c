@@ -51,6 +51,7 @@
 #include <fcgiapp.h>
 
 #include "base/log.h"
+#include "base/thread.h"
 #include "http/extern.h"
 #include "http/http.h"
 
@@ -286,8 +287,6 @@ worker(void *arg)
 	struct http_req		*r;
 	int			 rc;
 
-	/* Named, so that a reader of /proc sees what each thread is. */
-	pthread_setname_np(pthread_self(), "cs-worker");
 	if ((r = calloc(1, sizeof(*r))) == NULL) {
 		pthread_mutex_lock(&ctx->pool_lock);
 		ctx->calling = false;
@@ -354,8 +353,8 @@ pool_spawn(struct serve_ctx *ctx)
 	pthread_attr_setstacksize(&attr, THREAD_STACK);
 	ctx->slots[ctx->started].ctx = ctx;
 	ctx->slots[ctx->started].fd = -1;
-	if (pthread_create(&ctx->tids[ctx->started], &attr, worker,
-	    &ctx->slots[ctx->started]) == 0) {
+	if (thread_start(&ctx->tids[ctx->started], &attr, worker,
+	    &ctx->slots[ctx->started], "cs-worker") == 0) {
 		ctx->started++;
 		rc = 0;
 	} else {
@@ -460,7 +459,6 @@ signal_thread(void *arg)
 	bool			 check = false;
 	int			 sig;
 
-	pthread_setname_np(pthread_self(), "cs-signal");
 	pthread_mutex_lock(&ctx->pool_lock);
 	seen = ctx->taken;
 	for (;;) {
@@ -534,7 +532,8 @@ pool_serve(http_handler handler, void *arg, int nthreads)
 	 */
 	pthread_mutex_lock(&ctx.pool_lock);
 	if (pool_spawn(&ctx) == -1 ||
-	    pthread_create(&ctx.watch, NULL, signal_thread, &ctx) != 0) {
+	    thread_start(&ctx.watch, NULL, signal_thread, &ctx,
+	    "cs-signal") != 0) {
 		if (ctx.started > 0) {
 			atomic_store(&stopping, true);
 			pthread_cond_broadcast(&ctx.turn);

@@ -33,6 +33,7 @@
 #include "base/config.h"
 #include "base/js.h"
 #include "base/log.h"
+#include "base/thread.h"
 #include "http/http.h"
 #include "ops/cleanup.h"
 #include "runs/runs.h"
@@ -341,7 +342,6 @@ background(void *arg)
 	long long		 now = (long long)time(NULL);
 	bool			 due = false;
 
-	pthread_setname_np(pthread_self(), "cs-cleanup");
 	/* Runs whose worker is gone, about once a minute (runs.h). */
 	runs_reconcile(cfg);
 	/* Read first (no write lock in WAL): most looks find nothing due. */
@@ -385,7 +385,8 @@ cleanup_maybe(const struct config *cfg)
 	atomic_store(&bg_running, true);
 	pthread_attr_init(&attr);
 	pthread_attr_setstacksize(&attr, 512 * 1024);
-	if (pthread_create(&bg_thread, &attr, background, (void *)cfg) != 0) {
+	if (thread_start(&bg_thread, &attr, background, (void *)cfg,
+	    "cs-cleanup") != 0) {
 		atomic_store(&bg_running, false);
 		log_warn("cleanup: cannot start a thread");
 	} else

@@ -26,6 +26,7 @@
 
 #include "base/clock.h"
 #include "base/log.h"
+#include "base/thread.h"
 #include "engine/docker.h"
 #include "sandbox/chan.h"
 #include "sandbox/extern.h"
@@ -239,7 +240,6 @@ reader(void *arg)
 	struct chan	*c = arg;
 	struct waiter	*w;
 
-	pthread_setname_np(pthread_self(), "cs-channel");
 	docker_conn_pump(c->conn, &c->df, READ_SIZE, on_stream, c, &c->bad);
 	docker_conn_shutdown(c->conn);
 	pthread_mutex_lock(&c->lock);
@@ -296,7 +296,7 @@ establish(struct chan *c, struct sandbox *sb, const char *sup,
 	c->alive = true;
 	c->ready = false;
 	pthread_mutex_unlock(&c->lock);
-	if (pthread_create(&c->reader, NULL, reader, c) != 0) {
+	if (thread_start(&c->reader, NULL, reader, c, "cs-channel") != 0) {
 		supf_free(&c->frames);
 		c->alive = false;
 		error_set(err, "cannot start the channel's reader");

@@ -16,6 +16,7 @@
 #include "base/config.h"
 #include "base/js.h"
 #include "base/log.h"
+#include "base/thread.h"
 #include "http/http.h"
 #include "engine/docker.h"
 #include "sandbox/cspec.h"
@@ -366,7 +367,6 @@ refresh_thread(void *arg)
 	struct sandbox		*sb = NULL;
 	struct error		 e;
 
-	pthread_setname_np(pthread_self(), "cs-guard");
 	if (sandbox_open(j->cfg, j->owner, &sb, &e) == 0 &&
 	    strcmp(sb->container, j->container) == 0)
 		refresh(sb);
@@ -403,7 +403,7 @@ refresh_beside(struct sandbox *sb)
 			pthread_attr_setdetachstate(&attr,
 			    PTHREAD_CREATE_DETACHED);
 			pthread_attr_setstacksize(&attr, 512 * 1024);
-			if (pthread_create(&t, &attr, refresh_thread, j) == 0) {
+			if (thread_start(&t, &attr, refresh_thread, j, "cs-guard") == 0) {
 				bg_running++;
 				started = true;
 			}

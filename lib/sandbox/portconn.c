@@ -25,6 +25,7 @@
 
 #include "base/clock.h"
 #include "base/log.h"
+#include "base/thread.h"
 #include "engine/docker.h"
 #include "sandbox/extern.h"
 #include "sandbox/muxin.h"
@@ -119,7 +120,6 @@ reader(void *arg)
 	struct chan		*c = arg;
 	struct mux_stream	*s;
 
-	pthread_setname_np(pthread_self(), "cs-preview-mux");
 	docker_conn_pump(c->conn, &c->df, READ_SIZE, on_stream, c, &c->bad);
 	docker_conn_shutdown(c->conn);
 	pthread_mutex_lock(&c->lock);
@@ -177,7 +177,7 @@ establish(struct chan *c, struct sandbox *sb, const char *sup,
 	c->alive = true;
 	snprintf(c->sup, sizeof(c->sup), "%s", sup);
 	pthread_mutex_unlock(&c->lock);
-	if (pthread_create(&c->reader, NULL, reader, c) != 0) {
+	if (thread_start(&c->reader, NULL, reader, c, "cs-preview-mux") != 0) {
 		error_set(err, "cannot start the preview channel's reader");
 		goto out;
 	}

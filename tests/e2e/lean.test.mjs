@@ -59,8 +59,9 @@ test('threads start on demand and stay within SANDBOX_THREADS', async () => {
     let most = 0;
     const strangers = new Set();
     let sampling = true;
-    // A thread started by a worker carries the worker's name until it
-    // names itself: a worker is a thread named so in two samples running.
+    // Threads are named at birth (lib/base/thread.c); a worker is still a
+    // thread named so in two samples running, so one caught mid-rename is
+    // not counted.
     const before = new Map();
     const sampler = (async () => {
       while (sampling) {
