@@ -157,6 +157,79 @@ volume_remove(struct sandbox *sb, const char *name)
 		log_warn("restore: %s", e.msg);
 }
 
+/* Is name prefix, then rest and 12 lowercase hex digits, and no more? */
+static bool
+named_after(const char *name, const char *prefix, const char *rest,
+    size_t hex)
+{
+	size_t n = strlen(prefix), r = strlen(rest);
+
+	return strncmp(name, prefix, n) == 0 &&
+	    strncmp(name + n, rest, r) == 0 &&
+	    strlen(name + n + r) == hex &&
+	    strspn(name + n + r, "0123456789abcdef") == hex;
+}
+
+/*
+ * After a restore: what an earlier one left when the engine died under
+ * it (the lease keeps any other restore or snapshot of sb away now): its
+ * volumes of other generations, its helpers and set-aside containers.
+ * Names are matched exactly; the engine's lists are read as hostile.
+ */
+static void
+sweep_leftovers(struct sandbox *sb, const char *volume)
+{
+	static const long	 ok[] = { 200, 0 };
+	static const char *const kinds[] = { "-restore-", "-old-", "-snap-" };
+	struct json_object	*r, *list, *names;
+	struct error		 e;
+	char			 base[SANDBOX_NAME_MAX];
+	const char		*name;
+	size_t			 i, j, n = strlen(volume);
+
+	snprintf(base, sizeof(base), "%s", volume);
+	if (n > 14 && named_after(volume + n - 14, "", "-s", 12))
+		base[n - 14] = '\0';
+	if (sandbox_call(sb, "GET", NULL, ok, &r, "cannot list volumes", &e,
+	    "/volumes?filters=%%7B%%22name%%22%%3A%%5B%%22%s%%22%%5D%%7D",
+	    base) == -1) {
+		log_warn("restore: %s", e.msg);
+		return;
+	}
+	if ((list = js_get(r, "Volumes", json_type_array)) != NULL)
+		for (i = 0; i < json_object_array_length(list) && i < 1000;
+		    i++) {
+			name = js_str_max(json_object_array_get_idx(list, i),
+			    "Name", SANDBOX_NAME_MAX);
+			if (name != NULL && strcmp(name, volume) != 0 &&
+			    (strcmp(name, base) == 0 ||
+			    named_after(name, base, "-s", 12)))
+				volume_remove(sb, name);
+		}
+	json_object_put(r);
+	if (sandbox_call(sb, "GET", NULL, ok, &r, "cannot list containers",
+	    &e, "/containers/json?all=1&filters=%%7B%%22name%%22%%3A%%5B%%22"
+	    "%s-%%22%%5D%%7D", sb->container) == -1) {
+		log_warn("restore: %s", e.msg);
+		return;
+	}
+	for (i = 0; json_object_is_type(r, json_type_array) &&
+	    i < json_object_array_length(r) && i < 1000; i++) {
+		names = js_get(json_object_array_get_idx(r, i), "Names",
+		    json_type_array);
+		if (names == NULL || json_object_array_length(names) != 1 ||
+		    (name = json_object_get_string(json_object_array_get_idx(
+		    names, 0))) == NULL || *name++ != '/')
+			continue;
+		for (j = 0; j < sizeof(kinds) / sizeof(kinds[0]); j++)
+			if (named_after(name, sb->container, kinds[j], 16)) {
+				snapshot_container_remove(sb, name);
+				break;
+			}
+	}
+	json_object_put(r);
+}
+
 /*
  * The archive file of snapshot id, opened: its size must be as recorded
  * (size bytes, a full GNU tar one's state file beside it counted in).
@@ -550,6 +623,7 @@ snapshot_restore(const struct config *cfg, struct db *db, struct sandbox *sb,
 	snapshot_container_remove(sb, old);
 	if (strcmp(oldvol, volume) != 0)
 		volume_remove(sb, oldvol);
+	sweep_leftovers(sb, volume);
 	/* The image of the last restore, when its snapshot was deleted since. */
 	if (strncmp(oldimg, SANDBOX_SNAP_REPO ":", sizeof(SANDBOX_SNAP_REPO)) ==
 	    0 && strcmp(oldimg, s.image) != 0 && !image_named(db, sb, oldimg))

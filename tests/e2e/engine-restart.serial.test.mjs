@@ -113,4 +113,47 @@ describe('a restarted Docker engine', { skip: remote ? 'remote engine' : false }
     const next = await conn.execute({ command: 'echo next' });
     assert.equal(next.structuredContent?.stdout, 'next\n', resultText(next));
   });
+
+  it('a snapshot survives dockerd killed mid-restore: the sandbox stays as before, and the snapshot restores once the engine is back', async (t) => {
+    const pid = dockerdPid();
+    if (!pid) {
+      t.skip('no local dockerd with /var/run/docker.pid');
+      return;
+    }
+    const made = await conn.execute({ command: 'set -e; mkdir -p /sandbox/snap; cd /sandbox/snap; ' +
+      'head -c 400000000 /dev/urandom | split -d -a 3 -b 4000000 - f; echo before > /sandbox/marker', timeout: 300 }, { timeout: 320000 });
+    assert.equal(made.structuredContent?.exit_code, 0, resultText(made));
+    const tool = (name, args) => conn.client.callTool({ name, arguments: args }, undefined, { timeout: 300000 });
+    const s = await tool('snapshot', { note: 'before the engine restarts' });
+    assert.notEqual(s.isError, true, resultText(s));
+    const id = s.structuredContent.snapshot_id;
+    await conn.execute({ command: 'echo after > /sandbox/marker; rm /sandbox/snap/f000' });
+    // The restore under way (its helper, stopped, takes the archive into the new volume): the engine dies.
+    const p = tool('restore', { snapshot_id: id });
+    await waitFor(async () => (await docker('ps', '-aq', '--filter', `name=${srv.container}-restore-`)).stdout.trim() !== '',
+      { timeout: 60000, interval: 50, what: 'the restore to be under way' });
+    process.kill(pid, 'SIGKILL');
+    await waitFor(() => !alive(pid), { timeout: 20000, what: 'dockerd to exit' });
+    const r = await p;
+    assert.equal(r.isError, true, `the restore ended before the engine died: ${resultText(r)}`);
+    assert.match(resultText(r), /Not restored/);
+    await execFileP(join(TOP, 'containers/ensure-docker.sh'), { timeout: 120000 });
+    // As before the restore: the later change is there, nothing of the snapshot's.
+    const now = await conn.execute({ command: 'cat /sandbox/marker; ls /sandbox/snap | wc -l' });
+    assert.equal(now.structuredContent?.stdout, 'after\n99\n', resultText(now));
+    // The snapshot is still there and restores.
+    const list = await tool('snapshots', {});
+    assert.ok(list.structuredContent.snapshots.some((x) => x.snapshot_id === id), resultText(list));
+    const again = await tool('restore', { snapshot_id: id });
+    assert.notEqual(again.isError, true, resultText(again));
+    const back = await conn.execute({ command: 'cat /sandbox/marker; ls /sandbox/snap | wc -l' });
+    assert.equal(back.structuredContent?.stdout, 'before\n100\n', resultText(back));
+    // Nothing of the failed try is left: one volume generation, no helper.
+    const vols = await docker('volume', 'ls', '-q', '--filter', `name=${srv.volume}-s`);
+    assert.equal(vols.stdout.trim().split('\n').filter(Boolean).length, 1, vols.stdout);
+    const helpers = await docker('ps', '-aq', '--filter', `name=${srv.container}-`);
+    assert.equal(helpers.stdout.trim(), '', 'no helper or set-aside container left');
+    await tool('snapshot_delete', { snapshot_id: id });
+    await docker('rmi', '-f', `code-sandbox-snap:${id}`);
+  });
 });
