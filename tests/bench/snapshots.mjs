@@ -108,8 +108,13 @@ try {
   if (second.isError) throw new Error(resultText(second));
   ids.push(second.structuredContent.snapshot_id);
   const s1 = median(snap), e1 = median(engSnap), s2 = median(rest), e2 = median(engRest);
-  console.log(`snapshot: median ${(s1 / 1000).toFixed(2)} s against commit + archive GET ${(e1 / 1000).toFixed(2)} s: ${(s1 / e1).toFixed(2)}x (target at most 1.5x)`);
-  console.log(`restore:  median ${(s2 / 1000).toFixed(2)} s against archive PUT + create + start ${(e2 / 1000).toFixed(2)} s: ${(s2 / e2).toFixed(2)}x (target at most 1.5x)`);
+  // Each round's ratio (ours against the engine's, measured side by side).
+  const spread = (ours, eng) => {
+    const r = ours.map((x, i) => x / eng[i]);
+    return `rounds ${Math.min(...r).toFixed(2)}x to ${Math.max(...r).toFixed(2)}x`;
+  };
+  console.log(`snapshot: median ${(s1 / 1000).toFixed(2)} s against commit + archive GET ${(e1 / 1000).toFixed(2)} s: ${(s1 / e1).toFixed(2)}x, ${spread(snap, engSnap)} (target at most 1.5x)`);
+  console.log(`restore:  median ${(s2 / 1000).toFixed(2)} s against archive PUT + create + start ${(e2 / 1000).toFixed(2)} s: ${(s2 / e2).toFixed(2)}x, ${spread(rest, engRest)} (target at most 1.5x)`);
   const sc = second.structuredContent;
   console.log(`second snapshot after a one-file change (${sc.kept_as} of a ${first.kept_as}): /sandbox ${sc.sandbox_bytes} bytes against ${first.sandbox_bytes}: ` +
     `${(sc.sandbox_bytes / first.sandbox_bytes).toFixed(4)}x (target at most 0.1x); ` +
