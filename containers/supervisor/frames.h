@@ -78,7 +78,10 @@
  * side ever holds more than that per stream, whatever the other does.
  * Server to supervisor (stdin):
  *   'c'  open: id, u16 port. Answered by 'N'.
- *   'd'  id, then 1..SUPF_MUX_DATA bytes for the app.
+ *   'd'  id, then 1..SUPF_MUX_DATA bytes for the app. They may follow
+ *        'c' at once (a request sent without waiting for 'N'): the
+ *        supervisor holds them until the connection is made, and drops
+ *        them if it is not ('N' '-').
  *   'x'  id: close the stream both ways (the server is done with it).
  *   'g'  id, u32 n: the server took n more of the stream's bytes.
  * Supervisor to server (stdout):
@@ -161,7 +164,7 @@
 #define SUPF_ATTR_ITALIC	4
 #define SUPF_ATTR_REVERSE	8
 /* The mux's (frames.h, "The mux"). */
-#define SUPF_MUX_VERSION	1
+#define SUPF_MUX_VERSION	2	/* 2: 'd' may follow 'c' at once */
 #define SUPF_MUX_DATA		(64u * 1024)
 #define SUPF_MUX_WINDOW		(512u * 1024)
 #define SUPF_MUX_MAX		(4 + SUPF_MUX_DATA)

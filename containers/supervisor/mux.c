@@ -58,6 +58,8 @@ struct job {
 static struct stream	streams[STREAMS];
 static int		done_pipe[2] = { -1, -1 };
 
+static int	flush_out(struct stream *);
+
 static int
 send_frame(int type, uint32_t id, const void *body, size_t len)
 {
@@ -175,12 +177,15 @@ connected(const struct result *r)
 	}
 	s->connecting = false;
 	if (r->fd < 0) {
-		drop(s);
+		drop(s);	/* with any bytes sent ahead */
 		return send_frame('N', r->id, "-", 1);
 	}
 	s->fd = r->fd;
 	fcntl(s->fd, F_SETFL, fcntl(s->fd, F_GETFL) | O_NONBLOCK);
-	return send_frame('N', r->id, "+", 1);
+	if (send_frame('N', r->id, "+", 1) == -1)
+		return -1;
+	/* The bytes the server sent behind its 'c'. */
+	return s->out_len > 0 ? flush_out(s) : 0;
 }
 
 /* Write what the app takes now; tell the server in batches. */
@@ -212,12 +217,15 @@ flush_out(struct stream *s)
 	return 0;
 }
 
-/* The server's bytes for the app: within the credit it was given. */
+/*
+ * The server's bytes for the app: within the credit it was given. While
+ * the stream connects they are only kept.
+ */
 static int
 data(struct stream *s, const unsigned char *p, size_t len)
 {
-	if (s->connecting || s->fd < 0)
-		return -1;	/* before '+': the server broke the rules */
+	if (!s->connecting && s->fd < 0)
+		return -1;
 	if (s->out_len + s->taken + len > SUPF_MUX_WINDOW)
 		return -1;
 	if (s->out == NULL && (s->out = malloc(SUPF_MUX_WINDOW)) == NULL)
@@ -228,7 +236,7 @@ data(struct stream *s, const unsigned char *p, size_t len)
 	}
 	memcpy(s->out + s->out_off + s->out_len, p, len);
 	s->out_len += len;
-	return flush_out(s);
+	return s->connecting ? 0 : flush_out(s);
 }
 
 static int

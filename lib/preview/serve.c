@@ -399,10 +399,19 @@ serve(struct conn *c)
 		return;
 	}
 	counted = true;
+	upgrade = phead_is_upgrade(&h);
+	if ((ol = phead_request(&h, NULL, previews_cookie(cfg), out,
+	    sizeof(out))) < 0) {
+		page(c->fd, 400, "Bad request", "The request head is too long.");
+		goto out;
+	}
 	/* Someone looking at a preview is using the sandbox (idle stop). */
 	sandboxes_touch(cfg, db, c->row.owner);
+	atomic_store(&c->last_ms, clock_ms());
+	/* The request head goes right behind the open. */
 	if (sandbox_open(cfg, c->row.owner, &sb, &err) == -1 ||
-	    portconn_open(sb, c->row.port, &c->pc, &err) == -1) {
+	    portconn_open(sb, c->row.port, out, (size_t)ol, &c->pc,
+	    &err) == -1) {
 		if (err.kind == ERR_NOT_FOUND && sb != NULL)
 			snprintf(msg, sizeof(msg), "Nothing listens on port %ld "
 			    "in the sandbox. Start the server there, then "
@@ -415,16 +424,8 @@ serve(struct conn *c)
 		    "reached", msg);
 		goto out;
 	}
-	upgrade = phead_is_upgrade(&h);
-	if ((ol = phead_request(&h, NULL, previews_cookie(cfg), out,
-	    sizeof(out))) < 0) {
-		page(c->fd, 400, "Bad request", "The request head is too long.");
-		goto out;
-	}
-	atomic_store(&c->last_ms, clock_ms());
-	if (portconn_send(c->pc, out, (size_t)ol, 30000) == -1 ||
-	    ((size_t)hl < c->head_len && portconn_send(c->pc, c->head + hl,
-	    c->head_len - (size_t)hl, 30000) == -1)) {
+	if ((size_t)hl < c->head_len && portconn_send(c->pc, c->head + hl,
+	    c->head_len - (size_t)hl, 30000) == -1) {
 		page(c->fd, 502, "The app closed the connection", "The app in "
 		    "the sandbox closed the connection before the request "
 		    "was sent.");

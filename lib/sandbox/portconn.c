@@ -363,10 +363,14 @@ send_frame(struct chan *c, int type, uint32_t id, const void *body,
 	return rc;
 }
 
-/* Open a stream to port on a channel; 1 when the channel died first. */
+/*
+ * Open a stream to port on a channel, first's bytes sent right behind the
+ * open (the supervisor keeps them until it has connected: no round trip
+ * waited for); 1 when the channel died first.
+ */
 static int
-open_once(struct sandbox *sb, long port, struct portconn *pc,
-    struct error *err)
+open_once(struct sandbox *sb, long port, const void *first, size_t first_len,
+    struct portconn *pc, struct error *err)
 {
 	unsigned char	 p[2];
 	struct chan	*c;
@@ -384,7 +388,9 @@ open_once(struct sandbox *sb, long port, struct portconn *pc,
 	p[0] = (unsigned char)(port >> 8);
 	p[1] = (unsigned char)port;
 	until = clock_ms() + OPEN_MS;
-	if (send_frame(c, 'c', pc->s.id, p, 2, until) == -1)
+	if (send_frame(c, 'c', pc->s.id, p, 2, until) == -1 ||
+	    (first_len > 0 && portconn_send(pc, first, first_len,
+	    OPEN_MS) == -1))
 		return 1;
 	pthread_mutex_lock(&c->lock);
 	while (pc->s.answer == 0 && !pc->s.ended && clock_ms() < until &&
@@ -411,18 +417,21 @@ open_once(struct sandbox *sb, long port, struct portconn *pc,
 }
 
 int
-portconn_open(struct sandbox *sb, long port, struct portconn **out,
-    struct error *err)
+portconn_open(struct sandbox *sb, long port, const void *first,
+    size_t first_len, struct portconn **out, struct error *err)
 {
 	struct portconn	*pc;
 	int		 rc, tries;
 
 	*out = NULL;
+	if (first_len > SUPF_MUX_WINDOW)
+		return error_set(err, "too much to send ahead of a connection");
 	/* A channel that died under the first try (a restart): a new one. */
 	for (tries = 0; tries < 2; tries++) {
 		if ((pc = calloc(1, sizeof(*pc))) == NULL)
 			return error_set(err, "out of memory");
-		if ((rc = open_once(sb, port, pc, err)) == 0) {
+		if ((rc = open_once(sb, port, first, first_len, pc,
+		    err)) == 0) {
 			*out = pc;
 			return 0;
 		}

@@ -27,14 +27,17 @@ struct sandbox;
 struct portconn;
 
 /*
- * Connect to port in the container of sb. 0 and *out, or -1 with
- * err->kind ERR_NOT_FOUND when nothing listens there, or another kind
- * (the container not running: ERR_CONFLICT; the engine: ERR_UPSTREAM)
- * with a message for a person. Within about 10 s once the channel is
- * open (opening it: its own deadlines, 5 s for the supervisor's answer).
+ * Connect to port in the container of sb and send first's first_len bytes
+ * (at most SUPF_MUX_WINDOW; 0 for none): they go right behind the open,
+ * without waiting for the connection, and reach the app once it is made.
+ * 0 and *out, or -1 with err->kind ERR_NOT_FOUND when nothing listens
+ * there (the bytes are dropped), or another kind (the container not
+ * running: ERR_CONFLICT; the engine: ERR_UPSTREAM) with a message for a
+ * person. Within about 10 s once the channel is open (opening it: its own
+ * deadlines, 5 s for the supervisor's answer).
  */
-int	portconn_open(struct sandbox *, long port, struct portconn **out,
-	    struct error *);
+int	portconn_open(struct sandbox *, long port, const void *first,
+	    size_t first_len, struct portconn **out, struct error *);
 /* Send all len bytes within wait_ms. 0, or -1 when the connection broke. */
 int	portconn_send(struct portconn *, const void *buf, size_t len,
 	    int wait_ms);

@@ -265,13 +265,14 @@ listener(int *port)
 	return fd;
 }
 
-static struct mux_stream	sa, sb;
+static struct mux_stream	sa, sb, sc, sd;
 
 static bool ready(void) { return rd.ready; }
 static bool both_answered(void) { return sa.answer != 0 && sb.answer != 0; }
 static bool b_has_5(void) { return sb.qlen >= 5; }
 static bool a_out_of_credit(void) { return sa.credit == 0; }
 static bool a_ended(void) { return sa.ended; }
+static bool cd_answered(void) { return sc.answer != 0 && sd.answer != 0; }
 
 static void
 test_supervisor(void)
@@ -336,6 +337,40 @@ test_supervisor(void)
 	pump_until(3000, b_has_5);
 	CHECK(fl == 5 && sb.qlen == 5 && muxin_take(&sb, got, 16) == 5 &&
 	    memcmp(got, "pong\n", 5) == 0, "mux: and its app's answer back");
+	/*
+	 * Bytes right behind an open: kept until the connection is made,
+	 * then the app's. Behind an open that fails: dropped, '-', and the
+	 * channel goes on.
+	 */
+	muxin_stream_init(&sc, 3);
+	muxin_stream_init(&sd, 4);
+	muxin_link(&rd, &sc);
+	muxin_link(&rd, &sd);
+	p[0] = (unsigned char)(pb >> 8); p[1] = (unsigned char)pb;
+	send_fr('c', 3, p, 2);
+	send_fr('d', 3, "GET / HTTP/1.1\r\n\r\n", 18);
+	sc.credit -= 18;
+	p[0] = 0; p[1] = 1;	/* port 1: nothing listens */
+	send_fr('c', 4, p, 2);
+	send_fr('d', 4, "lost", 4);
+	pump_until(5000, cd_answered);
+	CHECK(sc.answer == '+' && sd.answer == '-',
+	    "mux: opens with bytes behind them are answered");
+	fd = accept(lb, NULL, NULL);
+	memset(got, 0, sizeof(got));
+	CHECK(fd >= 0 && read(fd, got, 16) == 16 &&
+	    memcmp(got, "GET / HTTP/1.1\r\n", 16) == 0,
+	    "mux: bytes sent behind an open reach the app once connected");
+	if (fd >= 0)
+		close(fd);
+	send_fr('d', 2, "more\n", 5);
+	sb.credit -= 5;
+	CHECK(read(cb, got, 5) == 5 && memcmp(got, "more\n", 5) == 0,
+	    "mux: bytes behind a failed open are dropped; the channel goes on");
+	muxin_unlink(&rd, &sc);
+	muxin_unlink(&rd, &sd);
+	muxin_stream_free(&sc);
+	muxin_stream_free(&sd);
 	/* The app on stream 1 closes: 'Z'. */
 	close(ca);
 	pump_until(3000, a_ended);
