@@ -19,6 +19,8 @@
 #   CS_RUN            runtime folder for sockets and logs (default /run/code-sandbox)
 #   SANDBOX_ENV_FILE  settings file (default .env at the top of the tree)
 #   SANDBOX_HOST, SANDBOX_PORT  override the settings file (default 127.0.0.1:8891)
+#   CS_CADDYFILE      Caddy's configuration (default caddy/Caddyfile; the
+#                     https preview test adds a TLS site to a copy)
 set -eu
 
 top=$(cd "$(dirname "$0")/../.." && pwd)
@@ -183,7 +185,7 @@ caddy|nginx|apache)
 	elif [ "$server" = apache ]; then
 		apache2 -f "$CS_RUN/apache/httpd.conf" -DFOREGROUND &
 	else
-		caddy run --adapter caddyfile --config "$top/caddy/Caddyfile" &
+		caddy run --adapter caddyfile --config "${CS_CADDYFILE:-$top/caddy/Caddyfile}" &
 	fi
 	web_pid=$!
 	# Until one of them ends (a background sleep lets the trap run at once).
