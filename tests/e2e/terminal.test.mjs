@@ -5,6 +5,8 @@
 
 import { describe, it, before, after } from 'node:test';
 import assert from 'node:assert/strict';
+import { execFile } from 'node:child_process';
+import { promisify } from 'node:util';
 import { startServer, containerCommands, dockerExec, waitFor } from './lib/server.mjs';
 import { connect, resultText, http } from './lib/client.mjs';
 import { ctl } from './lib/hostile.mjs';
@@ -183,12 +185,12 @@ describe('terminals', () => {
 
   it('a terminal survives /mcp workers killed with SIGKILL', async () => {
     const s = await ok(conn, 'terminal_start', { command: 'bash', cols: 80, rows: 24 });
-    await ok(conn, 'terminal_send', { terminal_id: s.terminal_id, input: 'sleep 30; echo done\n', wait_ms: 300 });
+    await ok(conn, 'terminal_send', { terminal_id: s.terminal_id, input: 'sleep 8; echo done\n', wait_ms: 300 });
     for (const pid of srv.programPids('mcp')) process.kill(pid, 'SIGKILL');
     await conn.close().catch(() => {});
     conn = await reconnect(srv);
     const r = await ok(conn, 'terminal_read', { terminal_id: s.terminal_id });
-    assert.match(r.screen, /sleep 30; echo done/);
+    assert.match(r.screen, /sleep 8; echo done/);
     let screen = '';
     await waitFor(async () => /^done$/m.test((screen = (await ok(conn, 'terminal_read', { terminal_id: s.terminal_id })).screen)), {
       timeout: 45000,
@@ -329,7 +331,10 @@ describe('terminals without the channel (SANDBOX_CHANNEL=0: one engine exec per 
     let list = JSON.parse((await ctl(srv, ['--json', 'terminals', 'list'])).stdout);
     assert.equal(state(list, quiet.terminal_id), 'open');
     // The daemon ends 10 s after the last input or output; the row is
-    // checked against the sandbox once 30 s old (a start in flight).
+    // checked against the sandbox once 30 s old (a start in flight): the
+    // rows are made older in the database rather than waited for.
+    await promisify(execFile)('sqlite3', ['-cmd', '.timeout 5000', srv.settings.SANDBOX_DB,
+      `UPDATE terminal SET created = created - 60 WHERE id IN ('${quiet.terminal_id}', '${busy.terminal_id}')`]);
     await waitFor(async () => {
       list = JSON.parse((await ctl(srv, ['--json', 'terminals', 'list'])).stdout);
       return state(list, quiet.terminal_id) === 'closed';
