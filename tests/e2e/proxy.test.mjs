@@ -129,6 +129,8 @@ describe('egress proxy with secrets', () => {
       SANDBOX_PROXY_PORT: String(port), SANDBOX_PROXY_DIR: join(dir, 'proxy'),
       SANDBOX_PROXY_CA: join(dir, 'ca.pem'), SANDBOX_PROXY_HOSTS_FILE: join(dir, 'hosts'),
       SANDBOX_SECRETS_KEY: join(dir, 'secrets.key'),
+      // A 2026-07-28 call becomes a task after this long (the masking test).
+      SANDBOX_INLINE_WAIT: 3,
     };
     srv = await startServer({ name: 'proxy', settings: pset });
     r = await ctl(srv, ['secrets', 'add', 'GH', '--host', 'api.example.test'], { input: `${VALUE}\n` });
@@ -227,7 +229,7 @@ describe('egress proxy with secrets', () => {
   });
 
   it('masking applies in a task\'s stored status line too', async () => {
-    // Longer than SANDBOX_INLINE_WAIT (20 s): answered as a task.
+    // Longer than SANDBOX_INLINE_WAIT (3 s here): answered as a task.
     const r = await modern(srv, 'tools/call', { name: 'execute', arguments: { command: 'curl -sS https://api.example.test/token; sleep 90' } });
     assert.equal(r.status, 200, r.text);
     const task = r.json.result;

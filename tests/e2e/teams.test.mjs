@@ -273,9 +273,12 @@ describe('SANDBOX_SCOPE=shared (the default)', () => {
   it('shared scope: key holders have no confidentiality from each other, and keys add says so (security review item 4)', async () => {
     // One person's model, root in the shared container, sees another's
     // command line (tokens included) while it runs.
-    const slow = people.dora.sh('sleep 20; true # dora-secret-token-123');
+    const slow = people.dora.run('sleep 20; true # dora-secret-token-123');
     await waitFor(async () => /dora-secret-token-123/.test((await people.ed.sh('cat /proc/[0-9]*/cmdline 2>/dev/null | tr "\\0" " "')).stdout),
       { timeout: 15000, what: "another person's command line" });
+    // And can end it: the run's whole process group (its own session).
+    await people.ed.sh('for f in $(grep -l "dora-secret-token-[1]23" /proc/[0-9]*/cmdline 2>/dev/null); do p=${f#/proc/}; ' +
+      'kill -- -$(cut -d" " -f5 /proc/${p%/cmdline}/stat) 2>/dev/null; done; true');
     await slow;
     const r = await ctl(srv, ['--json', 'keys', 'add', 'frank']);
     assert.equal(r.code, 0, r.stderr);
