@@ -335,6 +335,14 @@ land(struct conn *c, struct db *db, const char *id, const char *target)
 		page(c->fd, 400, "Bad request", "The path is too long.");
 }
 
+/* A request whose head may reach the app twice: GET or HEAD. */
+static bool
+safe_twice(const struct phead *h)
+{
+	return (h->part_len[0] == 3 && memcmp(h->part[0], "GET", 3) == 0) ||
+	    (h->part_len[0] == 4 && memcmp(h->part[0], "HEAD", 4) == 0);
+}
+
 static void
 serve(struct conn *c)
 {
@@ -347,7 +355,7 @@ serve(struct conn *c)
 	char			 id[PREVIEW_ID_LEN + 1], sig[LINK_SIG_LEN + 8];
 	char			 out[OUT_HEAD_MAX], msg[640];
 	long			 hl, ol, sl;
-	bool			 counted = false, upgrade;
+	bool			 counted = false, upgrade, ahead;
 	pthread_t		 t;
 
 	if ((hl = read_head(c, &h, &why)) < 0) {
@@ -408,10 +416,14 @@ serve(struct conn *c)
 	/* Someone looking at a preview is using the sandbox (idle stop). */
 	sandboxes_touch(cfg, db, c->row.owner);
 	atomic_store(&c->last_ms, clock_ms());
-	/* The request head goes right behind the open. */
+	/*
+	 * A GET's head goes right behind the open (sent again if the channel
+	 * dies before the answer); any other's once connected.
+	 */
+	ahead = safe_twice(&h);
 	if (sandbox_open(cfg, c->row.owner, &sb, &err) == -1 ||
-	    portconn_open(sb, c->row.port, out, (size_t)ol, &c->pc,
-	    &err) == -1) {
+	    portconn_open(sb, c->row.port, out, ahead ? (size_t)ol : 0,
+	    &c->pc, &err) == -1) {
 		if (err.kind == ERR_NOT_FOUND && sb != NULL)
 			snprintf(msg, sizeof(msg), "Nothing listens on port %ld "
 			    "in the sandbox. Start the server there, then "
@@ -424,8 +436,9 @@ serve(struct conn *c)
 		    "reached", msg);
 		goto out;
 	}
-	if ((size_t)hl < c->head_len && portconn_send(c->pc, c->head + hl,
-	    c->head_len - (size_t)hl, 30000) == -1) {
+	if ((!ahead && portconn_send(c->pc, out, (size_t)ol, 30000) == -1) ||
+	    ((size_t)hl < c->head_len && portconn_send(c->pc, c->head + hl,
+	    c->head_len - (size_t)hl, 30000) == -1)) {
 		page(c->fd, 502, "The app closed the connection", "The app in "
 		    "the sandbox closed the connection before the request "
 		    "was sent.");

@@ -388,10 +388,17 @@ open_once(struct sandbox *sb, long port, const void *first, size_t first_len,
 	p[0] = (unsigned char)(port >> 8);
 	p[1] = (unsigned char)port;
 	until = clock_ms() + OPEN_MS;
-	if (send_frame(c, 'c', pc->s.id, p, 2, until) == -1 ||
-	    (first_len > 0 && portconn_send(pc, first, first_len,
-	    OPEN_MS) == -1))
+	if (send_frame(c, 'c', pc->s.id, p, 2, until) == -1)
 		return 1;
+	if (first_len > 0 && portconn_send(pc, first, first_len,
+	    OPEN_MS) == -1) {
+		pthread_mutex_lock(&c->lock);
+		ended = !c->alive;
+		pthread_mutex_unlock(&c->lock);
+		if (ended)
+			return 1;
+		/* Else the app took the connection and closed it at once. */
+	}
 	pthread_mutex_lock(&c->lock);
 	while (pc->s.answer == 0 && !pc->s.ended && clock_ms() < until &&
 	    !docker_stopping())

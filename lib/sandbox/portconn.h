@@ -30,6 +30,8 @@ struct portconn;
  * Connect to port in the container of sb and send first's first_len bytes
  * (at most SUPF_MUX_WINDOW; 0 for none): they go right behind the open,
  * without waiting for the connection, and reach the app once it is made.
+ * If the channel dies before the answer they are sent again on a new one,
+ * so pass only what may reach the app twice (a GET's head).
  * 0 and *out, or -1 with err->kind ERR_NOT_FOUND when nothing listens
  * there (the bytes are dropped), or another kind (the container not
  * running: ERR_CONFLICT; the engine: ERR_UPSTREAM) with a message for a

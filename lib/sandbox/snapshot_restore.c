@@ -32,6 +32,7 @@
 #include "store/db_snap.h"
 
 #define RUN_WAIT_MS	10000	/* after a forced kill, for runs to end */
+#define SNAP_STALE_S	3600	/* a snapshot helper this old is a leftover */
 
 /* Does a snapshot row of sb still name image? */
 static bool
@@ -171,22 +172,52 @@ named_after(const char *name, const char *prefix, const char *rest,
 }
 
 /*
- * After a restore: what an earlier one left when the engine died under
- * it (the lease keeps any other restore or snapshot of sb away now): its
- * volumes of other generations, its helpers and set-aside containers.
- * Names are matched exactly; the engine's lists are read as hostile.
+ * After a restore that succeeded, what earlier failed ones left of sb's
+ * (the lease keeps any other restore of sb away now): its restore helpers
+ * and set-aside containers, snapshot helpers over an hour old (a snapshot
+ * that began before this restore may still be using a newer one), then
+ * its volumes of other generations (containers first: a volume still
+ * mounted by a leftover cannot be removed). Names are matched exactly;
+ * the engine's lists are read as hostile.
  */
 static void
 sweep_leftovers(struct sandbox *sb, const char *volume)
 {
 	static const long	 ok[] = { 200, 0 };
 	static const char *const kinds[] = { "-restore-", "-old-", "-snap-" };
-	struct json_object	*r, *list, *names;
+	struct json_object	*r, *list, *names, *item, *created;
 	struct error		 e;
 	char			 base[SANDBOX_NAME_MAX];
 	const char		*name;
 	size_t			 i, j, n = strlen(volume);
 
+	if (sandbox_call(sb, "GET", NULL, ok, &r, "cannot list containers",
+	    &e, "/containers/json?all=1&filters=%%7B%%22name%%22%%3A%%5B%%22"
+	    "%s-%%22%%5D%%7D", sb->container) == -1) {
+		log_warn("restore: %s", e.msg);
+		return;
+	}
+	for (i = 0; json_object_is_type(r, json_type_array) &&
+	    i < json_object_array_length(r) && i < 1000; i++) {
+		item = json_object_array_get_idx(r, i);
+		names = js_get(item, "Names", json_type_array);
+		if (names == NULL || json_object_array_length(names) != 1 ||
+		    (name = json_object_get_string(json_object_array_get_idx(
+		    names, 0))) == NULL || *name++ != '/')
+			continue;
+		for (j = 0; j < sizeof(kinds) / sizeof(kinds[0]); j++)
+			if (named_after(name, sb->container, kinds[j], 16))
+				break;
+		if (j == sizeof(kinds) / sizeof(kinds[0]))
+			continue;
+		if (strcmp(kinds[j], "-snap-") == 0 && ((created = js_get(item,
+		    "Created", json_type_int)) == NULL ||
+		    json_object_get_int64(created) > (int64_t)time(NULL) -
+		    SNAP_STALE_S))
+			continue;
+		snapshot_container_remove(sb, name);
+	}
+	json_object_put(r);
 	snprintf(base, sizeof(base), "%s", volume);
 	if (n > 14 && named_after(volume + n - 14, "", "-s", 12))
 		base[n - 14] = '\0';
@@ -206,27 +237,6 @@ sweep_leftovers(struct sandbox *sb, const char *volume)
 			    named_after(name, base, "-s", 12)))
 				volume_remove(sb, name);
 		}
-	json_object_put(r);
-	if (sandbox_call(sb, "GET", NULL, ok, &r, "cannot list containers",
-	    &e, "/containers/json?all=1&filters=%%7B%%22name%%22%%3A%%5B%%22"
-	    "%s-%%22%%5D%%7D", sb->container) == -1) {
-		log_warn("restore: %s", e.msg);
-		return;
-	}
-	for (i = 0; json_object_is_type(r, json_type_array) &&
-	    i < json_object_array_length(r) && i < 1000; i++) {
-		names = js_get(json_object_array_get_idx(r, i), "Names",
-		    json_type_array);
-		if (names == NULL || json_object_array_length(names) != 1 ||
-		    (name = json_object_get_string(json_object_array_get_idx(
-		    names, 0))) == NULL || *name++ != '/')
-			continue;
-		for (j = 0; j < sizeof(kinds) / sizeof(kinds[0]); j++)
-			if (named_after(name, sb->container, kinds[j], 16)) {
-				snapshot_container_remove(sb, name);
-				break;
-			}
-	}
 	json_object_put(r);
 }
 
