@@ -369,8 +369,24 @@ run_wait(struct run *r)
 		}
 		if (r->exited && (r->fds[0] < 0 && r->fds[1] < 0))
 			break;
-		if (r->exited && now >= r->drain_end)
+		if (r->exited && now >= r->drain_end) {
+			/*
+			 * What the pipes hold already is the command's, however
+			 * late this thread got here (a loaded host): take it,
+			 * a bounded number of reads (a detached child may go
+			 * on writing; run_detach drains the rest).
+			 */
+			for (i = 0; i < 256; i++) {
+				pfd[0].fd = r->fds[0];
+				pfd[1].fd = r->fds[1];
+				pfd[0].events = pfd[1].events = POLLIN;
+				pfd[0].revents = pfd[1].revents = 0;
+				if (poll(pfd, 2, 0) <= 0)
+					break;
+				run_read(r, pfd);
+			}
 			break;
+		}
 		for (i = 0; i < 2; i++) {
 			pfd[i].fd = r->fds[i];
 			pfd[i].events = POLLIN;
