@@ -218,6 +218,15 @@ send_fr(int type, uint32_t id, const void *body, size_t len)
 	send_all(b, frame(b, type, id, body, len));
 }
 
+/* 'c': open stream id to port. */
+static void
+send_open(uint32_t id, int port)
+{
+	unsigned char p[2] = { (unsigned char)(port >> 8), (unsigned char)port };
+
+	send_fr('c', id, p, 2);
+}
+
 /* Read the supervisor's frames for up to ms (until cond holds). */
 static void
 pump_until(int ms, bool (*cond)(void))
@@ -278,7 +287,7 @@ static void
 test_supervisor(void)
 {
 	char		 path[] = "/tmp/cs-test-supervisor.XXXXXX";
-	unsigned char	 p[2], chunk[SUPF_MUX_DATA], got[16];
+	unsigned char	 chunk[SUPF_MUX_DATA], got[16];
 	size_t		 sent = 0;
 	int		 la = -1, lb = -1, pa = 0, pb = 0, ca, cb, fl, fd;
 
@@ -303,10 +312,8 @@ test_supervisor(void)
 	muxin_stream_init(&sb, 2);
 	muxin_link(&rd, &sa);
 	muxin_link(&rd, &sb);
-	p[0] = (unsigned char)(pa >> 8); p[1] = (unsigned char)pa;
-	send_fr('c', 1, p, 2);
-	p[0] = (unsigned char)(pb >> 8); p[1] = (unsigned char)pb;
-	send_fr('c', 2, p, 2);
+	send_open(1, pa);
+	send_open(2, pb);
 	pump_until(5000, both_answered);
 	CHECK(rd.ready && sa.answer == '+' && sb.answer == '+',
 	    "mux: the supervisor connects two streams");
@@ -346,12 +353,10 @@ test_supervisor(void)
 	muxin_stream_init(&sd, 4);
 	muxin_link(&rd, &sc);
 	muxin_link(&rd, &sd);
-	p[0] = (unsigned char)(pb >> 8); p[1] = (unsigned char)pb;
-	send_fr('c', 3, p, 2);
+	send_open(3, pb);
 	send_fr('d', 3, "GET / HTTP/1.1\r\n\r\n", 18);
 	sc.credit -= 18;
-	p[0] = 0; p[1] = 1;	/* port 1: nothing listens */
-	send_fr('c', 4, p, 2);
+	send_open(4, 1);	/* port 1: nothing listens */
 	send_fr('d', 4, "lost", 4);
 	pump_until(5000, cd_answered);
 	CHECK(sc.answer == '+' && sd.answer == '-',
