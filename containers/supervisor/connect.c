@@ -10,6 +10,7 @@
 #include <stdint.h>
 #include <string.h>
 #include <sys/socket.h>
+#include <sys/un.h>
 #include <unistd.h>
 
 #include "supervisor/connect.h"
@@ -84,4 +85,48 @@ connect_port(long port)
 	}
 	freeifaddrs(ifs);
 	return fd;
+}
+
+int
+connect_give(const char *path, const unsigned char *key, size_t klen, int fd)
+{
+	union {
+		struct cmsghdr	h;
+		char		b[CMSG_SPACE(sizeof(int))];
+	}			 ctl;
+	struct sockaddr_un	 sa;
+	struct msghdr		 msg;
+	struct iovec		 iov;
+	struct cmsghdr		*cm;
+	int			 s, rc = -1;
+
+	memset(&sa, 0, sizeof(sa));
+	sa.sun_family = AF_UNIX;
+	if (strlen(path) >= sizeof(sa.sun_path))
+		return -1;
+	memcpy(sa.sun_path, path, strlen(path));
+	/* Non-blocking: a lane that does not take it at once is not used. */
+	if ((s = socket(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC | SOCK_NONBLOCK,
+	    0)) == -1)
+		return -1;
+	if (connect(s, (struct sockaddr *)&sa, sizeof(sa)) == -1)
+		goto out;
+	memset(&msg, 0, sizeof(msg));
+	memset(&ctl, 0, sizeof(ctl));
+	iov.iov_base = (void *)key;
+	iov.iov_len = klen;
+	msg.msg_iov = &iov;
+	msg.msg_iovlen = 1;
+	msg.msg_control = ctl.b;
+	msg.msg_controllen = sizeof(ctl.b);
+	cm = CMSG_FIRSTHDR(&msg);
+	cm->cmsg_level = SOL_SOCKET;
+	cm->cmsg_type = SCM_RIGHTS;
+	cm->cmsg_len = CMSG_LEN(sizeof(int));
+	memcpy(CMSG_DATA(cm), &fd, sizeof(int));
+	if (sendmsg(s, &msg, MSG_NOSIGNAL) == (ssize_t)klen)
+		rc = 0;
+out:
+	close(s);
+	return rc;
 }

@@ -104,7 +104,7 @@ length_ok(const struct supf *f, int type, uint32_t len)
 		return len >= 11 && len <= f->max && len <= SUPF_CHAN_IN_MAX;
 	/* The mux's (frames.h). */
 	case 'c':
-		return len == 6;
+		return len == 6 || len == 6 + SUPF_MUX_KEY;
 	case 'd': case 'D':
 		return len >= 5 && len <= f->max && len <= SUPF_MUX_MAX;
 	case 'x': case 'Z':

@@ -77,7 +77,10 @@
  * 'd' or 'D' bytes only within the credit the other granted, so neither
  * side ever holds more than that per stream, whatever the other does.
  * Server to supervisor (stdin):
- *   'c'  open: id, u16 port. Answered by 'N'.
+ *   'c'  open: id, u16 port[, SUPF_MUX_KEY bytes of key]. Answered by
+ *        'N'. With a key and "--lane PATH", the connection is handed over
+ *        on the lane (lib/sandbox/portlane.h) once made, and answered 'L';
+ *        the server sends no 'd' for such a stream before the answer.
  *   'd'  id, then 1..SUPF_MUX_DATA bytes for the app. They may follow
  *        'c' at once (a request sent without waiting for 'N'): the
  *        supervisor holds them until the connection is made, and drops
@@ -86,7 +89,9 @@
  *   'g'  id, u32 n: the server took n more of the stream's bytes.
  * Supervisor to server (stdout):
  *   'V'  ready: u32 SUPF_MUX_VERSION; the first frame.
- *   'N'  id, u8: '+' connected, '-' nothing listens on the port.
+ *   'N'  id, u8: '+' connected, '-' nothing listens on the port, 'L'
+ *        connected and handed over on the lane (the supervisor has
+ *        forgotten the stream: no frame of it follows).
  *   'D'  id, then 1..SUPF_MUX_DATA bytes from the app.
  *   'Z'  id: the stream ended (the app closed it, or it broke), after its
  *        last 'D'; the supervisor has forgotten it.
@@ -164,7 +169,8 @@
 #define SUPF_ATTR_ITALIC	4
 #define SUPF_ATTR_REVERSE	8
 /* The mux's (frames.h, "The mux"). */
-#define SUPF_MUX_VERSION	2	/* 2: 'd' may follow 'c' at once */
+#define SUPF_MUX_VERSION	3	/* 2: 'd' may follow 'c' at once; 3: 'L' */
+#define SUPF_MUX_KEY		16
 #define SUPF_MUX_DATA		(64u * 1024)
 #define SUPF_MUX_WINDOW		(512u * 1024)
 #define SUPF_MUX_MAX		(4 + SUPF_MUX_DATA)

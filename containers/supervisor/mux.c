@@ -53,10 +53,14 @@ struct job {
 	int		slot;
 	uint32_t	id;
 	long		port;
+	bool		lane;		/* hand the socket over, with key */
+	unsigned char	key[SUPF_MUX_KEY];
 };
 
 static struct stream	streams[STREAMS];
 static int		done_pipe[2] = { -1, -1 };
+static const char	*lane;		/* --lane PATH, or NULL */
+#define PASSED		(-2)		/* a result's fd: handed over */
 
 static int	flush_out(struct stream *);
 
@@ -121,6 +125,12 @@ connecting(void *arg)
 	r.slot = j->slot;
 	r.id = j->id;
 	r.fd = connect_port(j->port);
+	/* The server reads and writes it itself: we carry no byte. */
+	if (r.fd >= 0 && j->lane && connect_give(lane, j->key, sizeof(j->key),
+	    r.fd) == 0) {
+		close(r.fd);
+		r.fd = PASSED;
+	}
 	free(j);
 	/* Smaller than PIPE_BUF: one write, never torn. */
 	if (sup_write_all(done_pipe[1], &r, sizeof(r)) == -1 && r.fd >= 0)
@@ -129,7 +139,7 @@ connecting(void *arg)
 }
 
 static int
-open_stream(uint32_t id, long port)
+open_stream(uint32_t id, long port, const unsigned char *key)
 {
 	pthread_attr_t	 attr;
 	pthread_t	 t;
@@ -146,6 +156,9 @@ open_stream(uint32_t id, long port)
 	j->slot = i;
 	j->id = id;
 	j->port = port;
+	j->lane = key != NULL && lane != NULL;
+	if (j->lane)
+		memcpy(j->key, key, sizeof(j->key));
 	pthread_attr_init(&attr);
 	pthread_attr_setdetachstate(&attr, PTHREAD_CREATE_DETACHED);
 	pthread_attr_setstacksize(&attr, 64u << 10);
@@ -176,6 +189,10 @@ connected(const struct result *r)
 		return 0;
 	}
 	s->connecting = false;
+	if (r->fd == PASSED) {
+		drop(s);
+		return send_frame('N', r->id, "L", 1);
+	}
 	if (r->fd < 0) {
 		drop(s);	/* with any bytes sent ahead */
 		return send_frame('N', r->id, "-", 1);
@@ -250,7 +267,8 @@ on_frame(void *arg, int type, const unsigned char *p, size_t len)
 	s = find(id);
 	switch (type) {
 	case 'c':
-		return open_stream(id, (long)p[4] << 8 | p[5]);
+		return open_stream(id, (long)p[4] << 8 | p[5],
+		    len == 6 + SUPF_MUX_KEY ? p + 6 : NULL);
 	case 'd':
 		return s == NULL ? 0 : data(s, p + 4, len - 4);
 	case 'x':
@@ -294,7 +312,7 @@ from_app(struct stream *s, unsigned char *buf)
 }
 
 int
-mux_main(void)
+mux_main(const char *lane_path)
 {
 	static struct pollfd	 pfd[2 + STREAMS];
 	unsigned char		 hdr[SUPF_HEADER + 4];
@@ -305,6 +323,7 @@ mux_main(void)
 	int			 i;
 
 	signal(SIGPIPE, SIG_IGN);
+	lane = lane_path;
 	for (i = 0; i < STREAMS; i++)
 		streams[i].fd = -1;
 	if (pipe2(done_pipe, O_CLOEXEC) == -1 ||

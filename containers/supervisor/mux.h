@@ -6,8 +6,10 @@
 
 /*
  * Serve the mux (frames.h, "The mux") on stdin and stdout until stdin
- * ends or stdout fails. The exit status.
+ * ends or stdout fails; streams opened with a key are handed over on the
+ * lane socket at lane (lib/sandbox/portlane.h) when it is not NULL. The
+ * exit status.
  */
-int	mux_main(void);
+int	mux_main(const char *lane);
 
 #endif

@@ -21,12 +21,14 @@
  *   supervisor collect ID
  *	Copy run ID's record to stdout: exit 0; 3 while it runs, 4 when its
  *	supervisor ended without a record, 5 when there is no such run.
- *   supervisor mux
+ *   supervisor mux [--lane PATH]
  *	Carry many TCP connections to ports in the container (preview
  *	links, lib/preview/) over one exec (frames.h, "The mux"): each port
  *	is tried at 127.0.0.1, then ::1, then the container's own addresses
  *	(a server bound to one of them), 2 s each; bytes go unchanged both
- *	ways, each stream within its credit. Ends when stdin ends.
+ *	ways, each stream within its credit; with --lane, a stream opened
+ *	with a key is handed over to the server on that socket instead.
+ *	Ends when stdin ends.
  *   supervisor channel
  *	Serve many runs over one exec (frames.h, "The channel"): 'r', 'k'
  *	and 'q' frames on stdin; each run is a child doing what "run" does,
@@ -52,7 +54,10 @@ main(int argc, char **argv)
 	long timeout = 0, max = 0;
 
 	if (argc == 2 && strcmp(argv[1], "mux") == 0)
-		return mux_main();
+		return mux_main(NULL);
+	if (argc == 4 && strcmp(argv[1], "mux") == 0 &&
+	    strcmp(argv[2], "--lane") == 0)
+		return mux_main(argv[3]);
 	if (argc >= 3 && !run_valid_id(argv[2]))
 		sup_die(125, "bad run id");
 	if (argc >= 6 && strcmp(argv[1], "run") == 0) {
@@ -70,7 +75,7 @@ main(int argc, char **argv)
 	if (argc >= 2 && strncmp(argv[1], "term-", 5) == 0)
 		return term_main(argc, argv);
 	sup_die(125, "usage: supervisor run ID TIMEOUT MAX CHUNK... | kill ID | "
-	    "collect ID | mux | channel | term-start ... | "
+	    "collect ID | mux [--lane PATH] | channel | term-start ... | "
 	    "term-send ... | term-watch ... | term-close ID | term-list");
 	return 125;
 }

@@ -161,6 +161,8 @@ static const struct setting settings[] = {
 	  "Origin of preview links with a * for each link's id (https://*.preview.example.net): needs a wildcard DNS record and certificate, and a front routing those hosts to the preview program. Empty: http://ID.preview.localhost:PORT on a loopback server, no previews otherwise." },
 	{ "SANDBOX_PREVIEW_CONNECTIONS", K_LONG, "64", 1, 100000, OFF(preview_conns),
 	  "Most preview connections open at once per owner (a page loads its assets over several)." },
+	{ "SANDBOX_PREVIEW_SOCKETS", K_STR, "", 0, 200, OFF(preview_sockets),
+	  "Folder on the engine's host where the preview program puts a socket for each container, bound read-only into it, so that the supervisor hands the app's connections over rather than carrying their bytes (local engine only; absolute). Empty: previews/ beside SANDBOX_DB with a local engine, off with a remote one; off: always through the engine." },
 	{ "SANDBOX_PROXY", K_BOOL, "0", 0, 1, OFF(proxy),
 	  "Send the sandbox's HTTP and HTTPS through the egress proxy (containers/proxy.sh; needed by secrets); internet policy only. The sandbox then trusts the proxy's CA." },
 	{ "SANDBOX_EGRESS_HOSTS", K_STR, "", 0, 4096, OFF(egress_hosts),
@@ -737,6 +739,44 @@ apply_all(struct config *c, const struct envfile *ef, const char *envdir,
  * (http://SANDBOX_HOST:SANDBOX_PORT, which a wildcard host cannot give),
  * the MCP URL, the scope. 0, or -1 with err.
  */
+/*
+ * SANDBOX_PREVIEW_SOCKETS: "off" and a remote engine give "" (off); empty
+ * gives "previews" beside the database; else an absolute path.
+ */
+static int
+derive_preview_sockets(struct config *c, struct error *err)
+{
+	const char	*v = c->preview_sockets, *slash;
+	size_t		 n;
+	int		 dl;
+
+	if (v == NULL)
+		return 0;
+	if (strcmp(v, "off") == 0 ||
+	    strncmp(c->docker_host, "unix://", 7) != 0) {
+		c->preview_sockets[0] = '\0';
+		return 0;
+	}
+	if (v[0] != '\0') {
+		if (v[0] != '/' || strstr(v, "/../") != NULL ||
+		    strchr(v, ' ') != NULL)
+			return error_set(err, "SANDBOX_PREVIEW_SOCKETS: an "
+			    "absolute path without spaces, or off");
+		return 0;
+	}
+	if (c->db_path == NULL)
+		return 0;
+	slash = strrchr(c->db_path, '/');
+	dl = slash == NULL ? 1 : (int)(slash - c->db_path);
+	n = (size_t)dl + 16;
+	free(c->preview_sockets);
+	if ((c->preview_sockets = malloc(n)) == NULL)
+		return error_set(err, "out of memory");
+	snprintf(c->preview_sockets, n, "%.*s/previews", dl,
+	    slash == NULL ? "." : c->db_path);
+	return 0;
+}
+
 static int
 derive(struct config *c, struct error *err)
 {
@@ -765,6 +805,8 @@ derive(struct config *c, struct error *err)
 	if (strcmp(c->scope, "shared") != 0 && strcmp(c->scope, "person") != 0)
 		return error_set(err, "SANDBOX_SCOPE: expected shared or person");
 	c->per_person = strcmp(c->scope, "person") == 0;
+	if (derive_preview_sockets(c, err) == -1)
+		return -1;
 	/* No snapshot folder given: "snapshots" beside the database. */
 	if (c->snapshot_dir != NULL && c->snapshot_dir[0] == '\0' &&
 	    c->db_path != NULL) {

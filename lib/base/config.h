@@ -84,6 +84,7 @@ struct config {
 	long		 terminal_link_ttl; /* TERMINAL_LINK_TTL, seconds */
 	char		*preview_url;	/* SANDBOX_PREVIEW_URL: a wildcard origin, or "" */
 	long		 preview_conns;	/* SANDBOX_PREVIEW_CONNECTIONS, open per owner */
+	char		*preview_sockets; /* SANDBOX_PREVIEW_SOCKETS: absolute, or "" for off */
 	bool		 proxy;		/* SANDBOX_PROXY */
 	char		*egress_hosts;	/* SANDBOX_EGRESS_HOSTS: names, space-separated, or "" */
 	char		*secrets_key;	/* SANDBOX_SECRETS_KEY: the key file, absolute */

@@ -2,6 +2,7 @@
  * sandbox/cspec.c: the sandbox container's wanted shape and drift; see
  * sandbox/cspec.h.
  */
+#include <limits.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -11,7 +12,9 @@
 
 #include "base/config.h"
 #include "base/js.h"
+#include "base/log.h"
 #include "sandbox/cspec.h"
+#include "sandbox/portlane.h"
 
 struct cspec {
 	char		*image;
@@ -22,6 +25,7 @@ struct cspec {
 	char		*runtime;	/* "" for the engine's default */
 	char		*egress_allow;
 	char		*over_file;	/* SANDBOX_DB + ".CONTAINER.over-limit" */
+	char		 lane[PATH_MAX]; /* its previews' folder, or "" */
 	enum egress	 egress;
 	long long	 memory;
 	long long	 nano_cpus;
@@ -60,6 +64,8 @@ cspec_new(const struct config *c, const char *container, const char *volume,
 	cs->pids_limit = c->pids_limit;
 	cs->disk_limit = c->disk_limit;
 	cs->layer_limit = c->layer_limit;
+	if (portlane_folder(c, container, cs->lane, sizeof(cs->lane)) == -1)
+		cs->lane[0] = '\0';
 	*out = cs;
 	return 0;
 }
@@ -100,6 +106,29 @@ str_array(const char *const *v)
 	return a;
 }
 
+/* The previews' folder, read-only (sandbox/portlane.h), when there is one. */
+static void
+fill_lane(const struct cspec *cs, struct json_object *host)
+{
+	struct json_object	*mounts, *m;
+	struct error		 err;
+
+	mounts = js_get(host, "Mounts", json_type_array);
+	if (cs->lane[0] == '\0' || mounts == NULL)
+		return;
+	if (portlane_prepare(cs->lane, &err) == -1) {
+		log_warn("container %s: previews go through the engine: %s",
+		    cs->container, err.msg);
+		return;
+	}
+	m = json_object_new_object();
+	js_set_str(m, "Type", "bind");
+	js_set_str(m, "Source", cs->lane);
+	js_set_str(m, "Target", PORTLANE_TARGET);
+	js_set_bool(m, "ReadOnly", true);
+	json_object_array_add(mounts, m);
+}
+
 void
 cspec_fill_create(const struct cspec *cs, struct json_object *body)
 {
@@ -119,6 +148,7 @@ cspec_fill_create(const struct cspec *cs, struct json_object *body)
 	js_set_str(host, "CgroupnsMode", "private");
 	if (cs->runtime[0] != '\0')
 		js_set_str(host, "Runtime", cs->runtime);
+	fill_lane(cs, host);
 }
 
 struct json_object *
@@ -234,7 +264,7 @@ compare_mounts(const struct cspec *cs, struct json_object *inspect,
 	struct json_object	*mounts, *m, *binds;
 	const char		*src, *dst, *type, *name;
 	size_t			 i, len;
-	bool			 ours = false;
+	bool			 ours = false, rw;
 
 	mounts = js_get(inspect, "Mounts", json_type_array);
 	len = mounts == NULL ? 0 : json_object_array_length(mounts);
@@ -250,6 +280,13 @@ compare_mounts(const struct cspec *cs, struct json_object *inspect,
 			ours = true;
 			continue;
 		}
+		/* The previews' folder, read-only, as made. */
+		if (strcmp(type, "bind") == 0 && cs->lane[0] != '\0' &&
+		    js_str(m, "Source") != NULL &&
+		    strcmp(js_str(m, "Source"), cs->lane) == 0 &&
+		    strcmp(dst, PORTLANE_TARGET) == 0 &&
+		    js_bool(m, "RW", &rw) == 0 && !rw)
+			continue;
 		if (strstr(src, "docker.sock") != NULL ||
 		    strstr(dst, "docker.sock") != NULL)
 			diff_add(d, "the Docker socket is mounted (%s at %s)",

@@ -164,13 +164,16 @@ on_frame(void *arg, int type, const unsigned char *p, size_t len)
 	case 'N':
 		if (s == NULL)
 			return 0;	/* closed while it connected */
-		if (s->answer != 0 || (p[4] != '+' && p[4] != '-'))
+		if (s->answer != 0 || (p[4] != '+' &&
+		    p[4] != '-' && (p[4] != 'L' || !s->lane)))
 			return -1;
 		s->answer = p[4];
 		break;
 	case 'D':
 		if (s == NULL)
 			return 0;	/* closed: its last bytes */
+		if (s->answer == 'L')
+			return -1;	/* handed over: none come this way */
 		if (queue(s, p + 4, len - 4) == -1)
 			return -1;
 		break;

@@ -22,7 +22,8 @@
 struct mux_stream {
 	struct mux_stream	*next;
 	uint32_t		 id;
-	int			 answer;	/* 0 until 'N': '+' or '-' */
+	int			 answer;	/* 0 until 'N': '+', '-' or 'L' */
+	bool			 lane;		/* opened with a key: 'L' allowed */
 	bool			 ended;		/* 'Z', or the channel ended */
 	bool			 shut;		/* ours: its frames are dropped */
 	/*

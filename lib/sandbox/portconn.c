@@ -11,25 +11,39 @@
  *     the room its ring has (the credit), so a browser that reads nothing
  *     stalls its own stream alone, and memory stays bounded;
  *   - streams, one per portconn, each with its own condition.
+ * With a lane (sandbox/portlane.h), a channel also has a listening socket
+ * in the container's previews folder and a thread that takes the
+ * connections the supervisor hands over on it; such a stream, answered
+ * 'L', is then a plain non-blocking socket of this process.
  * Every wait has a deadline and looks at the stop flag at least once a
  * second.
  */
+#include <errno.h>
+#include <limits.h>
+#include <poll.h>
 #include <pthread.h>
+#include <stdatomic.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
 
 #include <json-c/json.h>
 
 #include "base/clock.h"
+#include "base/config.h"
+#include "base/crypto.h"
 #include "base/log.h"
 #include "base/thread.h"
 #include "engine/docker.h"
 #include "sandbox/extern.h"
 #include "sandbox/muxin.h"
 #include "sandbox/portconn.h"
+#include "sandbox/portlane.h"
 #include "sandbox/sandbox.h"
 #include "sandbox/sup.h"
 
@@ -40,6 +54,7 @@
 #define CLOSE_MS	1000		/* to send 'x' */
 #define RETRY_MS	2000		/* after a channel could not be had */
 #define READ_SIZE	(256u << 10)
+#define LANE_TAKE_MS	100		/* for a message once connected */
 
 struct chan {
 	pthread_mutex_t		 setup;		/* one thread sets it up */
@@ -59,12 +74,25 @@ struct chan {
 	struct docker_frames	 df;
 	bool			 bad;
 	long long		 said_ms;
+	/* The lane: set up with the channel, or lane_fd -1. */
+	int			 lane_fd;
+	char			 lane_folder[PATH_MAX];
+	char			 lane_inner[PORTLANE_PATH_MAX];
+	pthread_t		 lane_thread;
+	bool			 has_lane_thread;
+	atomic_bool		 lane_stop;
 };
 
 struct portconn {
 	struct chan		*c;
 	struct mux_stream	 s;
+	unsigned char		 key[PORTLANE_KEY];
+	int			 fd;	/* handed over on the lane, or -1 */
+	atomic_bool		 fd_shut;
 };
+
+#define PC_OF(ms)	((struct portconn *)((char *)(ms) - \
+			    offsetof(struct portconn, s)))
 
 static pthread_mutex_t	table_lock = PTHREAD_MUTEX_INITIALIZER;
 static struct chan	chans[CHAN_MAX];
@@ -131,6 +159,77 @@ reader(void *arg)
 	return NULL;
 }
 
+/*
+ * The lane's thread: each connection on it, one message, matched by its
+ * key to a stream that waits for it (hostile: portlane_take checks).
+ */
+static void *
+lane_main(void *arg)
+{
+	struct chan		*c = arg;
+	struct mux_stream	*s;
+	struct pollfd		 pfd;
+	unsigned char		 key[PORTLANE_KEY];
+	int			 conn, fd;
+	bool			 taken;
+
+	while (!atomic_load(&c->lane_stop) && !docker_stopping()) {
+		pfd.fd = c->lane_fd;
+		pfd.events = POLLIN;
+		if (poll(&pfd, 1, 1000) <= 0)
+			continue;
+		if ((conn = accept4(c->lane_fd, NULL, NULL,
+		    SOCK_CLOEXEC)) == -1)
+			continue;
+		if (portlane_take(conn, key, &fd, LANE_TAKE_MS) == 0) {
+			taken = false;
+			pthread_mutex_lock(&c->lock);
+			for (s = c->in.streams; s != NULL && !taken;
+			    s = s->next) {
+				struct portconn *pc = PC_OF(s);
+
+				if (s->lane && !s->shut && pc->fd == -1 &&
+				    crypto_equal(pc->key, key, sizeof(key))) {
+					pc->fd = fd;
+					taken = true;
+					pthread_cond_signal(&s->cond);
+				}
+			}
+			pthread_mutex_unlock(&c->lock);
+			if (!taken)
+				close(fd);
+		}
+		close(conn);
+	}
+	return NULL;
+}
+
+/*
+ * A lane for the channel about to open: when the container was made with
+ * its previews folder (a container made before has none: no lane).
+ */
+static void
+lane_open(struct chan *c, struct sandbox *sb)
+{
+	struct stat st;
+
+	c->lane_fd = -1;
+	if (portlane_folder(sandbox_config(sb), c->container, c->lane_folder,
+	    sizeof(c->lane_folder)) == -1 ||
+	    lstat(c->lane_folder, &st) == -1 || !S_ISDIR(st.st_mode) ||
+	    (c->lane_fd = portlane_listen(c->lane_folder, c->lane_inner,
+	    sizeof(c->lane_inner))) == -1)
+		return;
+	atomic_store(&c->lane_stop, false);
+	if (thread_start(&c->lane_thread, NULL, lane_main, c,
+	    "cs-preview-lane") != 0) {
+		portlane_unlisten(c->lane_fd, c->lane_folder, c->lane_inner);
+		c->lane_fd = -1;
+		return;
+	}
+	c->has_lane_thread = true;
+}
+
 /* End the old connection and its reader; c->setup held. */
 static void
 teardown(struct chan *c)
@@ -140,6 +239,17 @@ teardown(struct chan *c)
 	if (c->has_reader) {
 		pthread_join(c->reader, NULL);
 		c->has_reader = false;
+	}
+	if (c->has_lane_thread) {
+		atomic_store(&c->lane_stop, true);
+		pthread_join(c->lane_thread, NULL);
+		c->has_lane_thread = false;
+	}
+	if (c->lane_fd >= 0) {
+		portlane_unlisten(c->lane_fd, c->lane_folder, c->lane_inner);
+		pthread_mutex_lock(&c->lock);
+		c->lane_fd = -1;
+		pthread_mutex_unlock(&c->lock);
 	}
 	pthread_mutex_lock(&c->send);
 	pthread_mutex_lock(&c->lock);
@@ -155,15 +265,22 @@ static int
 establish(struct chan *c, struct sandbox *sb, const char *sup,
     struct error *err)
 {
-	const char *const	 argv[] = { sup, "mux", NULL };
+	const char		*argv[] = { sup, "mux", NULL, NULL, NULL };
 	struct json_object	*cmd;
 	char			*id = NULL;
 	long long		 until;
 	int			 rc = -1;
 	bool			 ready = false;
 
-	if ((cmd = sandbox_str_array(argv)) == NULL)
+	lane_open(c, sb);
+	if (c->lane_fd >= 0) {
+		argv[2] = "--lane";
+		argv[3] = c->lane_inner;
+	}
+	if ((cmd = sandbox_str_array(argv)) == NULL) {
+		teardown(c);
 		return error_set(err, "out of memory");
+	}
 	if (sandbox_exec_create(sb, cmd, EXEC_ENV_CHANNEL, &id, err) == -1 ||
 	    docker_exec_attach(sandbox_docker(sb), id, &c->conn, err) == -1)
 		goto out;
@@ -226,6 +343,7 @@ slot(const char *name)
 			pthread_mutex_init(&chans[i].lock, NULL);
 			pthread_mutex_init(&chans[i].send, NULL);
 			muxin_init(&chans[i].in);
+			chans[i].lane_fd = -1;
 		}
 		table_ready = true;
 	}
@@ -363,20 +481,51 @@ send_frame(struct chan *c, int type, uint32_t id, const void *body,
 	return rc;
 }
 
+/* Send all len bytes on a lane's socket by until. 0, or -1. */
+static int
+fd_send(struct portconn *pc, const void *buf, size_t len, long long until)
+{
+	const char	*p = buf;
+	struct pollfd	 pfd;
+	ssize_t		 n;
+	long long	 left;
+
+	while (len > 0) {
+		if (atomic_load(&pc->fd_shut) || docker_stopping())
+			return -1;
+		n = send(pc->fd, p, len, MSG_NOSIGNAL | MSG_DONTWAIT);
+		if (n > 0) {
+			p += n;
+			len -= (size_t)n;
+			continue;
+		}
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n == 0 || (errno != EAGAIN && errno != EWOULDBLOCK) ||
+		    (left = until - clock_ms()) <= 0)
+			return -1;
+		pfd.fd = pc->fd;
+		pfd.events = POLLOUT;
+		poll(&pfd, 1, left < 1000 ? (int)left : 1000);
+	}
+	return 0;
+}
+
 /*
- * Open a stream to port on a channel, first's bytes sent right behind the
- * open (the supervisor keeps them until it has connected: no round trip
- * waited for); 1 when the channel died first.
+ * Open a stream to port on a channel; 1 when the channel died first. On
+ * the mux, first's bytes go right behind the open (the supervisor keeps
+ * them until it has connected: no round trip waited for); on a lane, the
+ * socket comes back first, then they go on it.
  */
 static int
 open_once(struct sandbox *sb, long port, const void *first, size_t first_len,
     struct portconn *pc, struct error *err)
 {
-	unsigned char	 p[2];
+	unsigned char	 p[2 + PORTLANE_KEY];
 	struct chan	*c;
 	long long	 until;
 	int		 answer;
-	bool		 ended;
+	bool		 ended, lane;
 
 	if (muxin_stream_init(&pc->s, 0) == -1)
 		return error_set(err, "out of memory");
@@ -387,10 +536,16 @@ open_once(struct sandbox *sb, long port, const void *first, size_t first_len,
 	c = pc->c;
 	p[0] = (unsigned char)(port >> 8);
 	p[1] = (unsigned char)port;
+	pthread_mutex_lock(&c->lock);
+	lane = c->lane_fd >= 0 && crypto_random(pc->key, sizeof(pc->key)) == 0;
+	pc->s.lane = lane;
+	pthread_mutex_unlock(&c->lock);
+	if (lane)
+		memcpy(p + 2, pc->key, sizeof(pc->key));
 	until = clock_ms() + OPEN_MS;
-	if (send_frame(c, 'c', pc->s.id, p, 2, until) == -1)
+	if (send_frame(c, 'c', pc->s.id, p, lane ? sizeof(p) : 2, until) == -1)
 		return 1;
-	if (first_len > 0 && portconn_send(pc, first, first_len,
+	if (!lane && first_len > 0 && portconn_send(pc, first, first_len,
 	    OPEN_MS) == -1) {
 		pthread_mutex_lock(&c->lock);
 		ended = !c->alive;
@@ -400,7 +555,9 @@ open_once(struct sandbox *sb, long port, const void *first, size_t first_len,
 		/* Else the app took the connection and closed it at once. */
 	}
 	pthread_mutex_lock(&c->lock);
-	while (pc->s.answer == 0 && !pc->s.ended && clock_ms() < until &&
+	/* The answer; after 'L', the socket (it may come first). */
+	while (((pc->s.answer == 0 && !pc->s.ended) ||
+	    (pc->s.answer == 'L' && pc->fd == -1)) && clock_ms() < until &&
 	    !docker_stopping())
 		wait_until(&pc->s.cond, &c->lock, until);
 	answer = pc->s.answer;
@@ -412,8 +569,27 @@ open_once(struct sandbox *sb, long port, const void *first, size_t first_len,
 		docker_conn_shutdown(c->conn);
 	}
 	pthread_mutex_unlock(&c->lock);
-	if (answer == '+')
+	if (answer == 'L' && pc->fd == -1)
+		return error_kind(err, ERR_UPSTREAM, "the sandbox did not hand "
+		    "the connection over within %d s", OPEN_MS / 1000);
+	if (answer == 'L') {
+		/* A failed send: the app closed it; its reads say so. */
+		if (first_len > 0)
+			fd_send(pc, first, first_len, clock_ms() + OPEN_MS);
 		return 0;
+	}
+	if (answer == '+') {
+		/* A lane the supervisor could not use: the mux carries it. */
+		if (lane && first_len > 0 && portconn_send(pc, first,
+		    first_len, OPEN_MS) == -1) {
+			pthread_mutex_lock(&c->lock);
+			ended = !c->alive;
+			pthread_mutex_unlock(&c->lock);
+			if (ended)
+				return 1;
+		}
+		return 0;
+	}
 	if (answer == '-')
 		return error_kind(err, ERR_NOT_FOUND, "nothing listens on port "
 		    "%ld in the sandbox", port);
@@ -437,6 +613,7 @@ portconn_open(struct sandbox *sb, long port, const void *first,
 	for (tries = 0; tries < 2; tries++) {
 		if ((pc = calloc(1, sizeof(*pc))) == NULL)
 			return error_set(err, "out of memory");
+		pc->fd = -1;
 		if ((rc = open_once(sb, port, first, first_len, pc,
 		    err)) == 0) {
 			*out = pc;
@@ -450,6 +627,32 @@ portconn_open(struct sandbox *sb, long port, const void *first,
 	    "sandbox ended before the connection was made");
 }
 
+/* A lane's socket: as portconn_recv. */
+static long
+fd_recv(struct portconn *pc, void *buf, size_t len, long long until)
+{
+	struct pollfd	pfd;
+	ssize_t		n;
+	long long	left;
+
+	for (;;) {
+		n = recv(pc->fd, buf, len, MSG_DONTWAIT);
+		if (n > 0)
+			return (long)n;
+		if (n == 0)
+			return -1;
+		if (errno == EINTR)
+			continue;
+		if (errno != EAGAIN && errno != EWOULDBLOCK)
+			return -1;
+		if ((left = until - clock_ms()) <= 0 || docker_stopping())
+			return 0;
+		pfd.fd = pc->fd;
+		pfd.events = POLLIN;
+		poll(&pfd, 1, left < 1000 ? (int)left : 1000);
+	}
+}
+
 long
 portconn_recv(struct portconn *pc, void *buf, size_t len, int wait_ms)
 {
@@ -458,6 +661,8 @@ portconn_recv(struct portconn *pc, void *buf, size_t len, int wait_ms)
 	size_t		 n;
 	bool		 ended;
 
+	if (pc->fd >= 0)
+		return fd_recv(pc, buf, len, until);
 	pthread_mutex_lock(&c->lock);
 	while (pc->s.qlen == 0 && !pc->s.ended && clock_ms() < until &&
 	    !docker_stopping())
@@ -484,6 +689,8 @@ portconn_send(struct portconn *pc, const void *buf, size_t len, int wait_ms)
 	long long	 until = clock_ms() + wait_ms;
 	size_t		 n;
 
+	if (pc->fd >= 0)
+		return fd_send(pc, buf, len, until);
 	while (len > 0) {
 		pthread_mutex_lock(&c->lock);
 		while (pc->s.credit == 0 && !pc->s.ended &&
@@ -511,6 +718,12 @@ portconn_shutdown(struct portconn *pc)
 {
 	if (pc == NULL || pc->c == NULL)
 		return;
+	if (pc->fd >= 0) {
+		/* The app sees the end; a read has what was queued, then 0. */
+		atomic_store(&pc->fd_shut, true);
+		shutdown(pc->fd, SHUT_RDWR);
+		return;
+	}
 	pthread_mutex_lock(&pc->c->lock);
 	pc->s.ended = true;
 	pc->s.shut = true;
@@ -530,12 +743,15 @@ portconn_close(struct portconn *pc)
 		pthread_mutex_lock(&c->lock);
 		muxin_unlink(&c->in, &pc->s);
 		c->streams--;
-		alive = c->alive;
+		/* A stream handed over is the supervisor's no more. */
+		alive = c->alive && pc->s.answer != 'L';
 		pthread_mutex_unlock(&c->lock);
 		if (alive)
 			send_frame(c, 'x', pc->s.id, NULL, 0,
 			    clock_ms() + CLOSE_MS);
 	}
+	if (pc->fd >= 0)
+		close(pc->fd);
 	muxin_stream_free(&pc->s);
 	free(pc);
 }

@@ -49,11 +49,18 @@ describe('the sandbox container', () => {
     assert.equal(hc.PidsLimit, 300);
     const mounts = c.Mounts ?? [];
     assert.deepEqual(
-      mounts.map((m) => [m.Type, m.Name, m.Destination]),
-      [['volume', srv.volume, '/sandbox']],
-      'only the volume, at /sandbox',
+      mounts.filter((m) => m.Type === 'volume').map((m) => [m.Name, m.Destination]),
+      [[srv.volume, '/sandbox']],
+      'the volume, at /sandbox',
     );
+    // Besides it only the previews' folder (lib/sandbox/portlane.h), read-only.
+    const binds = mounts.filter((m) => m.Type !== 'volume');
+    assert.deepEqual(binds.map((m) => [m.Type, m.Destination, m.RW]),
+      [['bind', '/run/code-sandbox-previews', false]], JSON.stringify(binds));
+    assert.match(binds[0].Source, /\/previews\/[0-9a-f]{32}$/);
     assert.deepEqual(hc.Binds ?? [], [], 'no host folder mounted');
+    const ro = await docker('exec', srv.container, 'sh', '-c', 'touch /run/code-sandbox-previews/x 2>&1; echo $?');
+    assert.match(ro.stdout, /Read-only file system[\s\S]*1\s*$/, ro.stdout);
     const sock = await docker('exec', srv.container, 'sh', '-c', 'test -e /var/run/docker.sock && echo present || echo absent');
     assert.equal(sock.stdout.trim(), 'absent', 'no Docker socket inside');
   });

@@ -23,7 +23,7 @@ import { connect as netConnect } from 'node:net';
 import { request } from 'node:http';
 import { promisify } from 'node:util';
 
-import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 
@@ -471,10 +471,13 @@ test('the preview program killed mid-stream: the next request works', ONE_FRONT,
 // to the container (lib/sandbox/portconn.c), killed as the container's root
 // could: the response in flight ends, and the very next request gets a new
 // channel.
-const KILL_MUX = `for p in /proc/[0-9]*; do tr '\\0' ' ' < $p/cmdline 2>/dev/null | grep -q '^/run/code-sandbox/[^ ]* mux $' && kill -9 \${p#/proc/} && echo killed; done; true`;
+const KILL_MUX = `for p in /proc/[0-9]*; do tr '\\0' ' ' < $p/cmdline 2>/dev/null | grep -Eq '^/run/code-sandbox/[^ ]* mux( --lane [^ ]*)? $' && kill -9 \${p#/proc/} && echo killed; done; true`;
 
-test('the channel to the supervisor killed mid-stream: the next request works', ONE_FRONT, async () => {
-  const l = await previewLink({ port: 8000 });
+/*
+ * A download, its first bytes read, then the mux killed: the bytes that
+ * came in all, and a request after it.
+ */
+async function killMuxMidStream(l) {
   const { cookie } = await open(l.url);
   const res = await get(new URL('/big.bin', l.url).href, { cookie, stream: true });
   // The first bytes, then nothing read until the kill: the file cannot
@@ -488,13 +491,81 @@ test('the channel to the supervisor killed mid-stream: the next request works', 
   res.on('data', (c) => (got += c.length));
   res.resume();
   await done;
-  assert.ok(got < 20000000, `the whole file came after its channel was killed (${got})`);
   const next = await get(new URL('/hello.txt', l.url).href, { cookie });
   assert.equal(next.status, 200, next.body.toString());
   assert.equal(next.body.toString(), 'hello\n');
   // Many at once over the new channel.
   for (const r of await Promise.all(Array.from({ length: 10 }, () => get(new URL('/hello.txt', l.url).href, { cookie }))))
     assert.equal(r.body.toString(), 'hello\n');
+  return got;
+}
+
+test('the channel to the supervisor killed mid-stream: a connection handed over goes on; the next request works', ONE_FRONT, async () => {
+  // The supervisor handed the app's connection over on the lane
+  // (lib/sandbox/portlane.h): the channel's end is not the connection's.
+  const got = await killMuxMidStream(await previewLink({ port: 8000 }));
+  assert.equal(got, 20000000, 'the download went on whole');
+});
+
+const LANE_JUNK = `
+import array, glob, os, socket
+socks = glob.glob('/run/code-sandbox-previews/*.sock')
+assert socks, 'no lane socket'
+def give(path, data, fds):
+    s = socket.socket(socket.AF_UNIX, socket.SOCK_SEQPACKET)
+    s.connect(path)
+    anc = [(socket.SOL_SOCKET, socket.SCM_RIGHTS, array.array('i', fds))] if fds else []
+    s.sendmsg([data], anc)
+    s.close()
+r, w = os.pipe()
+t = socket.create_connection(('127.0.0.1', 8000))
+for p in socks:
+    give(p, b'junk', [])
+    give(p, b'k' * 16, [r])
+    give(p, b'k' * 16, [t.fileno(), w])
+    give(p, b'k' * 16, [t.fileno()])
+    for i in range(200):
+        give(p, os.urandom(16), [t.fileno()])
+    idle = [socket.socket(socket.AF_UNIX, socket.SOCK_SEQPACKET) for i in range(20)]
+    for s in idle:
+        s.connect(p)
+print('sent', len(socks))
+`;
+
+test('the lane: what the sandbox sends on it is checked; previews go on', ONE_FRONT, async () => {
+  const l = await previewLink({ port: 8000 });
+  const { cookie } = await open(l.url);
+  const pid = srv.programPids('preview')[0];
+  assert.match(await sh(`python3 - <<'EOF'\n${LANE_JUNK}\nEOF`), /sent [1-9]/);
+  for (const r of await Promise.all(Array.from({ length: 5 }, () => get(new URL('/hello.txt', l.url).href, { cookie }))))
+    assert.equal(r.body.toString(), 'hello\n');
+  assert.equal(srv.programPids('preview')[0], pid, 'the preview program is the same');
+  const fds = readdirSync(`/proc/${pid}/fd`).length;
+  assert.ok(fds < 200, `the preview program holds ${fds} descriptors`);
+});
+
+test('SANDBOX_PREVIEW_SOCKETS=off: through the engine, byte-exact; the channel killed mid-stream ends the response', ONE_FRONT, async () => {
+  const s2 = await startServer({ name: 'pvoff', web, settings: { SANDBOX_PREVIEW_SOCKETS: 'off' } });
+  const saved = mcp;
+  try {
+    mcp = await connect(s2);
+    const want = (await sh(`mkdir -p /sandbox/pv && cd /sandbox/pv && head -c 20000000 /dev/urandom > big.bin && echo hello > hello.txt && ` +
+      `(setsid nohup python3 -m http.server 8000 --bind 127.0.0.1 > /tmp/http.log 2>&1 &) ; ` +
+      `for i in $(seq 50); do curl -s localhost:8000 >/dev/null && break; sleep 0.2; done; sha256sum big.bin | cut -d' ' -f1`)).trim();
+    const ins = JSON.parse((await docker('inspect', s2.container)).stdout)[0];
+    assert.deepEqual(ins.Mounts.map((m) => m.Destination), ['/sandbox'], 'no previews folder');
+    const l = await previewLink({ port: 8000 });
+    const { cookie } = await open(l.url);
+    const big = await get(new URL('/big.bin', l.url).href, { cookie });
+    assert.equal(big.status, 200);
+    assert.equal(createHash('sha256').update(big.body).digest('hex'), want);
+    const got = await killMuxMidStream(l);
+    assert.ok(got < 20000000, `the whole file came after its channel was killed (${got})`);
+    await mcp.close?.();
+  } finally {
+    mcp = saved;
+    await s2.stop();
+  }
 });
 
 function rssKiB(pid) {

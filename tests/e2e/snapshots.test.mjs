@@ -147,9 +147,12 @@ describe('snapshots (shared scope)', () => {
       assert.deepEqual(after.HostConfig[k], before.HostConfig[k], k);
     }
     assert.deepEqual(after.Config.Labels, before.Config.Labels);
-    assert.equal(after.Mounts.length, 1);
-    assert.equal(after.Mounts[0].Destination, '/sandbox');
-    assert.ok(after.Mounts[0].Name.startsWith(`${srv.volume}-s`), after.Mounts[0].Name);
+    const vols = after.Mounts.filter((m) => m.Type === 'volume');
+    assert.equal(vols.length, 1);
+    assert.equal(vols[0].Destination, '/sandbox');
+    assert.ok(vols[0].Name.startsWith(`${srv.volume}-s`), vols[0].Name);
+    assert.deepEqual(after.Mounts.filter((m) => m.Type !== 'volume').map((m) => [m.Destination, m.RW]),
+      [['/run/code-sandbox-previews', false]]);
     // The old volume is gone; the supervisor was uploaded afresh.
     assert.notEqual((await docker('volume', 'inspect', srv.volume)).code, 0, 'the old volume is removed');
     const st = JSON.parse((await ctl(srv, ['--json', 'status'])).stdout);

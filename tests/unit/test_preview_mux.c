@@ -23,6 +23,7 @@
 
 #include "check.h"
 #include "sandbox/muxin.h"
+#include "sandbox/portlane.h"
 #include "sandbox/sup.h"
 
 static size_t
@@ -178,7 +179,7 @@ static pid_t	sup_pid = -1;
 static struct mux_in	rd;
 
 static int
-sup_start(const char *path)
+sup_start(const char *path, const char *lane)
 {
 	int	in[2], out[2];
 
@@ -188,7 +189,11 @@ sup_start(const char *path)
 		dup2(in[0], 0);
 		dup2(out[1], 1);
 		close(in[0]); close(in[1]); close(out[0]); close(out[1]);
-		execl(path, "supervisor", "mux", (char *)NULL);
+		if (lane != NULL)
+			execl(path, "supervisor", "mux", "--lane", lane,
+			    (char *)NULL);
+		else
+			execl(path, "supervisor", "mux", (char *)NULL);
 		_exit(127);
 	}
 	close(in[0]);
@@ -300,7 +305,7 @@ test_supervisor(void)
 	}
 	muxin_init(&rd);
 	fl = (la = listener(&pa)) == -1 || (lb = listener(&pb)) == -1 ||
-	    sup_start(path) == -1;
+	    sup_start(path, NULL) == -1;
 	/* Running now (or never): its file is no longer needed. */
 	pump_until(1000, ready);
 	unlink(path);
@@ -395,11 +400,211 @@ test_supervisor(void)
 	muxin_free(&rd);
 }
 
+static struct mux_stream	sl, sm;
+
+static bool l_answered(void) { return sl.answer != 0; }
+static bool m_answered(void) { return sm.answer != 0; }
+
+/*
+ * The lane: a stream opened with a key is handed over on the lane socket
+ * ('L'), and is then a socket of ours to the app; one opened without a
+ * key goes through the mux as before.
+ */
+static void
+test_lane(void)
+{
+	char		 path[] = "/tmp/cs-test-supervisor.XXXXXX";
+	char		 dir[] = "/tmp/cs-test-lane.XXXXXX", inner[128];
+	char		 sock[256];
+	unsigned char	 open[2 + PORTLANE_KEY], key[PORTLANE_KEY], got[8];
+	int		 la, pa = 0, lfd, conn, fd = -1, app, fl;
+
+	if ((fd = mkstemp(path)) == -1 || write(fd, sup_binary,
+	    sup_binary_len) != (ssize_t)sup_binary_len || fchmod(fd, 0700) ==
+	    -1 || close(fd) == -1 || mkdtemp(dir) == NULL) {
+		SKIP("lane: the supervisor", "cannot write to /tmp");
+		return;
+	}
+	if ((lfd = portlane_listen(dir, inner, sizeof(inner))) == -1 ||
+	    (la = listener(&pa)) == -1) {
+		SKIP("lane: the supervisor", "no listener");
+		return;
+	}
+	/* The supervisor runs here: the lane's path is the host's. */
+	snprintf(sock, sizeof(sock), "%s%s", dir, strrchr(inner, '/'));
+	CHECK(strncmp(inner, PORTLANE_TARGET "/p", sizeof(PORTLANE_TARGET)
+	    + 1) == 0, "lane: the socket's path in the container");
+	muxin_init(&rd);
+	fl = sup_start(path, sock);
+	pump_until(1000, ready);
+	unlink(path);
+	muxin_stream_init(&sl, 11);
+	muxin_stream_init(&sm, 12);
+	sl.lane = true;
+	muxin_link(&rd, &sl);
+	muxin_link(&rd, &sm);
+	open[0] = (unsigned char)(pa >> 8);
+	open[1] = (unsigned char)pa;
+	memset(open + 2, 0xa5, PORTLANE_KEY);
+	send_fr('c', 11, open, sizeof(open));
+	pump_until(5000, l_answered);
+	CHECK(fl == 0 && sl.answer == 'L', "lane: a keyed open is answered 'L'");
+	conn = accept(lfd, NULL, NULL);
+	fd = -1;
+	CHECK(conn >= 0 && portlane_take(conn, key, &fd, 2000) == 0 &&
+	    memcmp(key, open + 2, PORTLANE_KEY) == 0,
+	    "lane: the key and the app's connection come on the lane");
+	app = accept(la, NULL, NULL);
+	CHECK(fd >= 0 && app >= 0 && write(fd, "hi", 2) == 2 &&
+	    read(app, got, 2) == 2 && memcmp(got, "hi", 2) == 0 &&
+	    write(app, "yo", 2) == 2, "lane: our bytes reach the app directly");
+	{
+		struct pollfd pfd = { .fd = fd, .events = POLLIN };
+
+		CHECK(poll(&pfd, 1, 2000) == 1 && read(fd, got, 2) == 2 &&
+		    memcmp(got, "yo", 2) == 0, "lane: and the app's come back");
+	}
+	/* Without a key, the mux as before; a second 'N' would be bad. */
+	send_open(12, pa);
+	pump_until(5000, m_answered);
+	CHECK(sm.answer == '+', "lane: an open without a key uses the mux");
+	if (fd >= 0)
+		close(fd);
+	if (conn >= 0)
+		close(conn);
+	if (app >= 0)
+		close(app);
+	close(to_sup);
+	waitpid(sup_pid, &fl, 0);
+	close(from_sup);
+	portlane_unlisten(lfd, dir, inner);
+	rmdir(dir);
+	close(la);
+	muxin_unlink(&rd, &sl);
+	muxin_unlink(&rd, &sm);
+	muxin_stream_free(&sl);
+	muxin_stream_free(&sm);
+	muxin_free(&rd);
+}
+
+/* Send len bytes and fds (n of them) on s as one message. */
+static void
+give(int s, const void *buf, size_t len, const int *fds, int n)
+{
+	union {
+		struct cmsghdr	h;
+		char		b[CMSG_SPACE(8 * sizeof(int))];
+	}		 ctl;
+	struct msghdr	 msg;
+	struct iovec	 iov;
+	struct cmsghdr	*cm;
+
+	memset(&msg, 0, sizeof(msg));
+	memset(&ctl, 0, sizeof(ctl));
+	iov.iov_base = (void *)buf;
+	iov.iov_len = len;
+	msg.msg_iov = &iov;
+	msg.msg_iovlen = 1;
+	if (n > 0) {
+		msg.msg_control = ctl.b;
+		msg.msg_controllen = CMSG_SPACE((size_t)n * sizeof(int));
+		cm = CMSG_FIRSTHDR(&msg);
+		cm->cmsg_level = SOL_SOCKET;
+		cm->cmsg_type = SCM_RIGHTS;
+		cm->cmsg_len = CMSG_LEN((size_t)n * sizeof(int));
+		memcpy(CMSG_DATA(cm), fds, (size_t)n * sizeof(int));
+	}
+	sendmsg(s, &msg, MSG_NOSIGNAL);
+}
+
+/* One message on a fresh pair through portlane_take: 0 or -1. */
+static int
+take_one(const void *buf, size_t len, const int *fds, int n, int *fd)
+{
+	unsigned char	key[PORTLANE_KEY];
+	int		sv[2], rc;
+
+	if (socketpair(AF_UNIX, SOCK_SEQPACKET, 0, sv) == -1)
+		return -2;
+	give(sv[1], buf, len, fds, n);
+	rc = portlane_take(sv[0], key, fd, 500);
+	close(sv[0]);
+	close(sv[1]);
+	return rc;
+}
+
+/* What the container may send on its lane: only a key and a TCP socket. */
+static void
+test_take(void)
+{
+	unsigned char	key[PORTLANE_KEY] = { 0 };
+	int		p[2], two[2], lis, port, tcp, fd = -1, before;
+
+	lis = listener(&port);
+	tcp = socket(AF_INET, SOCK_STREAM, 0);
+	if (lis == -1 || tcp == -1 || pipe(p) == -1) {
+		SKIP("lane: hostile messages", "no sockets");
+		return;
+	}
+	{
+		struct sockaddr_in a;
+
+		memset(&a, 0, sizeof(a));
+		a.sin_family = AF_INET;
+		a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+		CHECK(take_one(key, sizeof(key), &tcp, 1, &fd) == -1,
+		    "lane: a TCP socket not connected is refused");
+		a.sin_port = htons((uint16_t)port);
+		if (connect(tcp, (struct sockaddr *)&a, sizeof(a)) == -1) {
+			SKIP("lane: hostile messages", "no loopback");
+			return;
+		}
+	}
+	before = fcntl(0, F_DUPFD, 0);
+	close(before);
+	CHECK(take_one(key, sizeof(key), &tcp, 1, &fd) == 0 && fd >= 0,
+	    "lane: a key and a TCP socket are taken");
+	if (fd >= 0)
+		close(fd);
+	CHECK(take_one(key, sizeof(key), &p[0], 1, &fd) == -1 && fd == -1,
+	    "lane: a pipe is refused");
+	CHECK(take_one(key, sizeof(key), &lis, 1, &fd) == -1,
+	    "lane: a listening socket is refused");
+	two[0] = tcp;
+	two[1] = p[1];
+	CHECK(take_one(key, sizeof(key), two, 2, &fd) == -1,
+	    "lane: two descriptors are refused");
+	CHECK(take_one(key, sizeof(key) - 1, &tcp, 1, &fd) == -1 &&
+	    take_one("0123456789abcdefX", 17, &tcp, 1, &fd) == -1,
+	    "lane: a key of another length is refused");
+	CHECK(take_one(key, sizeof(key), NULL, 0, &fd) == -1,
+	    "lane: a key without a socket is refused");
+	{
+		int sv[2];
+
+		socketpair(AF_UNIX, SOCK_STREAM, 0, sv);
+		CHECK(take_one(key, sizeof(key), &sv[0], 1, &fd) == -1,
+		    "lane: a unix socket is refused");
+		close(sv[0]);
+		close(sv[1]);
+	}
+	/* Nothing refused stays open here. */
+	fd = fcntl(0, F_DUPFD, 0);
+	CHECK(fd == before, "lane: what is refused is closed");
+	close(fd);
+	close(p[0]);
+	close(p[1]);
+	close(tcp);
+	close(lis);
+}
+
 int
 main(void)
 {
+	test_take();
 	test_reader();
 	test_ring();
 	test_supervisor();
+	test_lane();
 	return check_status();
 }
