@@ -2,6 +2,7 @@
  * preview/serve.c: the preview program; see preview/preview.h.
  */
 #include <errno.h>
+#include <fcntl.h>
 #include <poll.h>
 #include <pthread.h>
 #include <signal.h>
@@ -29,6 +30,7 @@
 #include "store/db.h"
 
 #define BUF_SIZE	(64u << 10)
+#define SPLICE_SIZE	(1u << 20)	/* a pipe's size, at most, per move */
 #define OUT_HEAD_MAX	(PHEAD_MAX + 512)
 
 static volatile sig_atomic_t	 stop;
@@ -222,6 +224,63 @@ out:
 }
 
 /*
+ * The rest of an answer from a socket of the app's (a lane's), moved to
+ * the front without a copy here (splice, through a pipe). 0 when it
+ * ended; -1 when splice cannot be used and nothing was moved.
+ */
+static int
+splice_rest(struct conn *c, int app)
+{
+	struct pollfd	pfd;
+	ssize_t		n, m;
+	bool		moved = false;
+	int		p[2];
+
+	if (pipe2(p, O_CLOEXEC) == -1)
+		return -1;
+	fcntl(p[1], F_SETPIPE_SZ, (int)SPLICE_SIZE);
+	while (!atomic_load(&c->done) && !stop) {
+		n = splice(app, NULL, p[1], NULL, SPLICE_SIZE, SPLICE_F_MOVE |
+		    SPLICE_F_NONBLOCK);
+		if (n == 0)
+			break;
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n < 0 && errno != EAGAIN) {
+			if (!moved && errno == EINVAL) {
+				close(p[0]);
+				close(p[1]);
+				return -1;
+			}
+			break;
+		}
+		if (n < 0) {
+			pfd.fd = app;
+			pfd.events = POLLIN;
+			if (poll(&pfd, 1, 1000) == 0 && clock_ms() -
+			    atomic_load(&c->last_ms) > PREVIEW_IDLE_S * 1000LL)
+				break;
+			continue;
+		}
+		moved = true;
+		atomic_store(&c->last_ms, clock_ms());
+		while (n > 0) {
+			m = splice(p[0], NULL, c->fd, NULL, (size_t)n,
+			    SPLICE_F_MOVE);
+			if (m < 0 && errno == EINTR)
+				continue;
+			if (m <= 0)
+				goto out;
+			n -= m;
+		}
+	}
+out:
+	close(p[0]);
+	close(p[1]);
+	return 0;
+}
+
+/*
  * The app's answer to the front: its head parsed and rewritten, then the
  * bytes as they come. Returns when either side ends, SIGTERM, or
  * PREVIEW_IDLE_S of silence.
@@ -295,6 +354,10 @@ relay(struct conn *c, bool upgrade)
 		    (size_t)n - off) == -1))
 			break;
 		alen = 0;
+		/* The rest, from a lane's socket: moved, not copied. */
+		if (portconn_fd(c->pc) >= 0 &&
+		    splice_rest(c, portconn_fd(c->pc)) == 0)
+			break;
 	}
 	if (!sent)
 		page(c->fd, 502, "The app closed the connection",

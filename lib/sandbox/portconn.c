@@ -555,12 +555,15 @@ open_once(struct sandbox *sb, long port, const void *first, size_t first_len,
 		/* Else the app took the connection and closed it at once. */
 	}
 	pthread_mutex_lock(&c->lock);
-	/* The answer; after 'L', the socket (it may come first). */
-	while (((pc->s.answer == 0 && !pc->s.ended) ||
-	    (pc->s.answer == 'L' && pc->fd == -1)) && clock_ms() < until &&
-	    !docker_stopping())
+	/*
+	 * The answer, or the socket on the lane: it comes before the 'L' (the
+	 * supervisor sends it first, and not through the engine), so it is
+	 * not waited for.
+	 */
+	while (pc->fd == -1 && ((pc->s.answer == 0 && !pc->s.ended) ||
+	    pc->s.answer == 'L') && clock_ms() < until && !docker_stopping())
 		wait_until(&pc->s.cond, &c->lock, until);
-	answer = pc->s.answer;
+	answer = pc->fd >= 0 ? 'L' : pc->s.answer;
 	ended = pc->s.ended;
 	if (answer == 0 && !ended && c->conn != NULL) {
 		/* A channel that does not answer is of no use. */
@@ -713,6 +716,12 @@ portconn_send(struct portconn *pc, const void *buf, size_t len, int wait_ms)
 	return 0;
 }
 
+int
+portconn_fd(const struct portconn *pc)
+{
+	return pc->fd;
+}
+
 void
 portconn_shutdown(struct portconn *pc)
 {
@@ -744,7 +753,7 @@ portconn_close(struct portconn *pc)
 		muxin_unlink(&c->in, &pc->s);
 		c->streams--;
 		/* A stream handed over is the supervisor's no more. */
-		alive = c->alive && pc->s.answer != 'L';
+		alive = c->alive && pc->s.answer != 'L' && pc->fd == -1;
 		pthread_mutex_unlock(&c->lock);
 		if (alive)
 			send_frame(c, 'x', pc->s.id, NULL, 0,

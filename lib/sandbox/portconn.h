@@ -50,6 +50,11 @@ int	portconn_send(struct portconn *, const void *buf, size_t len,
  */
 long	portconn_recv(struct portconn *, void *buf, size_t len, int wait_ms);
 /*
+ * The app's socket itself when the connection was handed over on the
+ * lane (sandbox/portlane.h), for splice; else -1. Still the portconn's.
+ */
+int	portconn_fd(const struct portconn *);
+/*
  * Break it both ways: a thread in portconn_recv has what was already
  * queued, then -1.
  */

@@ -2,7 +2,8 @@
  * fuzz_preview_mux.c: libFuzzer target for the preview channel's reader
  * of the supervisor's mux frames (lib/sandbox/muxin.c), which reads bytes
  * a hostile container writes. Three streams are open (ids 1 to 3; the
- * first byte of the input decides which have been shut on our side), the
+ * first byte of the input decides which have been shut on our side and
+ * which were opened for the lane, so may be answered 'L'), the
  * input is fed in pieces cut at points taken from it, and between pieces
  * some queued bytes are taken, as the preview program does. Whatever
  * comes, no stream may hold more than its window nor be granted past it.
@@ -32,6 +33,7 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		if (muxin_stream_init(&s[k], (uint32_t)k + 1) == -1)
 			abort();
 		s[k].shut = (data[0] >> k) & 1;
+		s[k].lane = (data[0] >> (k + 3)) & 1;
 		muxin_link(&m, &s[k]);
 	}
 	while (off < size) {
