@@ -2,7 +2,9 @@
  * sandbox/cspec.h: what the sandbox container should look like, and how an
  * existing one differs from that (configuration drift).
  *
- * A container is made from the image with the volume at /sandbox, the
+ * A container is made from the image with the volume at /sandbox (and,
+ * with a local engine, its previews' folder read-only at PORTLANE_TARGET,
+ * sandbox/portlane.h), the
  * memory, CPU and pids limits, no-new-privileges, an init process, the
  * egress policy's network (netpolicy.h), the OCI runtime of
  * SANDBOX_RUNTIME, and a reduced capability set: every capability is
