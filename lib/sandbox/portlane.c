@@ -64,6 +64,24 @@ portlane_prepare(const char *folder, struct error *err)
 	return 0;
 }
 
+void
+portlane_remove(const char *folder)
+{
+	struct dirent	*e;
+	DIR		*d;
+	char		 path[PATH_MAX];
+
+	if ((d = opendir(folder)) == NULL)
+		return;
+	while ((e = readdir(d)) != NULL)
+		if (e->d_name[0] == 'p' && strstr(e->d_name, ".sock") != NULL &&
+		    snprintf(path, sizeof(path), "%s/%s", folder, e->d_name) <
+		    (int)sizeof(path))
+			unlink(path);
+	closedir(d);
+	rmdir(folder);
+}
+
 /* Sockets of processes gone (nothing accepts on them) are removed. */
 static void
 sweep(const char *folder, const char *mine)

@@ -49,6 +49,9 @@ int	portlane_folder(const struct config *, const char *container,
  */
 int	portlane_prepare(const char *folder, struct error *);
 
+/* Remove the folder of a container removed for good, with its sockets. */
+void	portlane_remove(const char *folder);
+
 /*
  * Listen in folder (which must exist) on a socket named for this process;
  * its path inside the container into inner (n bytes). The listening

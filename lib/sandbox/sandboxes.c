@@ -2,6 +2,7 @@
  * sandbox/sandboxes.c: the per-owner registry of sandboxes, built on the
  * handle (sandbox.h); see sandboxes.h.
  */
+#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -18,6 +19,7 @@
 #include "sandbox/extern.h"
 #include "sandbox/sandbox.h"
 #include "sandbox/owneraddr.h"
+#include "sandbox/portlane.h"
 #include "sandbox/sandboxes.h"
 #include "sandbox/snapshot.h"
 #include "store/db.h"
@@ -111,6 +113,12 @@ sandboxes_remove(const struct config *cfg, struct db *db, const char *owner,
 	snprintf(what, sizeof(what), "remove container %s", container);
 	if (engine(cfg, owner, "DELETE", path, gone, what, err) == -1)
 		return -1;
+	{
+		char lane[PATH_MAX];
+
+		if (portlane_folder(cfg, container, lane, sizeof(lane)) == 0)
+			portlane_remove(lane);
+	}
 	snprintf(path, sizeof(path), "/volumes/%s", volume);
 	snprintf(what, sizeof(what), "remove volume %s", volume);
 	if (engine(cfg, owner, "DELETE", path, gone, what, err) == -1)
