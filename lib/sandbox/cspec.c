@@ -129,6 +129,27 @@ fill_lane(const struct cspec *cs, struct json_object *host)
 	json_object_array_add(mounts, m);
 }
 
+bool
+cspec_drop_lane(struct json_object *body)
+{
+	struct json_object	*host, *mounts, *m;
+	const char		*t;
+	size_t			 i, len;
+
+	host = js_get(body, "HostConfig", json_type_object);
+	mounts = host == NULL ? NULL : js_get(host, "Mounts", json_type_array);
+	len = mounts == NULL ? 0 : json_object_array_length(mounts);
+	for (i = 0; i < len; i++) {
+		m = json_object_array_get_idx(mounts, i);
+		if ((t = js_str(m, "Target")) != NULL &&
+		    strcmp(t, PORTLANE_TARGET) == 0) {
+			json_object_array_del_idx(mounts, i, 1);
+			return true;
+		}
+	}
+	return false;
+}
+
 void
 cspec_fill_create(const struct cspec *cs, struct json_object *body)
 {

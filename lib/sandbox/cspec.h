@@ -81,6 +81,14 @@ void	cspec_fill_create(const struct cspec *, struct json_object *body);
 enum cspec_verdict cspec_compare(const struct cspec *,
 	    struct json_object *inspect, char *diff, size_t n);
 
+/*
+ * Take the previews' folder out of a create body again (an engine that does
+ * not see the folder: one running elsewhere than this server, which a unix
+ * socket passed into the server's own container can be). True when it was
+ * there.
+ */
+bool	cspec_drop_lane(struct json_object *body);
+
 /* The body of POST /containers/NAME/update with the spec's limits. */
 struct json_object *cspec_update_body(const struct cspec *);
 

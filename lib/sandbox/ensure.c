@@ -106,7 +106,7 @@ sandbox_create_container(struct sandbox *sb, struct error *err)
 {
 	static const char *const cmd[] = { "sleep", "infinity", NULL };
 	static const char *const secopt[] = { "no-new-privileges", NULL };
-	static const long	 ok[] = { 201, 404, 409, 0 };
+	static const long	 ok[] = { 201, 400, 404, 409, 0 };
 	struct json_object	*body, *host, *mounts, *mount, *restart, *labels;
 	struct json_object	*resp = NULL;
 	long			 status;
@@ -144,11 +144,27 @@ sandbox_create_container(struct sandbox *sb, struct error *err)
 	cspec_fill_create(sb->spec, body);
 	fixed_address(sb, body);
 
+again:
 	if ((status = sandbox_call(sb, "POST", body, ok, &resp, "cannot create "
 	    "the container", err, "/containers/create?name=%s",
 	    sb->container)) == -1)
 		goto out;
 	switch (status) {
+	case 400:
+		/* The engine does not see the previews' folder: without it. */
+		if (strstr(docker_message(resp), "mount") != NULL &&
+		    cspec_drop_lane(body)) {
+			log_warn("container %s: the engine does not see the "
+			    "previews folder (%.200s); previews go through the "
+			    "engine (SANDBOX_PREVIEW_SOCKETS=off says so)",
+			    sb->container, docker_message(resp));
+			json_object_put(resp);
+			resp = NULL;
+			goto again;
+		}
+		error_kind(err, ERR_UPSTREAM, "cannot create the container: "
+		    "HTTP 400: %.200s", docker_message(resp));
+		goto out;
 	case 201:
 		log_info("created container %s from image %s", sb->container,
 		    sb->image);
