@@ -468,6 +468,17 @@ test_lane(void)
 	send_open(12, pa);
 	pump_until(5000, m_answered);
 	CHECK(sm.answer == '+', "lane: an open without a key uses the mux");
+	/* A lane that is not there (a container made without the folder). */
+	portlane_unlisten(lfd, dir, inner);
+	lfd = -1;
+	muxin_unlink(&rd, &sl);
+	muxin_stream_free(&sl);
+	muxin_stream_init(&sl, 13);
+	sl.lane = true;
+	muxin_link(&rd, &sl);
+	send_fr('c', 13, open, sizeof(open));
+	pump_until(5000, l_answered);
+	CHECK(sl.answer == '+', "lane: a keyed open without a lane uses the mux");
 	if (fd >= 0)
 		close(fd);
 	if (conn >= 0)
@@ -477,7 +488,6 @@ test_lane(void)
 	close(to_sup);
 	waitpid(sup_pid, &fl, 0);
 	close(from_sup);
-	portlane_unlisten(lfd, dir, inner);
 	rmdir(dir);
 	close(la);
 	muxin_unlink(&rd, &sl);
