@@ -502,9 +502,12 @@ serve(struct conn *c)
 	if ((!ahead && portconn_send(c->pc, out, (size_t)ol, 30000) == -1) ||
 	    ((size_t)hl < c->head_len && portconn_send(c->pc, c->head + hl,
 	    c->head_len - (size_t)hl, 30000) == -1)) {
-		page(c->fd, 502, "The app closed the connection", "The app in "
-		    "the sandbox closed the connection before the request "
-		    "was sent.");
+		/*
+		 * The app stopped taking the request: it may have answered
+		 * first (a 413 for a body too large). That answer, else a
+		 * 502 page.
+		 */
+		relay(c, upgrade);
 		goto out;
 	}
 	if (pthread_create(&t, NULL, pump, c) != 0) {

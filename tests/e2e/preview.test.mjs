@@ -102,6 +102,9 @@ http.createServer((req, res) => {
     let n = 0;
     const t = setInterval(() => { res.write('data: tick ' + n++ + '\n\n'); if (n === 4) { clearInterval(t); res.end(); } }, 1000);
     req.on('close', () => clearInterval(t));
+  } else if (req.url === '/early') {
+    res.writeHead(413, { 'Content-Type': 'text/plain', Connection: 'close' });
+    res.end('too large', () => req.socket.destroy());
   } else if (req.url === '/cut') {
     res.writeHead(200, { 'Content-Length': '1000000' });
     res.write('x'.repeat(1000));
@@ -427,6 +430,24 @@ test('refused: no cookie, a tampered link, expired, revoked', async () => {
   assert.match(rev.body.toString(), /revoked/);
   const list = await execFileP(`${srv.bin}/sandboxctl`, ['links', 'list'], { env: { ...process.env, SANDBOX_ENV_FILE: srv.envFile } });
   assert.match(list.stdout, new RegExp(`${other.link_id}.*revoked.*preview of port 8000`));
+});
+
+test('an app that answers before it takes the whole body (413): its answer, not a 502', async () => {
+  const l = await previewLink({ port: 3000 });
+  const { cookie } = await open(l.url);
+  const u = new URL(l.url);
+  const body = Buffer.alloc(4 << 20, 120);
+  const s = netConnect({ host: '127.0.0.1', port: Number(u.port) });
+  let got = '';
+  const ended = new Promise((resolve) => { s.on('close', resolve); s.on('end', resolve); });
+  s.on('data', (d) => (got += d.toString('latin1')));
+  s.on('error', () => {});
+  s.write(`POST /early HTTP/1.1\r\nHost: ${u.host}\r\nCookie: ${cookie}\r\nContent-Length: ${body.length}\r\n\r\n`);
+  s.write(body);
+  await Promise.race([ended, new Promise((r) => setTimeout(r, 20000))]);
+  s.destroy();
+  assert.match(got, /^HTTP\/1\.1 413 /, got.slice(0, 300));
+  assert.match(got, /too large/);
 });
 
 test('nothing listening: a 502 page naming the port', async () => {
