@@ -758,10 +758,16 @@ derive_preview_sockets(struct config *c, struct error *err)
 		return 0;
 	}
 	if (v[0] != '\0') {
-		if (v[0] != '/' || strstr(v, "/../") != NULL ||
-		    strchr(v, ' ') != NULL)
+		n = strlen(v);
+		/* As the engine keeps it (clean): the drift check compares. */
+		if (v[0] != '/' || n < 2 || v[n - 1] == '/' ||
+		    strstr(v, "//") != NULL || strstr(v, "/./") != NULL ||
+		    strstr(v, "/../") != NULL || strchr(v, ' ') != NULL ||
+		    (n >= 2 && strcmp(v + n - 2, "/.") == 0) ||
+		    (n >= 3 && strcmp(v + n - 3, "/..") == 0))
 			return error_set(err, "SANDBOX_PREVIEW_SOCKETS: an "
-			    "absolute path without spaces, or off");
+			    "absolute path without spaces, ., .. or a trailing "
+			    "/, or off");
 		return 0;
 	}
 	if (c->db_path == NULL)

@@ -30,7 +30,7 @@
 #include "store/db.h"
 
 #define BUF_SIZE	(64u << 10)
-#define SPLICE_SIZE	(1u << 20)	/* a pipe's size, at most, per move */
+#define SPLICE_SIZE	(256u << 10)	/* a pipe's size, at most, per move */
 #define OUT_HEAD_MAX	(PHEAD_MAX + 512)
 
 static volatile sig_atomic_t	 stop;
@@ -204,8 +204,13 @@ pump(void *arg)
 	while (!atomic_load(&c->done) && !stop) {
 		pfd.fd = c->fd;
 		pfd.events = POLLIN;
-		if (poll(&pfd, 1, 1000) <= 0)
+		if (poll(&pfd, 1, 1000) <= 0) {
+			/* Idle both ways: the relay is woken by the shutdown. */
+			if (clock_ms() - atomic_load(&c->last_ms) >
+			    PREVIEW_IDLE_S * 1000LL)
+				break;
 			continue;
+		}
 		n = recv(c->fd, buf, BUF_SIZE, 0);
 		if (n < 0 && errno == EINTR)
 			continue;
@@ -225,15 +230,20 @@ out:
 
 /*
  * The rest of an answer from a socket of the app's (a lane's), moved to
- * the front without a copy here (splice, through a pipe). 0 when it
- * ended; -1 when splice cannot be used and nothing was moved.
+ * the front without a copy here (splice, through a pipe). splice stops at
+ * an urgent byte and says EAGAIN while poll says readable: such bytes are
+ * read and written as any (buf, BUF_SIZE bytes). Every pass without a
+ * byte looks at the idle deadline; a socket made blocking again by the
+ * container (its copy shares the flags) is woken by the pump's shutdown
+ * (idle or SIGTERM). 0 when it ended; -1 when splice cannot be used and
+ * nothing was moved.
  */
 static int
-splice_rest(struct conn *c, int app)
+splice_rest(struct conn *c, int app, char *buf)
 {
 	struct pollfd	pfd;
 	ssize_t		n, m;
-	bool		moved = false;
+	bool		moved = false, ready = false;
 	int		p[2];
 
 	if (pipe2(p, O_CLOEXEC) == -1)
@@ -254,14 +264,30 @@ splice_rest(struct conn *c, int app)
 			}
 			break;
 		}
+		if (n < 0 && ready) {
+			/* Readable, yet splice will not: copy what is there. */
+			ready = false;
+			n = recv(app, buf, BUF_SIZE, MSG_DONTWAIT);
+			if (n == 0 || (n < 0 && errno != EAGAIN &&
+			    errno != EINTR))
+				break;
+			if (n > 0) {
+				atomic_store(&c->last_ms, clock_ms());
+				if (front_write(c->fd, buf, (size_t)n) == -1)
+					break;
+				continue;
+			}
+		}
 		if (n < 0) {
+			if (clock_ms() - atomic_load(&c->last_ms) >
+			    PREVIEW_IDLE_S * 1000LL)
+				break;
 			pfd.fd = app;
 			pfd.events = POLLIN;
-			if (poll(&pfd, 1, 1000) == 0 && clock_ms() -
-			    atomic_load(&c->last_ms) > PREVIEW_IDLE_S * 1000LL)
-				break;
+			ready = poll(&pfd, 1, 1000) > 0;
 			continue;
 		}
+		ready = false;
 		moved = true;
 		atomic_store(&c->last_ms, clock_ms());
 		while (n > 0) {
@@ -286,7 +312,7 @@ out:
  * PREVIEW_IDLE_S of silence.
  */
 static void
-relay(struct conn *c, bool upgrade)
+relay(struct conn *c, bool upgrade, bool may_splice)
 {
 	struct phead	 h;
 	const char	*why;
@@ -355,8 +381,8 @@ relay(struct conn *c, bool upgrade)
 			break;
 		alen = 0;
 		/* The rest, from a lane's socket: moved, not copied. */
-		if (portconn_fd(c->pc) >= 0 &&
-		    splice_rest(c, portconn_fd(c->pc)) == 0)
+		if (may_splice && portconn_fd(c->pc) >= 0 &&
+		    splice_rest(c, portconn_fd(c->pc), buf) == 0)
 			break;
 	}
 	if (!sent)
@@ -507,14 +533,14 @@ serve(struct conn *c)
 		 * first (a 413 for a body too large). That answer, else a
 		 * 502 page.
 		 */
-		relay(c, upgrade);
+		relay(c, upgrade, false);	/* no pump to wake a splice */
 		goto out;
 	}
 	if (pthread_create(&t, NULL, pump, c) != 0) {
 		page(c->fd, 503, "Unavailable", "The server is busy.");
 		goto out;
 	}
-	relay(c, upgrade);
+	relay(c, upgrade, true);
 	atomic_store(&c->done, true);
 	/* Our answer is whole: the front sees its end (the pump, within 1 s). */
 	shutdown(c->fd, SHUT_WR);

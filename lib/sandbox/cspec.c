@@ -26,6 +26,7 @@ struct cspec {
 	char		*egress_allow;
 	char		*over_file;	/* SANDBOX_DB + ".CONTAINER.over-limit" */
 	char		 lane[PATH_MAX]; /* its previews' folder, or "" */
+	char		 lane_name[PORTLANE_NAME]; /* that folder's name */
 	enum egress	 egress;
 	long long	 memory;
 	long long	 nano_cpus;
@@ -66,6 +67,7 @@ cspec_new(const struct config *c, const char *container, const char *volume,
 	cs->layer_limit = c->layer_limit;
 	if (portlane_folder(c, container, cs->lane, sizeof(cs->lane)) == -1)
 		cs->lane[0] = '\0';
+	portlane_name(container, cs->lane_name);
 	*out = cs;
 	return 0;
 }
@@ -278,6 +280,17 @@ compare_caps(struct json_object *host, struct diff *d)
 	}
 }
 
+/* src a folder named for this container's previews (portlane_name)? */
+static bool
+lane_folder(const struct cspec *cs, const char *src)
+{
+	const char *slash;
+
+	if (src == NULL || (slash = strrchr(src, '/')) == NULL)
+		return false;
+	return strcmp(slash + 1, cs->lane_name) == 0;
+}
+
 static void
 compare_mounts(const struct cspec *cs, struct json_object *inspect,
     struct json_object *host, struct diff *d)
@@ -301,11 +314,13 @@ compare_mounts(const struct cspec *cs, struct json_object *inspect,
 			ours = true;
 			continue;
 		}
-		/* The previews' folder, read-only, as made. */
-		if (strcmp(type, "bind") == 0 && cs->lane[0] != '\0' &&
-		    js_str(m, "Source") != NULL &&
-		    strcmp(js_str(m, "Source"), cs->lane) == 0 &&
-		    strcmp(dst, PORTLANE_TARGET) == 0 &&
+		/*
+		 * A previews' folder of this container, read-only: the one made
+		 * now, or under a folder SANDBOX_PREVIEW_SOCKETS named before
+		 * (then previews go through the engine until a recreate).
+		 */
+		if (strcmp(type, "bind") == 0 && lane_folder(cs, js_str(m,
+		    "Source")) && strcmp(dst, PORTLANE_TARGET) == 0 &&
 		    js_bool(m, "RW", &rw) == 0 && !rw)
 			continue;
 		if (strstr(src, "docker.sock") != NULL ||

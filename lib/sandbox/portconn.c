@@ -87,6 +87,7 @@ struct portconn {
 	struct chan		*c;
 	struct mux_stream	 s;
 	unsigned char		 key[PORTLANE_KEY];
+	bool			 awaiting; /* its open waits for the lane */
 	int			 fd;	/* handed over on the lane, or -1 */
 	atomic_bool		 fd_shut;
 };
@@ -188,7 +189,7 @@ lane_main(void *arg)
 			    s = s->next) {
 				struct portconn *pc = PC_OF(s);
 
-				if (s->lane && !s->shut && pc->fd == -1 &&
+				if (pc->awaiting && pc->fd == -1 &&
 				    crypto_equal(pc->key, key, sizeof(key))) {
 					pc->fd = fd;
 					taken = true;
@@ -197,7 +198,7 @@ lane_main(void *arg)
 			}
 			pthread_mutex_unlock(&c->lock);
 			if (!taken)
-				close(fd);
+				portlane_close(fd);
 		}
 		close(conn);
 	}
@@ -539,6 +540,7 @@ open_once(struct sandbox *sb, long port, const void *first, size_t first_len,
 	pthread_mutex_lock(&c->lock);
 	lane = c->lane_fd >= 0 && crypto_random(pc->key, sizeof(pc->key)) == 0;
 	pc->s.lane = lane;
+	pc->awaiting = lane;
 	pthread_mutex_unlock(&c->lock);
 	if (lane)
 		memcpy(p + 2, pc->key, sizeof(pc->key));
@@ -565,6 +567,8 @@ open_once(struct sandbox *sb, long port, const void *first, size_t first_len,
 		wait_until(&pc->s.cond, &c->lock, until);
 	answer = pc->fd >= 0 ? 'L' : pc->s.answer;
 	ended = pc->s.ended;
+	/* From here pc->fd is settled: no socket is taken for it later. */
+	pc->awaiting = false;
 	if (answer == 0 && !ended && c->conn != NULL) {
 		/* A channel that does not answer is of no use. */
 		log_warn("container %s: the preview channel did not answer "
@@ -760,7 +764,7 @@ portconn_close(struct portconn *pc)
 			    clock_ms() + CLOSE_MS);
 	}
 	if (pc->fd >= 0)
-		close(pc->fd);
+		portlane_close(pc->fd);
 	muxin_stream_free(&pc->s);
 	free(pc);
 }

@@ -18,17 +18,26 @@
 #include "base/crypto.h"
 #include "sandbox/portlane.h"
 
+void
+portlane_name(const char *container, char out[PORTLANE_NAME])
+{
+	char hex[CRYPTO_SHA256_HEX];
+
+	crypto_sha256_hex(container, strlen(container), hex);
+	snprintf(out, PORTLANE_NAME, "%.32s", hex);
+}
+
 int
 portlane_folder(const struct config *cfg, const char *container, char *out,
     size_t n)
 {
-	char	hex[CRYPTO_SHA256_HEX];
+	char	name[PORTLANE_NAME];
 	int	len;
 
 	if (cfg->preview_sockets == NULL || cfg->preview_sockets[0] == '\0')
 		return -1;
-	crypto_sha256_hex(container, strlen(container), hex);
-	len = snprintf(out, n, "%s/%.32s", cfg->preview_sockets, hex);
+	portlane_name(container, name);
+	len = snprintf(out, n, "%s/%s", cfg->preview_sockets, name);
 	return len < 0 || (size_t)len >= n ? -1 : 0;
 }
 
@@ -46,6 +55,9 @@ own_dir(const char *dir, struct error *err)
 	if (!S_ISDIR(st.st_mode) || st.st_uid != geteuid())
 		return error_set(err, "%s is not a folder of this server's "
 		    "user", dir);
+	/* Nobody else may swap what is in it. */
+	if ((st.st_mode & 022) != 0 && chmod(dir, 0711) == -1)
+		return error_set(err, "%s: %s", dir, strerror(errno));
 	return 0;
 }
 
@@ -82,26 +94,37 @@ portlane_remove(const char *folder)
 	rmdir(folder);
 }
 
+/* name in the folder open at dir, as a socket address (short). */
+static int
+addr_in(int dir, const char *name, struct sockaddr_un *sa)
+{
+	int n;
+
+	memset(sa, 0, sizeof(*sa));
+	sa->sun_family = AF_UNIX;
+	n = snprintf(sa->sun_path, sizeof(sa->sun_path), "/proc/self/fd/%d/%s",
+	    dir, name);
+	return n < 0 || (size_t)n >= sizeof(sa->sun_path) ? -1 : 0;
+}
+
 /* Sockets of processes gone (nothing accepts on them) are removed. */
 static void
-sweep(const char *folder, const char *mine)
+sweep(int dir)
 {
 	struct sockaddr_un	 sa;
 	struct dirent		*e;
 	DIR			*d;
-	int			 fd, n;
+	int			 fd, dfd;
 
-	if ((d = opendir(folder)) == NULL)
+	if ((dfd = dup(dir)) == -1)
 		return;
+	if ((d = fdopendir(dfd)) == NULL) {
+		close(dfd);
+		return;
+	}
 	while ((e = readdir(d)) != NULL) {
-		if (e->d_name[0] != 'p' || strcmp(e->d_name, mine) == 0 ||
-		    strstr(e->d_name, ".sock") == NULL)
-			continue;
-		memset(&sa, 0, sizeof(sa));
-		sa.sun_family = AF_UNIX;
-		n = snprintf(sa.sun_path, sizeof(sa.sun_path), "%s/%s", folder,
-		    e->d_name);
-		if (n < 0 || (size_t)n >= sizeof(sa.sun_path))
+		if (e->d_name[0] != 'p' || strstr(e->d_name, ".sock") == NULL ||
+		    addr_in(dir, e->d_name, &sa) == -1)
 			continue;
 		fd = socket(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC |
 		    SOCK_NONBLOCK, 0);
@@ -109,7 +132,7 @@ sweep(const char *folder, const char *mine)
 			break;
 		if (connect(fd, (struct sockaddr *)&sa, sizeof(sa)) == -1 &&
 		    errno == ECONNREFUSED)
-			unlink(sa.sun_path);
+			unlinkat(dir, e->d_name, 0);
 		close(fd);
 	}
 	closedir(d);
@@ -119,45 +142,63 @@ int
 portlane_listen(const char *folder, char *inner, size_t n)
 {
 	struct sockaddr_un	sa;
-	char			name[32];
-	int			fd, len;
+	unsigned char		r[4];
+	char			name[48];
+	int			fd = -1, dir, len;
 
-	snprintf(name, sizeof(name), "p%ld.sock", (long)getpid());
-	memset(&sa, 0, sizeof(sa));
-	sa.sun_family = AF_UNIX;
-	len = snprintf(sa.sun_path, sizeof(sa.sun_path), "%s/%s", folder,
-	    name);
-	if (len < 0 || (size_t)len >= sizeof(sa.sun_path))
+	if (crypto_random(r, sizeof(r)) == -1)
 		return -1;
+	snprintf(name, sizeof(name), "p%ld-%02x%02x%02x%02x.sock",
+	    (long)getpid(), r[0], r[1], r[2], r[3]);
 	len = snprintf(inner, n, "%s/%s", PORTLANE_TARGET, name);
 	if (len < 0 || (size_t)len >= n)
 		return -1;
-	sweep(folder, name);
-	if ((fd = socket(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0)) == -1)
+	if ((dir = open(folder, O_PATH | O_DIRECTORY | O_NOFOLLOW |
+	    O_CLOEXEC)) == -1)
 		return -1;
-	unlink(sa.sun_path);
+	sweep(dir);
+	if (addr_in(dir, name, &sa) == -1 ||
+	    (fd = socket(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0)) == -1)
+		goto fail;
 	/* Root in the container connects; the folder (0711) hides it. */
-	if (bind(fd, (struct sockaddr *)&sa, sizeof(sa)) == -1 ||
-	    chmod(sa.sun_path, 0666) == -1 || listen(fd, 64) == -1) {
-		close(fd);
-		unlink(sa.sun_path);
-		return -1;
+	if (bind(fd, (struct sockaddr *)&sa, sizeof(sa)) == -1)
+		goto fail;
+	if (fchmodat(dir, name, 0666, 0) == -1 || listen(fd, 64) == -1) {
+		unlinkat(dir, name, 0);
+		goto fail;
 	}
+	close(dir);
 	return fd;
+fail:
+	if (fd != -1)
+		close(fd);
+	close(dir);
+	return -1;
 }
 
 void
 portlane_unlisten(int fd, const char *folder, const char *inner)
 {
 	const char	*name = strrchr(inner, '/');
-	char		 path[PORTLANE_PATH_MAX];
+	int		 dir;
 
 	if (fd < 0)
 		return;
 	close(fd);
-	if (name != NULL && snprintf(path, sizeof(path), "%s%s", folder,
-	    name) < (int)sizeof(path))
-		unlink(path);
+	if (name != NULL && (dir = open(folder, O_PATH | O_DIRECTORY |
+	    O_NOFOLLOW | O_CLOEXEC)) != -1) {
+		unlinkat(dir, name + 1, 0);
+		close(dir);
+	}
+}
+
+void
+portlane_close(int fd)
+{
+	struct linger l = { 1, 0 };
+
+	setsockopt(fd, SOL_SOCKET, SO_LINGER, &l, sizeof(l));
+	close(fd);
 }
 
 /* A connected TCP stream socket, and nothing else. */
@@ -239,7 +280,7 @@ portlane_take(int conn, unsigned char key[PORTLANE_KEY], int *fd,
 	    !tcp_socket(got[0]) || fcntl(got[0], F_SETFL,
 	    fcntl(got[0], F_GETFL) | O_NONBLOCK) == -1) {
 		for (i = 0; i < ngot; i++)
-			close(got[i]);
+			portlane_close(got[i]);
 		return -1;
 	}
 	memcpy(key, buf, PORTLANE_KEY);

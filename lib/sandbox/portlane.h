@@ -37,11 +37,13 @@ struct config;
 
 /*
  * The host folder of container's lane into out (n bytes): the setting's
- * folder, then 32 hex digits of the name's SHA-256. 0, or -1 when lanes
- * are off or it does not fit.
+ * folder, then 32 hex digits of the name's SHA-256 (portlane_name). 0, or
+ * -1 when lanes are off or it does not fit.
  */
 int	portlane_folder(const struct config *, const char *container,
 	    char *out, size_t n);
+#define PORTLANE_NAME	33
+void	portlane_name(const char *container, char out[PORTLANE_NAME]);
 
 /*
  * Make the folder (and the setting's, mode 0711) if missing: a directory
@@ -53,13 +55,21 @@ int	portlane_prepare(const char *folder, struct error *);
 void	portlane_remove(const char *folder);
 
 /*
- * Listen in folder (which must exist) on a socket named for this process;
- * its path inside the container into inner (n bytes). The listening
+ * Listen in folder (which must exist) on a socket named for this process
+ * and a random suffix (bound through /proc/self/fd, so the folder's path
+ * may be longer than a socket's); its path inside the container into
+ * inner (n bytes). The listening
  * descriptor, or -1 (no lane: the caller goes through the engine).
  * portlane_unlisten closes it and removes the socket.
  */
 int	portlane_listen(const char *folder, char *inner, size_t n);
 void	portlane_unlisten(int fd, const char *folder, const char *inner);
+
+/*
+ * Close a descriptor the container handed over: abortively (SO_LINGER 0),
+ * so that a linger time it set cannot hold this close.
+ */
+void	portlane_close(int fd);
 
 /*
  * Take one message from a connection accepted on the lane (within

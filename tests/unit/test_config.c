@@ -56,6 +56,35 @@ main(void)
 		config_free(c);
 	}
 
+	/* SANDBOX_PREVIEW_SOCKETS: beside the database, off, or clean. */
+	CHECK(load(&c, &e) == 0 && strlen(c->preview_sockets) > 9 &&
+	    strcmp(c->preview_sockets + strlen(c->preview_sockets) - 9,
+	    "/previews") == 0, "SANDBOX_PREVIEW_SOCKETS: previews/ beside SANDBOX_DB");
+	config_free(c);
+	setenv("SANDBOX_PREVIEW_SOCKETS", "off", 1);
+	CHECK(load(&c, &e) == 0 && c->preview_sockets[0] == '\0',
+	    "SANDBOX_PREVIEW_SOCKETS=off: none");
+	config_free(c);
+	setenv("SANDBOX_PREVIEW_SOCKETS", "/srv/cs/previews", 1);
+	setenv("DOCKER_HOST", "tcp://127.0.0.1:2376", 1);
+	CHECK(load(&c, &e) == 0 && c->preview_sockets[0] == '\0',
+	    "SANDBOX_PREVIEW_SOCKETS: none with a remote engine");
+	config_free(c);
+	unsetenv("DOCKER_HOST");
+	{
+		static const char *const bad[] = { "rel/dir", "/a//b", "/a/./b",
+		    "/a/", "/a/..", "/a/../b", "/a b" };
+		size_t i;
+
+		for (i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+			setenv("SANDBOX_PREVIEW_SOCKETS", bad[i], 1);
+			CHECK(load(&c, &e) == -1 && strstr(e.msg,
+			    "SANDBOX_PREVIEW_SOCKETS") != NULL,
+			    "SANDBOX_PREVIEW_SOCKETS: a path not clean refused");
+		}
+	}
+	unsetenv("SANDBOX_PREVIEW_SOCKETS");
+
 	setenv("MAX_OUTPUT_BYTES", "1234", 1);
 	CHECK(load(&c, &e) == 0 && c->max_output_bytes == 1234, "environment overrides file");
 	config_free(c);
