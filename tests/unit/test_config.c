@@ -56,6 +56,16 @@ main(void)
 		config_free(c);
 	}
 
+	/*
+	 * Names whole in every name made from them (a person's, a snapshot
+	 * helper's "%.100s-snap-..."), so the leftovers' sweep matches.
+	 */
+	setenv("SANDBOX_CONTAINER", "c23456789012345678901234567890123456789"
+	    "012345678901234567890123456789012345678901", 1);
+	CHECK(load(&c, &e) == -1 && strstr(e.msg, "SANDBOX_CONTAINER") != NULL,
+	    "SANDBOX_CONTAINER of 81 characters refused");
+	unsetenv("SANDBOX_CONTAINER");
+
 	/* SANDBOX_PREVIEW_SOCKETS: beside the database, off, or clean. */
 	CHECK(load(&c, &e) == 0 && strlen(c->preview_sockets) > 9 &&
 	    strcmp(c->preview_sockets + strlen(c->preview_sockets) - 9,
