@@ -240,7 +240,13 @@ describe('long commands', () => {
       await waitFor(() => progress.every((n) => n > 0), { timeout: 30000, what: 'progress on all 32 calls' }).catch((e) =>
         assert.fail(`${e.message}: ${progress.join(',')}`),
       );
-      const running = (await containerCommands(srv)).filter((c) => c.startsWith('sleep 20')).length;
+      // A call's progress can come before its command has started under
+      // load: all of them running within a few seconds.
+      let running = 0;
+      await waitFor(async () => {
+        running = (await containerCommands(srv)).filter((c) => c.startsWith('sleep 20')).length;
+        return running === N;
+      }, { timeout: 6000, interval: 500, what: `${N} commands running in the container` }).catch(() => {});
       assert.equal(running, N, `${N} commands running in the container`);
       const timed = async (what, fn) => {
         const t0 = Date.now();
