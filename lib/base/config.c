@@ -735,11 +735,28 @@ apply_all(struct config *c, const struct envfile *ef, const char *envdir,
 	return 0;
 }
 
-/*
- * What follows from the settings read: the public URL when none was set
- * (http://SANDBOX_HOST:SANDBOX_PORT, which a wildcard host cannot give),
- * the MCP URL, the scope. 0, or -1 with err.
- */
+/* *field becomes the folder name beside SANDBOX_DB (none: left as is). */
+static int
+beside_db(struct config *c, const char *name, char **field,
+    struct error *err)
+{
+	const char	*slash;
+	size_t		 n;
+	int		 dl;
+
+	if (c->db_path == NULL)
+		return 0;
+	slash = strrchr(c->db_path, '/');
+	dl = slash == NULL ? 1 : (int)(slash - c->db_path);
+	n = (size_t)dl + strlen(name) + 2;
+	free(*field);
+	if ((*field = malloc(n)) == NULL)
+		return error_set(err, "out of memory");
+	snprintf(*field, n, "%.*s/%s", dl, slash == NULL ? "." : c->db_path,
+	    name);
+	return 0;
+}
+
 /*
  * SANDBOX_PREVIEW_SOCKETS: "off" and a remote engine give "" (off); empty
  * gives "previews" beside the database; else an absolute path.
@@ -747,9 +764,8 @@ apply_all(struct config *c, const struct envfile *ef, const char *envdir,
 static int
 derive_preview_sockets(struct config *c, struct error *err)
 {
-	const char	*v = c->preview_sockets, *slash;
+	const char	*v = c->preview_sockets;
 	size_t		 n;
-	int		 dl;
 
 	if (v == NULL)
 		return 0;
@@ -760,30 +776,25 @@ derive_preview_sockets(struct config *c, struct error *err)
 	}
 	if (v[0] != '\0') {
 		n = strlen(v);
-		/* As the engine keeps it (clean): the drift check compares. */
+		/* As the engine keeps a bind's source: clean. */
 		if (v[0] != '/' || n < 2 || v[n - 1] == '/' ||
 		    strstr(v, "//") != NULL || strstr(v, "/./") != NULL ||
 		    strstr(v, "/../") != NULL || strchr(v, ' ') != NULL ||
-		    (n >= 2 && strcmp(v + n - 2, "/.") == 0) ||
+		    strcmp(v + n - 2, "/.") == 0 ||
 		    (n >= 3 && strcmp(v + n - 3, "/..") == 0))
 			return error_set(err, "SANDBOX_PREVIEW_SOCKETS: an "
 			    "absolute path without spaces, ., .. or a trailing "
 			    "/, or off");
 		return 0;
 	}
-	if (c->db_path == NULL)
-		return 0;
-	slash = strrchr(c->db_path, '/');
-	dl = slash == NULL ? 1 : (int)(slash - c->db_path);
-	n = (size_t)dl + 16;
-	free(c->preview_sockets);
-	if ((c->preview_sockets = malloc(n)) == NULL)
-		return error_set(err, "out of memory");
-	snprintf(c->preview_sockets, n, "%.*s/previews", dl,
-	    slash == NULL ? "." : c->db_path);
-	return 0;
+	return beside_db(c, "previews", &c->preview_sockets, err);
 }
 
+/*
+ * What follows from the settings read: the public URL when none was set
+ * (http://SANDBOX_HOST:SANDBOX_PORT, which a wildcard host cannot give),
+ * the MCP URL, the scope. 0, or -1 with err.
+ */
 static int
 derive(struct config *c, struct error *err)
 {
@@ -815,18 +826,8 @@ derive(struct config *c, struct error *err)
 	if (derive_preview_sockets(c, err) == -1)
 		return -1;
 	/* No snapshot folder given: "snapshots" beside the database. */
-	if (c->snapshot_dir != NULL && c->snapshot_dir[0] == '\0' &&
-	    c->db_path != NULL) {
-		const char	*slash = strrchr(c->db_path, '/');
-		int		 dl = slash == NULL ? 1 : (int)(slash - c->db_path);
-
-		n = (size_t)dl + 16;
-		free(c->snapshot_dir);
-		if ((c->snapshot_dir = malloc(n)) == NULL)
-			return error_set(err, "out of memory");
-		snprintf(c->snapshot_dir, n, "%.*s/snapshots", dl,
-		    slash == NULL ? "." : c->db_path);
-	}
+	if (c->snapshot_dir != NULL && c->snapshot_dir[0] == '\0')
+		return beside_db(c, "snapshots", &c->snapshot_dir, err);
 	return 0;
 }
 
