@@ -19,6 +19,7 @@
 
 #include "fuzz.h"
 #include "sandbox/portlane.h"
+#include "../unit/send_fds.h"
 
 static int	tcp = -1, lis = -1, pip[2] = { -1, -1 }, uni[2] = { -1, -1 };
 
@@ -44,14 +45,7 @@ setup(void)
 int
 LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
-	union {
-		struct cmsghdr	h;
-		char		b[CMSG_SPACE(2 * sizeof(int))];
-	}		 ctl;
 	unsigned char	 key[PORTLANE_KEY];
-	struct msghdr	 msg;
-	struct iovec	 iov;
-	struct cmsghdr	*cm;
 	int		 sv[2], fds[2], n = 0, fd, rc, probe, after;
 
 	if (tcp == -1)
@@ -70,22 +64,7 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	close(probe);
 	if (socketpair(AF_UNIX, SOCK_SEQPACKET, 0, sv) == -1)
 		abort();
-	memset(&msg, 0, sizeof(msg));
-	memset(&ctl, 0, sizeof(ctl));
-	iov.iov_base = (void *)(data + 1);
-	iov.iov_len = size - 1;
-	msg.msg_iov = &iov;
-	msg.msg_iovlen = 1;
-	if (n > 0) {
-		msg.msg_control = ctl.b;
-		msg.msg_controllen = CMSG_SPACE((size_t)n * sizeof(int));
-		cm = CMSG_FIRSTHDR(&msg);
-		cm->cmsg_level = SOL_SOCKET;
-		cm->cmsg_type = SCM_RIGHTS;
-		cm->cmsg_len = CMSG_LEN((size_t)n * sizeof(int));
-		memcpy(CMSG_DATA(cm), fds, (size_t)n * sizeof(int));
-	}
-	if (sendmsg(sv[1], &msg, MSG_NOSIGNAL) == -1 && size > 1)
+	if (send_fds(sv[1], data + 1, size - 1, fds, n) == -1 && size > 1)
 		abort();
 	close(sv[1]);
 	rc = portlane_take(sv[0], key, &fd, 0);

@@ -24,6 +24,7 @@
 #include "check.h"
 #include "sandbox/muxin.h"
 #include "sandbox/portlane.h"
+#include "send_fds.h"
 #include "sandbox/sup.h"
 
 static size_t
@@ -497,36 +498,6 @@ test_lane(void)
 	muxin_free(&rd);
 }
 
-/* Send len bytes and fds (n of them) on s as one message. */
-static void
-give(int s, const void *buf, size_t len, const int *fds, int n)
-{
-	union {
-		struct cmsghdr	h;
-		char		b[CMSG_SPACE(8 * sizeof(int))];
-	}		 ctl;
-	struct msghdr	 msg;
-	struct iovec	 iov;
-	struct cmsghdr	*cm;
-
-	memset(&msg, 0, sizeof(msg));
-	memset(&ctl, 0, sizeof(ctl));
-	iov.iov_base = (void *)buf;
-	iov.iov_len = len;
-	msg.msg_iov = &iov;
-	msg.msg_iovlen = 1;
-	if (n > 0) {
-		msg.msg_control = ctl.b;
-		msg.msg_controllen = CMSG_SPACE((size_t)n * sizeof(int));
-		cm = CMSG_FIRSTHDR(&msg);
-		cm->cmsg_level = SOL_SOCKET;
-		cm->cmsg_type = SCM_RIGHTS;
-		cm->cmsg_len = CMSG_LEN((size_t)n * sizeof(int));
-		memcpy(CMSG_DATA(cm), fds, (size_t)n * sizeof(int));
-	}
-	sendmsg(s, &msg, MSG_NOSIGNAL);
-}
-
 /* One message on a fresh pair through portlane_take: 0 or -1. */
 static int
 take_one(const void *buf, size_t len, const int *fds, int n, int *fd)
@@ -536,7 +507,7 @@ take_one(const void *buf, size_t len, const int *fds, int n, int *fd)
 
 	if (socketpair(AF_UNIX, SOCK_SEQPACKET, 0, sv) == -1)
 		return -2;
-	give(sv[1], buf, len, fds, n);
+	send_fds(sv[1], buf, len, fds, n);
 	rc = portlane_take(sv[0], key, fd, 500);
 	close(sv[0]);
 	close(sv[1]);
